@@ -1,0 +1,16 @@
+import type { Handlers } from '../../gen/routes';
+import type { Ctx } from '../pipeline/context';
+import { createMonitor, deleteMonitor, getMonitor, listMonitors, updateMonitor } from '../domain/monitors';
+import { dismissSetup, setup, summary } from '../domain/overview';
+
+/** Monitors, summary and the setup checklist. */
+export const monitorHandlers = {
+  getSummary: async (_i, ctx) => ({ data: await summary(ctx.db, ctx.caller) }),
+  getSetup: async (_i, ctx) => ({ data: await setup(ctx.db, ctx.caller) }),
+  dismissSetup: async (_i, ctx) => ({ data: await dismissSetup(ctx.db, ctx.caller) }),
+  listMonitors: async ({ query }, ctx) => ({ data: await listMonitors(ctx.db, ctx.caller, query.tag) }),
+  createMonitor: async ({ body }, ctx) => ({ data: await createMonitor(ctx.db, ctx.services.secrets, ctx.caller, body) }),
+  getMonitor: async ({ path }, ctx) => ({ data: await getMonitor(ctx.db, ctx.caller, path.id) }),
+  updateMonitor: async ({ path, body }, ctx) => ({ data: await updateMonitor(ctx.db, ctx.services.secrets, ctx.caller, path.id, body, ctx.require) }),
+  deleteMonitor: async ({ path }, ctx) => ({ data: await deleteMonitor(ctx.db, ctx.caller, path.id) }),
+} satisfies Partial<Handlers<Ctx>>;

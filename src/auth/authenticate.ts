@@ -1,0 +1,70 @@
+import type { Db } from '../db/connect';
+import { hashToken, sameHash, tokenPrefix } from '../crypto/tokens';
+import { unauthorized } from '../pipeline/errors';
+import { isPermission, isRole, permissionsOf, type Permission } from './roles';
+import type { Caller } from './caller';
+
+/** Intersects two confinements (null = unconfined). */
+export function intersectWorkspaces(a: readonly string[] | null, b: readonly string[] | null): string[] | null {
+  if (a === null) return b === null ? null : [...b];
+  if (b === null) return [...a];
+  return a.filter((w) => b.includes(w));
+}
+
+// last_used_at is written at most once a minute per key: a read should not
+// become a write on every request.
+const lastUsedWrites = new Map<string, number>();
+
+/**
+ * Resolves `Authorization: Bearer <token>` to a caller. Every failure (missing,
+ * malformed, unknown, revoked, expired) is the same 401.
+ */
+export async function authenticate(db: Db, authorization: string | undefined, now = new Date()): Promise<Caller> {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  const token = m?.[1];
+  const prefix = token ? tokenPrefix(token) : null;
+  if (!token || !prefix) throw unauthorized();
+  const hash = hashToken(token);
+  const rows = await db
+    .selectFrom('api_keys as k')
+    .innerJoin('memberships as ms', 'ms.id', 'k.membership_id')
+    .innerJoin('users as u', 'u.id', 'ms.user_id')
+    .innerJoin('organizations as o', 'o.id', 'k.organization_id')
+    .innerJoin('plans as p', 'p.code', 'o.plan')
+    .select([
+      'k.id', 'k.name', 'k.prefix', 'k.token_hash', 'k.scopes', 'k.workspace_ids as key_ws', 'k.expires_at', 'k.revoked_at',
+      'k.last_used_at', 'k.organization_id', 'ms.id as membership_id', 'ms.role', 'ms.workspace_ids as member_ws', 'u.id as user_id',
+      'p.code', 'p.name as plan_name', 'p.rank', 'p.monitor_cap', 'p.interval_floor_seconds', 'p.history_retention_days',
+      'p.sms_included', 'p.audit_log_included', 'p.status_page_cap', 'p.member_cap',
+    ])
+    .where('k.prefix', '=', prefix)
+    .execute();
+  const row = rows.find((r) => sameHash(r.token_hash, hash));
+  if (!row || row.revoked_at || (row.expires_at && row.expires_at <= now) || !isRole(row.role)) throw unauthorized();
+
+  const rolePerms = permissionsOf(row.role);
+  const scopes = row.scopes.filter(isPermission);
+  const permissions = new Set<Permission>(scopes.length ? rolePerms.filter((p) => scopes.includes(p)) : rolePerms);
+  const last = lastUsedWrites.get(row.id) ?? row.last_used_at?.getTime() ?? 0;
+  if (now.getTime() - last > 60_000) {
+    lastUsedWrites.set(row.id, now.getTime());
+    await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', row.id).execute();
+  }
+  return {
+    kind: 'key',
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    membershipId: row.membership_id,
+    role: row.role,
+    permissions,
+    workspaceIds: intersectWorkspaces(row.member_ws, row.key_ws),
+    key: { id: row.id, name: row.name, prefix: row.prefix, scopes: row.scopes, workspaceIds: row.key_ws },
+    plan: {
+      code: row.code, name: row.plan_name, rank: row.rank, monitor_cap: row.monitor_cap,
+      interval_floor_seconds: row.interval_floor_seconds, history_retention_days: row.history_retention_days,
+      sms_included: row.sms_included, audit_log_included: row.audit_log_included,
+      status_page_cap: row.status_page_cap, member_cap: row.member_cap,
+    },
+    actor: { type: 'api_key', id: row.id, name: `${row.name} (${row.prefix}…)` },
+  };
+}

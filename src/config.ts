@@ -1,0 +1,61 @@
+import path from 'node:path';
+
+/** Where rate-limit counters live; see README "Configuration". */
+export type RateLimitStore = 'memory' | 'postgres' | 'redis';
+
+/** Process configuration, read once from the environment. */
+export interface Config {
+  port: number;
+  host: string;
+  /** Public base URL used in links (ping URLs, MCP address); derived from the listen address when unset. */
+  baseUrl: string | null;
+  /** External PostgreSQL; null means the embedded server under dataDir. */
+  databaseUrl: string | null;
+  dataDir: string;
+  /** 32-byte master key (base64) for secrets at rest; generated into dataDir when unset. */
+  masterKey: string | null;
+  redisUrl: string | null;
+  rateLimitStore: RateLimitStore;
+  /** Per-organisation limits; overridable for benchmarks and load tests only. */
+  limits: { read: number; write: number; export: number; sourcemaps: number; symbols: number };
+  /** Plan given to the organisation created on the first start of an empty database. */
+  bootstrapPlan: string;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+}
+
+function int(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+/** Reads the configuration from `env` (defaults documented in the README table). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const databaseUrl = env.DATABASE_URL || null;
+  const redisUrl = env.REDIS_URL || null;
+  const store = (env.RATE_LIMIT_STORE || (redisUrl ? 'redis' : databaseUrl ? 'postgres' : 'memory')) as RateLimitStore;
+  if (!['memory', 'postgres', 'redis'].includes(store)) throw new Error(`RATE_LIMIT_STORE must be memory, postgres or redis, got "${store}"`);
+  if (store === 'redis' && !redisUrl) throw new Error('RATE_LIMIT_STORE=redis needs REDIS_URL');
+  const level = (env.LOG_LEVEL || 'info') as Config['logLevel'];
+  return {
+    port: int('PORT', 8080),
+    host: env.HOST || '0.0.0.0',
+    baseUrl: env.BASE_URL ? env.BASE_URL.replace(/\/+$/, '') : null,
+    databaseUrl,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    masterKey: env.MASTER_KEY || null,
+    redisUrl,
+    rateLimitStore: store,
+    limits: {
+      read: int('RATE_LIMIT_READ', 120),
+      write: int('RATE_LIMIT_WRITE', 30),
+      export: int('RATE_LIMIT_EXPORT', 6),
+      sourcemaps: int('RATE_LIMIT_SOURCEMAPS', 300),
+      symbols: int('RATE_LIMIT_SYMBOLS', 20),
+    },
+    bootstrapPlan: env.BOOTSTRAP_PLAN || 'enterprise',
+    logLevel: level,
+  };
+}

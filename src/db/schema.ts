@@ -1,0 +1,183 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** A timestamp column: read as Date, written as Date or ISO string. */
+type Ts = ColumnType<Date, Date | string, Date | string>;
+type TsDefault = ColumnType<Date, Date | string | undefined, Date | string>;
+type TsNull = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface PlansTable {
+  code: string;
+  name: string;
+  rank: number;
+  monitor_cap: number | null;
+  interval_floor_seconds: number;
+  history_retention_days: number;
+  sms_included: boolean;
+  audit_log_included: boolean;
+  status_page_cap: number | null;
+  member_cap: number | null;
+}
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  plan: string;
+  setup_dismissed_at: TsNull;
+  created_at: TsDefault;
+}
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string | null;
+  created_at: TsDefault;
+}
+
+export interface MembershipsTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  role: string;
+  /** null: every workspace of the organisation. */
+  workspace_ids: string[] | null;
+  created_at: TsDefault;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  slug: string;
+  client_reference: string | null;
+  is_default: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: TsDefault;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  organization_id: string;
+  membership_id: string;
+  name: string;
+  prefix: string;
+  token_hash: Buffer;
+  scopes: ColumnType<string[], string[] | undefined, string[]>;
+  workspace_ids: string[] | null;
+  created_at: TsDefault;
+  last_used_at: TsNull;
+  expires_at: TsNull;
+  revoked_at: TsNull;
+}
+
+export interface MonitorsTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  name: string;
+  kind: string;
+  /** The whole config document, encrypted (it may hold credentials). */
+  config_enc: string;
+  interval_seconds: number;
+  confirmations: ColumnType<number, number | undefined, number>;
+  depends_on: ColumnType<string[], string[] | undefined, string[]>;
+  probe_id: string | null;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  paused: ColumnType<boolean, boolean | undefined, boolean>;
+  status: ColumnType<string, string | undefined, string>;
+  status_since: TsDefault;
+  last_checked_at: TsNull;
+  last_response_time_ms: number | null;
+  last_message: string | null;
+  last_check_detail: ColumnType<unknown | null, string | null | undefined, string | null>;
+  uptime_24h: number | null;
+  uptime_30d: number | null;
+  next_due_at: TsNull;
+  created_at: TsDefault;
+  updated_at: TsDefault;
+}
+
+export interface HostsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  provider: string | null;
+  address: string | null;
+  notes: string | null;
+  created_at: TsDefault;
+}
+
+export interface MonitorHostsTable {
+  monitor_id: string;
+  host_id: string;
+}
+
+export interface IncidentsTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  monitor_id: string | null;
+  title: string;
+  cause: string;
+  severity: string;
+  status: string;
+  root_incident_id: string | null;
+  started_at: TsDefault;
+  acknowledged_at: TsNull;
+  resolved_at: TsNull;
+}
+
+export interface NotificationChannelsTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string | null;
+  owner_membership_id: string | null;
+  kind: string;
+  name: string;
+  target: string;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  confirmed_at: TsNull;
+  created_at: TsDefault;
+}
+
+export interface StatusPagesTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  name: string;
+  slug: string;
+  created_at: TsDefault;
+}
+
+export interface AuditLogTable {
+  seq: Generated<number>;
+  id: string;
+  organization_id: string;
+  at: TsDefault;
+  actor_type: string;
+  actor_id: string | null;
+  actor_name: string | null;
+  action: string;
+  resource_type: string;
+  resource_id: string | null;
+  workspace_id: string | null;
+  changes: ColumnType<Record<string, unknown>, string, string>;
+}
+
+/** Every table Vigil's code reads or writes, by name. */
+export interface Database {
+  plans: PlansTable;
+  organizations: OrganizationsTable;
+  users: UsersTable;
+  memberships: MembershipsTable;
+  workspaces: WorkspacesTable;
+  api_keys: ApiKeysTable;
+  monitors: MonitorsTable;
+  hosts: HostsTable;
+  monitor_hosts: MonitorHostsTable;
+  incidents: IncidentsTable;
+  notification_channels: NotificationChannelsTable;
+  status_pages: StatusPagesTable;
+  audit_log: AuditLogTable;
+}
+
+export type { Ts };

@@ -1,0 +1,75 @@
+import type { Caller } from '../auth/caller';
+import { isPermission } from '../auth/roles';
+import type { Db } from '../db/connect';
+import { ApiError, forbidden, invalid, notFound } from '../pipeline/errors';
+import { insertApiKey, listApiKeys, type ApiKeyRow } from '../repo/apiKeys';
+import { audit } from './audit';
+import { iso, visibleWorkspace } from './tenancy';
+
+/** Owners and admins see and revoke every key of the organisation; others their own. */
+const seesAllKeys = (c: Caller) => c.role === 'owner' || c.role === 'admin';
+
+/** The API shape of a key (never its token or hash). */
+export function apiKeyOut(k: ApiKeyRow) {
+  return {
+    id: k.id, name: k.name, prefix: k.prefix, scopes: k.scopes, workspaceIds: k.workspace_ids,
+    owner: { userId: k.user_id, email: k.email, name: k.user_name },
+    createdAt: iso(k.created_at)!, lastUsedAt: iso(k.last_used_at), expiresAt: iso(k.expires_at), revokedAt: iso(k.revoked_at),
+  };
+}
+
+/** Keys the caller may see, by prefix, newest first. */
+export async function listKeys(db: Db, caller: Caller) {
+  const rows = await listApiKeys(db, caller.organizationId);
+  return rows.filter((k) => seesAllKeys(caller) || k.membership_id === caller.membershipId).map(apiKeyOut);
+}
+
+export interface CreateKeyInput { name: string; scopes?: string[]; workspaceIds?: string[]; expiresInDays?: number | null }
+
+/**
+ * Mints a key bound to the caller's membership. Its scopes may narrow, never
+ * widen, what the caller holds; its workspaces must be visible to the caller and
+ * default to the caller's own confinement. The token is returned only here.
+ */
+export async function createKey(db: Db, caller: Caller, input: CreateKeyInput) {
+  const name = input.name.trim();
+  if (!name || name.length > 100) throw invalid('name', 'must be 1 to 100 characters');
+  const requested = [...new Set(input.scopes ?? [])];
+  requested.forEach((s, i) => { if (!isPermission(s)) throw invalid(`scopes.${i}`, `"${s}" is not a permission`); });
+  for (const s of requested) if (!caller.permissions.has(s as never)) throw forbidden(s);
+  // A scoped key minting a key passes its own narrowing on.
+  const scopes = requested.length ? requested : caller.key?.scopes.length ? [...caller.permissions] : [];
+  let workspaceIds: string[] | null = caller.workspaceIds ? [...caller.workspaceIds] : null;
+  if (input.workspaceIds?.length) {
+    const ids = [...new Set(input.workspaceIds)];
+    for (const [i, id] of ids.entries()) await visibleWorkspace(db, caller, id, `workspaceIds.${i}`);
+    workspaceIds = ids;
+  }
+  const days = input.expiresInDays ?? null;
+  if (days !== null && (!Number.isInteger(days) || days < 1 || days > 3650)) throw invalid('expiresInDays', 'must be a whole number of days from 1 to 3650');
+  const expiresAt = days === null ? null : new Date(Date.now() + days * 86_400_000);
+  return db.transaction().execute(async (tx) => {
+    const { row, token } = await insertApiKey(tx, { organizationId: caller.organizationId, membershipId: caller.membershipId, name, scopes, workspaceIds, expiresAt });
+    await audit(tx, caller, {
+      action: 'api_key.created', resourceType: 'api_key', resourceId: row.id,
+      changes: { name: { from: null, to: name }, prefix: { from: null, to: row.prefix }, scopes: { from: null, to: scopes }, workspaceIds: { from: null, to: workspaceIds }, expiresAt: { from: null, to: iso(expiresAt) } },
+    });
+    const listed = (await listApiKeys(tx, caller.organizationId)).find((k) => k.id === row.id)!;
+    return { ...apiKeyOut(listed), token };
+  });
+}
+
+/** Revokes a key (by id); a key of another person is refused unless the caller sees all keys. */
+export async function revokeKey(db: Db, caller: Caller, id: string | undefined) {
+  if (!id) throw new ApiError(400, 'missing_field', 'Name the key to revoke with the query parameter id (or body id).', { field: 'id' }, [{ field: 'id', reason: 'is required' }]);
+  const key = await db.selectFrom('api_keys').select(['id', 'membership_id', 'prefix', 'revoked_at'])
+    .where('organization_id', '=', caller.organizationId).where('id', '=', id).executeTakeFirst();
+  if (!key || (!seesAllKeys(caller) && key.membership_id !== caller.membershipId)) throw notFound('API key', 'id');
+  if (!key.revoked_at) {
+    await db.transaction().execute(async (tx) => {
+      await tx.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', id).execute();
+      await audit(tx, caller, { action: 'api_key.revoked', resourceType: 'api_key', resourceId: id, changes: { revoked: { from: false, to: true } } });
+    });
+  }
+  return { id, deleted: true as const };
+}

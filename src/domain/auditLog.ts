@@ -1,0 +1,32 @@
+import type { Caller } from '../auth/caller';
+import type { Db } from '../db/connect';
+import { ApiError } from '../pipeline/errors';
+import { iso } from './tenancy';
+
+/**
+ * Audit entries, newest first, `limit` (clamped to 1..200) at a time; pass the
+ * previous page's `nextBefore` as `before`. Business plan and above.
+ */
+export async function listAudit(db: Db, caller: Caller, query: { limit?: number; before?: string }) {
+  if (!caller.plan.audit_log_included) {
+    throw new ApiError(402, 'audit_log_not_included', `The audit log is included from the Business plan; this organisation is on ${caller.plan.name}.`, { plan: caller.plan.code });
+  }
+  const limit = Math.min(Math.max(query.limit ?? 50, 1), 200);
+  let q = db.selectFrom('audit_log').selectAll().where('organization_id', '=', caller.organizationId);
+  if (caller.workspaceIds !== null) q = q.where('workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
+  if (query.before) {
+    const cursor = await db.selectFrom('audit_log').select('seq').where('organization_id', '=', caller.organizationId).where('id', '=', query.before).executeTakeFirst();
+    if (!cursor) throw new ApiError(400, 'invalid_cursor', 'The before cursor is not one this organisation was given.', { field: 'before' }, [{ field: 'before', reason: 'unknown cursor' }]);
+    q = q.where('seq', '<', cursor.seq);
+  }
+  const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
+  const page = rows.slice(0, limit);
+  return {
+    data: page.map((r) => ({
+      id: r.id, at: iso(r.at)!, action: r.action, resourceType: r.resource_type, resourceId: r.resource_id, workspaceId: r.workspace_id,
+      actor: { type: r.actor_type as 'user' | 'api_key' | 'system', id: r.actor_id, name: r.actor_name },
+      changes: r.changes,
+    })),
+    nextBefore: rows.length > limit ? page[page.length - 1].id : null,
+  };
+}

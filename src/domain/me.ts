@@ -1,0 +1,35 @@
+import type { Caller } from '../auth/caller';
+import type { Db } from '../db/connect';
+import { iso } from './tenancy';
+
+async function count(db: Db, table: 'monitors' | 'workspaces' | 'memberships' | 'status_pages' | 'api_keys', org: string, activeKeysOnly = false) {
+  let q = db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', org);
+  if (activeKeysOnly) q = q.where('revoked_at' as never, 'is', null);
+  return Number((await q.executeTakeFirstOrThrow()).n);
+}
+
+/** Who the caller is: person, organisation, membership, key, plan entitlements and usage. */
+export async function describeMe(db: Db, caller: Caller) {
+  const org = caller.organizationId;
+  const [user, organization, membership, monitors, workspaces, members, statusPages, apiKeys] = await Promise.all([
+    db.selectFrom('users').selectAll().where('id', '=', caller.userId).executeTakeFirstOrThrow(),
+    db.selectFrom('organizations').selectAll().where('id', '=', org).executeTakeFirstOrThrow(),
+    db.selectFrom('memberships').selectAll().where('id', '=', caller.membershipId).executeTakeFirstOrThrow(),
+    count(db, 'monitors', org), count(db, 'workspaces', org), count(db, 'memberships', org),
+    count(db, 'status_pages', org), count(db, 'api_keys', org, true),
+  ]);
+  const p = caller.plan;
+  return {
+    user: { id: user.id, email: user.email, name: user.name, createdAt: iso(user.created_at)! },
+    organization: { id: organization.id, name: organization.name, plan: organization.plan, createdAt: iso(organization.created_at)! },
+    membership: { id: membership.id, role: caller.role, workspaceIds: caller.workspaceIds ? [...caller.workspaceIds] : null },
+    key: caller.key ? { id: caller.key.id, name: caller.key.name, prefix: caller.key.prefix, scopes: [...caller.permissions].sort() } : null,
+    entitlements: {
+      plan: p.code, monitorCap: p.monitor_cap, intervalFloorSeconds: p.interval_floor_seconds, historyRetentionDays: p.history_retention_days,
+      smsIncluded: p.sms_included, auditLogIncluded: p.audit_log_included, statusPageCap: p.status_page_cap, memberCap: p.member_cap,
+    },
+    usage: { monitors, workspaces, members, statusPages, apiKeys },
+    // Keys never list other organisations (spec, Authentication §12): the field is for sessions only.
+    ...(caller.kind === 'session' ? { organizations: [] } : {}),
+  };
+}

@@ -1,0 +1,173 @@
+import type { Caller } from '../auth/caller';
+import type { Db } from '../db/connect';
+import type { SecretBox } from '../crypto/secrets';
+import { newId } from '../crypto/ids';
+import { ApiError, invalid, limitReached, notFound } from '../pipeline/errors';
+import { isKind, kinds, parseConfig, type MonitorKind } from '../engine/kinds';
+import { countMonitors, selectMonitors, type MonitorRow } from '../repo/monitors';
+import { audit, diff } from './audit';
+import { iso, MAX_TAG_LENGTH, normaliseTags, visibleWorkspace } from './tenancy';
+
+/** Kinds whose latest check result is shown as `lastCheckDetail`. */
+const DETAIL_KINDS = new Set(['mail_posture', 'tls_audit', 'snmp']);
+export const DEFAULT_INTERVAL = 300;
+
+/** The API shape of a monitor; `single` adds `paused` and, for some kinds, `lastCheckDetail`. Config never. */
+export function monitorOut(m: MonitorRow, single = false) {
+  const out = {
+    id: m.id, name: m.name, kind: m.kind as MonitorKind,
+    status: (m.paused ? 'paused' : m.status) as 'up' | 'degraded' | 'down' | 'paused' | 'pending',
+    statusSince: iso(m.status_since)!, lastCheckedAt: iso(m.last_checked_at), enabled: m.enabled,
+    intervalSeconds: m.interval_seconds, tags: m.tags,
+    workspace: { id: m.workspace_id, name: m.workspace_name, slug: m.workspace_slug },
+    lastResponseTimeMs: m.last_response_time_ms, lastMessage: m.last_message,
+    uptime24h: m.uptime_24h, uptime30d: m.uptime_30d, openIncidentId: m.open_incident_id, hosts: m.hosts,
+    confirmations: m.confirmations, dependsOn: m.depends_on, probeId: m.probe_id,
+    createdAt: iso(m.created_at)!, updatedAt: iso(m.updated_at)!,
+  };
+  if (!single) return out;
+  return {
+    ...out,
+    paused: m.paused,
+    ...(DETAIL_KINDS.has(m.kind) ? { lastCheckDetail: (m.last_check_detail ?? null) as never } : {}),
+  };
+}
+
+/** Splits a `tag` filter: lower-cased, empty and over-long entries dropped. */
+export function tagFilter(raw: string | undefined): string[] {
+  if (!raw) return [];
+  return normaliseTags(raw.split(',')).filter((t) => t.length > 0 && t.length <= MAX_TAG_LENGTH);
+}
+
+function checkTags(tags: string[], field = 'tags'): string[] {
+  const out = normaliseTags(tags);
+  out.forEach((t, i) => {
+    if (!t || t.length > MAX_TAG_LENGTH) throw invalid(`${field}.${i}`, `a tag must be 1 to ${MAX_TAG_LENGTH} characters`);
+  });
+  if (out.length > 50) throw invalid(field, 'at most 50 tags');
+  return out;
+}
+
+/** Monitors visible to the caller, with every tag of `tags`. */
+export async function listMonitors(db: Db, caller: Caller, tag?: string) {
+  const rows = await selectMonitors(db, { organizationId: caller.organizationId, workspaceIds: caller.workspaceIds, tags: tagFilter(tag) }).execute();
+  return rows.map((m) => monitorOut(m));
+}
+
+/** One monitor row visible to the caller, or 404. */
+export async function findMonitor(db: Db, caller: Caller, id: string): Promise<MonitorRow> {
+  const row = await selectMonitors(db, { organizationId: caller.organizationId, workspaceIds: caller.workspaceIds, id }).executeTakeFirst();
+  if (!row) throw notFound('monitor', 'id');
+  return row;
+}
+
+/** The single read. */
+export async function getMonitor(db: Db, caller: Caller, id: string) {
+  return monitorOut(await findMonitor(db, caller, id), true);
+}
+
+async function checkDependencies(db: Db, caller: Caller, ids: string[], self?: string): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  for (const [i, id] of unique.entries()) {
+    if (id === self) throw invalid(`dependsOn.${i}`, 'a monitor cannot depend on itself');
+    const found = await selectMonitors(db, { organizationId: caller.organizationId, workspaceIds: caller.workspaceIds, id }).executeTakeFirst();
+    if (!found) throw notFound('monitor', `dependsOn.${i}`);
+  }
+  return unique;
+}
+
+export interface CreateMonitorInput {
+  name: string; kind: string; workspaceId: string; config: string;
+  intervalSeconds?: number; confirmations?: number; dependsOn?: string[]; probeId?: string; tags?: string[];
+}
+
+const AUDITED = ['name', 'kind', 'intervalSeconds', 'confirmations', 'enabled', 'paused', 'tags', 'dependsOn', 'probeId', 'config'];
+
+/** Creates a monitor: interval clamped up to the plan floor, config validated by its kind and sealed. */
+export async function createMonitor(db: Db, secrets: SecretBox, caller: Caller, input: CreateMonitorInput) {
+  if (!isKind(input.kind)) throw invalid('kind', `must be one of ${Object.keys(kinds).join(', ')}`);
+  const name = input.name.trim();
+  if (!name || name.length > 200) throw invalid('name', 'must be 1 to 200 characters');
+  const ws = await visibleWorkspace(db, caller, input.workspaceId);
+  const config = parseConfig(input.kind, input.config);
+  const tags = checkTags(input.tags ?? []);
+  const dependsOn = await checkDependencies(db, caller, input.dependsOn ?? []);
+  // Private probes arrive with the engine; until then no probe exists to name.
+  if (input.probeId !== undefined) throw notFound('probe', 'probeId');
+  const interval = Math.max(input.intervalSeconds ?? DEFAULT_INTERVAL, caller.plan.interval_floor_seconds);
+  const id = newId('mon');
+  await db.transaction().execute(async (tx) => {
+    // Serialise creates per organisation so that the cap holds under concurrency.
+    await tx.selectFrom('organizations').select('id').where('id', '=', caller.organizationId).forUpdate().execute();
+    const cap = caller.plan.monitor_cap;
+    if (cap !== null) {
+      const current = await countMonitors(tx, caller.organizationId);
+      if (current >= cap) throw limitReached(caller.plan.code, 'monitors', cap, current);
+    }
+    await tx.insertInto('monitors').values({
+      id, organization_id: caller.organizationId, workspace_id: ws.id, name, kind: input.kind,
+      config_enc: secrets.seal(JSON.stringify(config)), interval_seconds: interval,
+      confirmations: input.confirmations ?? 1, depends_on: dependsOn, tags, next_due_at: new Date(),
+    }).execute();
+    await audit(tx, caller, { action: 'monitor.created', resourceType: 'monitor', resourceId: id, workspaceId: ws.id,
+      changes: diff(null, { name, kind: input.kind, intervalSeconds: interval, confirmations: input.confirmations ?? 1, tags, dependsOn, config: true }, AUDITED) });
+  });
+  return getMonitor(db, caller, id);
+}
+
+export interface UpdateMonitorInput {
+  name?: string; intervalSeconds?: number; confirmations?: number; enabled?: boolean; config?: string; paused?: boolean; tags?: string[] | null;
+}
+
+/**
+ * Applies a partial change. `paused` needs monitor:pause, every other field
+ * monitor:update; `config` is replaced whole; `tags: null` clears them.
+ */
+export async function updateMonitor(db: Db, secrets: SecretBox, caller: Caller, id: string, input: UpdateMonitorInput, require: (p: 'monitor:update' | 'monitor:pause') => void) {
+  const keys = Object.keys(input).filter((k) => (input as Record<string, unknown>)[k] !== undefined);
+  if (keys.length === 0) throw new ApiError(400, 'empty_change', 'The request changes nothing: name at least one field.');
+  if (keys.some((k) => k !== 'paused')) require('monitor:update');
+  if (keys.includes('paused')) require('monitor:pause');
+  const before = await findMonitor(db, caller, id);
+  const set: Record<string, unknown> = { updated_at: new Date() };
+  if (input.name !== undefined) {
+    const name = input.name.trim();
+    if (!name || name.length > 200) throw invalid('name', 'must be 1 to 200 characters');
+    set.name = name;
+  }
+  if (input.intervalSeconds !== undefined) set.interval_seconds = Math.max(input.intervalSeconds, caller.plan.interval_floor_seconds);
+  if (input.confirmations !== undefined) set.confirmations = input.confirmations;
+  if (input.enabled !== undefined) set.enabled = input.enabled;
+  if (input.config !== undefined) set.config_enc = secrets.seal(JSON.stringify(parseConfig(before.kind as MonitorKind, input.config)));
+  if (input.tags !== undefined) set.tags = input.tags === null ? [] : checkTags(input.tags);
+  if (input.paused !== undefined && input.paused !== before.paused) {
+    set.paused = input.paused;
+    set.status = input.paused ? 'paused' : 'pending';
+    set.status_since = new Date();
+  }
+  await db.transaction().execute(async (tx) => {
+    await tx.updateTable('monitors').set(set).where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();
+    const was = { name: before.name, intervalSeconds: before.interval_seconds, confirmations: before.confirmations, enabled: before.enabled, paused: before.paused, tags: before.tags };
+    const now = {
+      name: set.name ?? was.name, intervalSeconds: set.interval_seconds ?? was.intervalSeconds, confirmations: set.confirmations ?? was.confirmations,
+      enabled: set.enabled ?? was.enabled, paused: set.paused ?? was.paused, tags: set.tags ?? was.tags,
+    };
+    const changes = diff(was, now, AUDITED);
+    if (input.config !== undefined) changes.config = { changed: true };
+    if (Object.keys(changes).length) {
+      await audit(tx, caller, { action: 'monitor.updated', resourceType: 'monitor', resourceId: id, workspaceId: before.workspace_id, changes });
+    }
+  });
+  return getMonitor(db, caller, id);
+}
+
+/** Deletes a monitor and its history. */
+export async function deleteMonitor(db: Db, caller: Caller, id: string) {
+  const before = await findMonitor(db, caller, id);
+  await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('monitors').where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();
+    await audit(tx, caller, { action: 'monitor.deleted', resourceType: 'monitor', resourceId: id, workspaceId: before.workspace_id,
+      changes: diff({ name: before.name, kind: before.kind }, null, ['name', 'kind']) });
+  });
+  return { id, deleted: true as const };
+}

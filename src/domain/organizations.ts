@@ -1,0 +1,69 @@
+import type { Db } from '../db/connect';
+import { newId } from '../crypto/ids';
+import { isRole } from '../auth/roles';
+import { insertApiKey } from '../repo/apiKeys';
+import { findOrganization, findPlan, findUserByEmail } from '../repo/organizations';
+
+/** What creating an organisation hands back (the key's token is shown only here). */
+export interface CreatedOrganization { organizationId: string; workspaceId: string; userId: string; membershipId: string; apiKey: string }
+
+/** Operator-facing failure (CLI, bootstrap): a message, no HTTP status. */
+export class OperatorError extends Error {}
+
+async function userFor(db: Db, email: string) {
+  const existing = await findUserByEmail(db, email);
+  if (existing) return existing;
+  return db.insertInto('users').values({ id: newId('usr'), email }).returningAll().executeTakeFirstOrThrow();
+}
+
+/**
+ * Creates an organisation with its default workspace and an owner (a new or
+ * existing person by e-mail), and mints the owner's first API key.
+ */
+export async function createOrganization(db: Db, input: { name: string; ownerEmail: string; plan?: string }): Promise<CreatedOrganization> {
+  const plan = input.plan ?? 'free';
+  if (!(await findPlan(db, plan))) throw new OperatorError(`unknown plan "${plan}"`);
+  if (!input.name.trim()) throw new OperatorError('the organisation needs a name');
+  if (!/^[^@\s]+@[^@\s]+$/.test(input.ownerEmail)) throw new OperatorError(`"${input.ownerEmail}" is not an e-mail address`);
+  return db.transaction().execute(async (tx) => {
+    const org = await tx.insertInto('organizations').values({ id: newId('org'), name: input.name.trim(), plan }).returning('id').executeTakeFirstOrThrow();
+    const ws = await tx.insertInto('workspaces').values({
+      id: newId('ws'), organization_id: org.id, name: 'Default', slug: 'default', is_default: true,
+    }).returning('id').executeTakeFirstOrThrow();
+    const user = await userFor(tx, input.ownerEmail);
+    const ms = await tx.insertInto('memberships').values({
+      id: newId('mem'), organization_id: org.id, user_id: user.id, role: 'owner', workspace_ids: null,
+    }).returning('id').executeTakeFirstOrThrow();
+    const { token } = await insertApiKey(tx, {
+      organizationId: org.id, membershipId: ms.id, name: 'Owner key', scopes: [], workspaceIds: null, expiresAt: null,
+    });
+    return { organizationId: org.id, workspaceId: ws.id, userId: user.id, membershipId: ms.id, apiKey: token };
+  });
+}
+
+/**
+ * Adds a person (new or existing by e-mail) to an organisation with `role`,
+ * optionally confined to workspaces, and mints their first API key.
+ */
+export async function addMember(db: Db, input: { organizationId: string; email: string; role: string; workspaceIds?: string[] | null }) {
+  if (!isRole(input.role)) throw new OperatorError(`unknown role "${input.role}" (owner, admin, member, viewer)`);
+  if (!(await findOrganization(db, input.organizationId))) throw new OperatorError(`no organisation ${input.organizationId}`);
+  if (!/^[^@\s]+@[^@\s]+$/.test(input.email)) throw new OperatorError(`"${input.email}" is not an e-mail address`);
+  const confine = input.workspaceIds?.length ? input.workspaceIds : null;
+  if (confine) {
+    const found = await db.selectFrom('workspaces').select('id').where('organization_id', '=', input.organizationId).where('id', 'in', confine).execute();
+    if (found.length !== confine.length) throw new OperatorError('a workspace named is not in that organisation');
+  }
+  return db.transaction().execute(async (tx) => {
+    const user = await userFor(tx, input.email);
+    const taken = await tx.selectFrom('memberships').select('id').where('organization_id', '=', input.organizationId).where('user_id', '=', user.id).executeTakeFirst();
+    if (taken) throw new OperatorError(`${input.email} is already a member of that organisation`);
+    const ms = await tx.insertInto('memberships').values({
+      id: newId('mem'), organization_id: input.organizationId, user_id: user.id, role: input.role, workspace_ids: confine,
+    }).returning('id').executeTakeFirstOrThrow();
+    const { token } = await insertApiKey(tx, {
+      organizationId: input.organizationId, membershipId: ms.id, name: `${input.role} key`, scopes: [], workspaceIds: null, expiresAt: null,
+    });
+    return { userId: user.id, membershipId: ms.id, apiKey: token };
+  });
+}

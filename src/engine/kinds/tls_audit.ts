@@ -1,0 +1,19 @@
+import { hostname, port, type CheckKind } from './kind';
+
+/** Handshake and chain inspection graded A+ to F (T for untrusted), with findings. */
+export const tls_audit: CheckKind = {
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['host'],
+    properties: {
+      host: hostname,
+      port: { ...port, default: 443 },
+      servername: { type: ['string', 'null'], default: null },
+      warnDays: { type: 'integer', minimum: 1, maximum: 365, default: 21 },
+      timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 60, default: 10 },
+    },
+  },
+  sealedFields: [],
+  hasPingUrl: false,
+};

@@ -1,0 +1,23 @@
+import type { Caller } from '../auth/caller';
+import type { Permission } from '../auth/roles';
+import type { Config } from '../config';
+import type { SecretBox } from '../crypto/secrets';
+import type { Db } from '../db/connect';
+
+/** Process-wide services handed to every handler. */
+export interface Services {
+  config: Config;
+  secrets: SecretBox;
+  /** Public base URL, without a trailing slash. */
+  baseUrl(): string;
+}
+
+/** What a handler gets besides its typed input: who calls, and the means to act. */
+export interface Ctx {
+  caller: Caller;
+  db: Db;
+  services: Services;
+  now: Date;
+  /** Throws 403 naming `permission` unless the caller holds it. */
+  require(permission: Permission): void;
+}

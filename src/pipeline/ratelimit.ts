@@ -1,0 +1,61 @@
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type pg from 'pg';
+import type { Config } from '../config';
+import { ApiError } from './errors';
+
+/** The rate buckets of the contract (`x-bucket`). */
+export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols';
+
+/** Spends one point of an organisation's bucket, or throws 429 `rate_limited`. */
+export interface RateLimits {
+  consume(organizationId: string, bucket: Bucket, points?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] }> = {
+  R: { seconds: 60, limit: 'read' },
+  W: { seconds: 60, limit: 'write' },
+  export: { seconds: 3600, limit: 'export' },
+  sourcemaps: { seconds: 3600, limit: 'sourcemaps' },
+  symbols: { seconds: 3600, limit: 'symbols' },
+};
+
+export interface RateLimitStores { pool?: pg.Pool; redis?: unknown }
+
+/**
+ * Builds one fixed-window limiter per bucket on the configured store: memory for
+ * a single process, PostgreSQL or Redis so that limits hold across processes.
+ */
+export async function createRateLimits(config: Config, stores: RateLimitStores): Promise<RateLimits> {
+  const limiters = {} as Record<Bucket, RateLimiterAbstract>;
+  for (const bucket of Object.keys(WINDOWS) as Bucket[]) {
+    const { seconds, limit } = WINDOWS[bucket];
+    const opts = { keyPrefix: `vigil_${bucket.toLowerCase()}`, points: config.limits[limit], duration: seconds };
+    if (config.rateLimitStore === 'redis') {
+      limiters[bucket] = new RateLimiterRedis({ ...opts, storeClient: stores.redis, rejectIfRedisNotReady: false });
+    } else if (config.rateLimitStore === 'postgres') {
+      if (!stores.pool) throw new Error('the postgres rate-limit store needs a pool');
+      limiters[bucket] = await new Promise<RateLimiterPostgres>((resolve, reject) => {
+        const l: RateLimiterPostgres = new RateLimiterPostgres(
+          { ...opts, storeClient: stores.pool, storeType: 'pool', tableName: 'rate_limits', clearExpiredByTimeout: false },
+          (err?: Error) => (err ? reject(err) : resolve(l)),
+        );
+      });
+    } else {
+      limiters[bucket] = new RateLimiterMemory(opts);
+    }
+  }
+  return {
+    async consume(organizationId, bucket, points = 1) {
+      try {
+        await limiters[bucket].consume(organizationId, points);
+      } catch (e) {
+        if (!(e instanceof RateLimiterRes)) throw e;
+        const retryAfter = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
+        throw new ApiError(429, 'rate_limited', `Rate limit exceeded for this organisation; retry in ${retryAfter} seconds.`,
+          { bucket, retryAfter: String(retryAfter) }, [], { 'Retry-After': String(retryAfter) });
+      }
+    },
+    async close() { /* limiters hold no resources of their own; stores are closed by their owners */ },
+  };
+}

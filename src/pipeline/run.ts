@@ -1,0 +1,67 @@
+import type { RouteDef } from '../../gen/routes';
+import { authenticate } from '../auth/authenticate';
+import { can, type Caller } from '../auth/caller';
+import type { Permission } from '../auth/roles';
+import type { Db } from '../db/connect';
+import { ApiError, forbidden } from './errors';
+import type { Ctx, Services } from './context';
+import type { RateLimits } from './ratelimit';
+import { check } from './validate';
+import { bodyValidators, queryValidators } from '../../gen/validators.cjs';
+
+/** A request as every transport hands it over: strings from the URL, a decoded body. */
+export interface RawRequest {
+  authorization: string | undefined;
+  path: Record<string, string>;
+  query: Record<string, unknown>;
+  /** The JSON-shaped body (undefined when none was sent), or raw bytes for raw-request operations. */
+  body: unknown;
+  /** Extra inputs some transports carry (headers of raw uploads). */
+  headers?: Record<string, string | undefined>;
+}
+
+/** A handler as the runner sees it: one per operation, typed in src/api. */
+export type AnyHandler = (input: { path: any; query: any; body: any; headers?: Record<string, string | undefined> }, ctx: Ctx) => Promise<unknown>;
+
+export interface RunnerDeps {
+  db: Db;
+  limits: RateLimits;
+  services: Services;
+  handlers: Record<string, AnyHandler>;
+}
+
+/** Runs one operation through the pipeline: auth, tenancy, limits, permission, validation, handler. */
+export type Runner = (route: RouteDef, raw: RawRequest, caller?: Caller) => Promise<unknown>;
+
+/** Resolves the caller for a request (exposed so transports can authenticate once). */
+export function createAuthenticator(db: Db) {
+  return (authorization: string | undefined) => authenticate(db, authorization);
+}
+
+/** Builds the runner every transport (REST JSON, REST protobuf, Connect, MCP) calls. */
+export function createRunner(deps: RunnerDeps): Runner {
+  return async (route, raw, known) => {
+    const caller = known ?? (await authenticate(deps.db, raw.authorization));
+    await deps.limits.consume(caller.organizationId, route.bucket);
+    if (route.sessionOnly && caller.kind === 'key') {
+      throw new ApiError(403, 'session_required', 'This operation needs a signed-in session; API keys cannot use it.');
+    }
+    if (route.permission && !can(caller, route.permission as Permission)) throw forbidden(route.permission);
+
+    const query = { ...raw.query };
+    check(queryValidators[route.operationId], query, 'query');
+    let body = raw.body;
+    if (route.body === 'required' && body === undefined && !route.rawRequest) body = {};
+    if (body !== undefined && !route.rawRequest) check(bodyValidators[route.operationId], body, 'body');
+
+    const handler = deps.handlers[route.operationId];
+    const ctx: Ctx = {
+      caller,
+      db: deps.db,
+      services: deps.services,
+      now: new Date(),
+      require: (p) => { if (!can(caller, p)) throw forbidden(p); },
+    };
+    return handler({ path: raw.path, query, body, headers: raw.headers }, ctx);
+  };
+}

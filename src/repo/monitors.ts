@@ -1,0 +1,40 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Db } from '../db/connect';
+
+/** Unresolved incident states (spec: `open=true` means these three). */
+export const UNRESOLVED = ['open', 'acknowledged', 'suppressed'] as const;
+
+export interface MonitorFilter {
+  organizationId: string;
+  workspaceIds: readonly string[] | null;
+  id?: string;
+  /** Every tag must be present (AND). */
+  tags?: string[];
+}
+
+/** Monitors with their workspace, hosts and open incident, in one query. */
+export function selectMonitors(db: Db, f: MonitorFilter) {
+  let q = db.selectFrom('monitors as m')
+    .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
+    .selectAll('m')
+    .select([
+      'w.name as workspace_name', 'w.slug as workspace_slug',
+      sql<{ id: string; name: string }[]>`coalesce((select json_agg(json_build_object('id', h.id, 'name', h.name) order by h.name, h.id)
+        from monitor_hosts mh join hosts h on h.id = mh.host_id where mh.monitor_id = m.id), '[]'::json)`.as('hosts'),
+      sql<string | null>`(select i.id from incidents i where i.monitor_id = m.id and i.status in ('open', 'acknowledged', 'suppressed')
+        order by i.started_at desc limit 1)`.as('open_incident_id'),
+    ])
+    .where('m.organization_id', '=', f.organizationId);
+  if (f.workspaceIds !== null) q = q.where('m.workspace_id', 'in', f.workspaceIds.length ? [...f.workspaceIds] : ['']);
+  if (f.id !== undefined) q = q.where('m.id', '=', f.id);
+  if (f.tags?.length) q = q.where(sql<SqlBool>`m.tags @> ${sql.val(f.tags)}::text[]` as Expression<SqlBool>);
+  return q.orderBy('m.created_at').orderBy('m.id');
+}
+
+export type MonitorRow = Awaited<ReturnType<ReturnType<typeof selectMonitors>['execute']>>[number];
+
+/** How many monitors the organisation has (for the plan cap). */
+export async function countMonitors(db: Db, organizationId: string): Promise<number> {
+  const r = await db.selectFrom('monitors').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', organizationId).executeTakeFirstOrThrow();
+  return Number(r.n);
+}

@@ -1,0 +1,83 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config';
+import { createSecretBox, loadMasterKey } from './crypto/secrets';
+import { connectDb, ensureDatabase, type Db } from './db/connect';
+import { startEmbedded, type EmbeddedServer } from './db/embedded';
+import { migrateToLatest } from './db/migrate';
+import { createOrganization } from './domain/organizations';
+import { isEmpty } from './repo/organizations';
+import { handlers } from './api';
+import { createLogger, type Logger } from './log';
+import { createRateLimits } from './pipeline/ratelimit';
+import { createRunner } from './pipeline/run';
+import type { Services } from './pipeline/context';
+import { createApp } from './transport/app';
+
+/** A running Vigil process (role serve). */
+export interface RunningServer {
+  url: string;
+  db: Db;
+  /** The owner key printed on the first start of an empty database, else null. */
+  bootstrapKey: string | null;
+  close(): Promise<void>;
+}
+
+/** Where the database is: the configured URL, or an embedded server started now. */
+async function openDatabase(config: Config, log: Logger): Promise<{ url: string; embedded: EmbeddedServer | null }> {
+  if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
+  const embedded = await startEmbedded(config.dataDir, (m) => m && log.info(`postgres: ${m}`));
+  await ensureDatabase(embedded.url('postgres'), 'vigil');
+  return { url: embedded.url('vigil'), embedded };
+}
+
+/** Starts the API: database, migrations, first-start bootstrap, HTTP listener. */
+export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  const { url: dbUrl, embedded } = await openDatabase(config, log);
+  const { db, pool } = connectDb(dbUrl, 20);
+  let redis: { quit(): Promise<unknown> } | undefined;
+  try {
+    await migrateToLatest(db);
+    let bootstrapKey: string | null = null;
+    if (await isEmpty(db)) {
+      const org = await createOrganization(db, { name: 'My organisation', ownerEmail: 'owner@localhost', plan: config.bootstrapPlan });
+      bootstrapKey = org.apiKey;
+    }
+    if (config.rateLimitStore === 'redis') {
+      const { Redis } = await import('ioredis');
+      redis = new Redis(config.redisUrl!, { enableOfflineQueue: false, lazyConnect: false });
+    }
+    const limits = await createRateLimits(config, { pool, redis });
+    const secrets = createSecretBox(loadMasterKey(config.masterKey, config.dataDir));
+    let baseUrl = config.baseUrl ?? '';
+    const services: Services = { config, secrets, baseUrl: () => baseUrl };
+    const run = createRunner({ db, limits, services, handlers: handlers as never });
+    const app = createApp(run, (m, e) => log.error(m, e));
+    const server = http.createServer(app);
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    const url = `http://${host}:${port}`;
+    if (!config.baseUrl) baseUrl = url;
+    return {
+      url,
+      db,
+      bootstrapKey,
+      async close() {
+        await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+        await limits.close();
+        await redis?.quit().catch(() => undefined);
+        await db.destroy();
+        await embedded?.stop();
+      },
+    };
+  } catch (e) {
+    await db.destroy().catch(() => undefined);
+    await embedded?.stop().catch(() => undefined);
+    throw e;
+  }
+}

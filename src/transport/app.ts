@@ -1,0 +1,57 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { ApiError } from '../pipeline/errors';
+import type { Runner } from '../pipeline/run';
+import { connectMiddleware } from './connect';
+import { sendBytes, sendError, sendJson } from './respond';
+import { restRouter } from './rest';
+
+const ROOT = path.resolve(__dirname, '../..');
+const PROTO_DIR = path.join(ROOT, 'proto/vigil/v1');
+
+/** Proto files published at /api/proto, read once. */
+function protoFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const name of fs.readdirSync(PROTO_DIR).sort()) {
+    if (name.endsWith('.proto')) files.set(name, fs.readFileSync(path.join(PROTO_DIR, name), 'utf8'));
+  }
+  return files;
+}
+
+/** Maps body-parser failures (too large, bad gzip) to the error body. */
+function bodyErrors(err: any, req: Request, res: Response, next: NextFunction): void {
+  if (res.headersSent) return next(err);
+  if (err?.type === 'entity.too.large') return sendError(req, res, new ApiError(413, 'payload_too_large', 'The request body is too large.'));
+  if (err?.type === 'encoding.unsupported') return sendError(req, res, new ApiError(400, 'unsupported_encoding', 'Content-Encoding must be gzip, deflate or identity.', {}, [{ field: 'Content-Encoding', reason: 'unsupported' }]));
+  if (typeof err?.status === 'number' && err.status < 500) return sendError(req, res, new ApiError(400, 'invalid_body', 'The request body could not be read.', {}, [{ field: 'body', reason: String(err.message ?? 'unreadable') }]));
+  return sendError(req, res, err);
+}
+
+/** The whole HTTP surface: REST under /api/v1, Connect under /rpc, the published contract. */
+export function createApp(run: Runner, log: (msg: string, e: unknown) => void): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  const openapi = fs.readFileSync(path.join(ROOT, 'gen/openapi.json'));
+  const protos = protoFiles();
+  app.get('/openapi.json', (req, res) => sendBytes(req, res, 200, 'application/json; charset=utf-8', openapi));
+  app.get('/api/proto', (req, res) => {
+    const base = `${req.protocol}://${req.get('host')}`;
+    sendJson(req, res, 200, { data: [...protos.keys()].map((name) => ({ name, package: 'vigil.v1', url: `${base}/api/proto/${name}` })) });
+  });
+  app.get('/api/proto/:file', (req, res) => {
+    const text = protos.get(req.params.file);
+    if (!text) return sendError(req, res, new ApiError(404, 'not_found', 'No such proto file.'));
+    sendBytes(req, res, 200, 'text/plain; charset=utf-8', text);
+  });
+
+  app.use('/api/v1', restRouter(run, log));
+  app.use(connectMiddleware(run, log));
+  app.all('/mcp', (req, res) => sendError(req, res, new ApiError(501, 'not_implemented', 'The agent server (MCP) is not built yet.')));
+  app.use((req: Request, res: Response) => sendError(req, res, new ApiError(404, 'not_found', `No route ${req.method} ${req.path}.`)));
+  app.use(bodyErrors);
+  return app;
+}

@@ -1,0 +1,84 @@
+import express, { type Request, type Response, type Router } from 'express';
+import { routes, type RouteDef } from '../../gen/routes';
+import { ApiError } from '../pipeline/errors';
+import type { Runner } from '../pipeline/run';
+import { PROTOBUF, sendBytes, sendError, sendJson, wantsProtobuf } from './respond';
+import { messageDesc } from './registry';
+import { decodeRequest, encodeMessage } from './wire';
+
+/** A file answer of raw-response operations (exports). */
+export interface FileAnswer { content: Buffer | string; contentType: string; filename: string }
+
+function queryOf(req: Request): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(req.query)) out[k] = Array.isArray(v) ? v[v.length - 1] : v;
+  return out;
+}
+
+/** Decodes the request body by its content type: JSON (default) or protobuf. */
+function decodeBody(route: RouteDef, req: Request, query: Record<string, unknown>): unknown {
+  const raw = req.body as Buffer | undefined;
+  if (!Buffer.isBuffer(raw) || raw.length === 0) return undefined;
+  if (route.rawRequest) return raw;
+  const ct = String(req.headers['content-type'] ?? '');
+  if (ct.startsWith(PROTOBUF)) {
+    let decoded: Record<string, unknown>;
+    try {
+      decoded = decodeRequest(messageDesc(route.requestMessage), raw);
+    } catch {
+      throw new ApiError(400, 'invalid_protobuf', `The body is not a valid ${route.requestMessage} message.`);
+    }
+    // Path and URL query values travel in the URL; the body keeps the rest.
+    for (const p of route.pathParams) delete decoded[p];
+    for (const q of route.queryParams) if (q.name in query) delete decoded[q.name];
+    return decoded;
+  }
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'The body is not valid JSON.', {}, [{ field: 'body', reason: 'is not valid JSON' }]);
+  }
+}
+
+function sendResult(route: RouteDef, req: Request, res: Response, result: unknown): void {
+  if (route.rawResponse) {
+    const file = result as FileAnswer;
+    res.setHeader('Content-Disposition', `attachment; filename="${file.filename}"`);
+    sendBytes(req, res, route.successStatus, file.contentType, file.content);
+  } else if (wantsProtobuf(req)) {
+    sendBytes(req, res, route.successStatus, PROTOBUF, encodeMessage(messageDesc(route.responseMessage), result as Record<string, unknown>));
+  } else {
+    sendJson(req, res, route.successStatus, result);
+  }
+}
+
+/** The `/api/v1` router: every operation of the contract through the one runner. */
+export function restRouter(run: Runner, log: (msg: string, e: unknown) => void): Router {
+  const router = express.Router();
+  router.use(express.raw({ type: () => true, limit: '30mb', inflate: true }));
+  for (const route of routes) {
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    router[method](route.expressPath, async (req: Request, res: Response) => {
+      try {
+        const query = queryOf(req);
+        const body = decodeBody(route, req, query);
+        const headers: Record<string, string | undefined> = {};
+        for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+        const result = await run(route, {
+          authorization: req.headers.authorization,
+          path: req.params as Record<string, string>,
+          query,
+          body,
+          headers,
+        });
+        sendResult(route, req, res, result);
+      } catch (err) {
+        sendError(req, res, err, log);
+      }
+    });
+  }
+  router.use((req: Request, res: Response) => {
+    sendJson(req, res, 404, new ApiError(404, 'not_found', `No route ${req.method} ${req.baseUrl}${req.path}.`).toBody());
+  });
+  return router;
+}
