@@ -2013,9 +2013,9 @@ export interface components {
             /**
              * @description A JSON document carried in a string; its shape depends on `kind`.
              *     It is validated against the kind on create and on every update; a
-             *     rejected field is 400 with `details.field` naming its path inside
-             *     the document (`url`, `assertions.0.type`), and a string that is not
-             *     a JSON object is 400 on `config`. It is never returned by any read.
+             *     rejected field is 400 `invalid_config` with `details.field` naming
+             *     its path under `config` (`config.url`, `config.assertions.0.type`),
+             *     and a string that is not a JSON object is 400 on `config`. It is never returned by any read.
              *
              *     - `http`: `url` (required, `http://` or `https://`); `method`
              *       (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,

@@ -23,8 +23,8 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
 
-function int(name: string, fallback: number): number {
-  const raw = process.env[name];
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
@@ -40,7 +40,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (store === 'redis' && !redisUrl) throw new Error('RATE_LIMIT_STORE=redis needs REDIS_URL');
   const level = (env.LOG_LEVEL || 'info') as Config['logLevel'];
   return {
-    port: int('PORT', 8080),
+    port: int(env, 'PORT', 8080),
     host: env.HOST || '0.0.0.0',
     baseUrl: env.BASE_URL ? env.BASE_URL.replace(/\/+$/, '') : null,
     databaseUrl,
@@ -49,11 +49,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl,
     rateLimitStore: store,
     limits: {
-      read: int('RATE_LIMIT_READ', 120),
-      write: int('RATE_LIMIT_WRITE', 30),
-      export: int('RATE_LIMIT_EXPORT', 6),
-      sourcemaps: int('RATE_LIMIT_SOURCEMAPS', 300),
-      symbols: int('RATE_LIMIT_SYMBOLS', 20),
+      read: int(env, 'RATE_LIMIT_READ', 120),
+      write: int(env, 'RATE_LIMIT_WRITE', 30),
+      export: int(env, 'RATE_LIMIT_EXPORT', 6),
+      sourcemaps: int(env, 'RATE_LIMIT_SOURCEMAPS', 300),
+      symbols: int(env, 'RATE_LIMIT_SYMBOLS', 20),
     },
     bootstrapPlan: env.BOOTSTRAP_PLAN || 'enterprise',
     logLevel: level,

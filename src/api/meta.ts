@@ -13,14 +13,16 @@ export const metaHandlers = {
         version: '1',
         routes: routes.map((r) => ({
           method: r.method,
-          path: `/api/v1${r.path === '/' ? '' : r.path}`,
+          // Relative to /api/v1 (IndexRoute.path), e.g. `/monitors/{id}`.
+          path: r.path,
           operationId: r.operationId,
           permission: r.permission,
           allowed: !(r.sessionOnly && caller.kind === 'key') && (r.permissions.length === 0 || r.permissions.some((p) => can(caller, p as Permission))),
         })),
         key: caller.key && {
           id: caller.key.id, name: caller.key.name, prefix: caller.key.prefix, role: caller.role,
-          scopes: [...caller.permissions].sort(), workspaceIds: caller.workspaceIds ? [...caller.workspaceIds] : null,
+          // The key's own narrowing; empty when it carries all of its role's permissions (IndexKey.scopes).
+          scopes: [...caller.key.scopes], workspaceIds: caller.workspaceIds ? [...caller.workspaceIds] : null,
         },
         mcp: `${base}/mcp`,
         openapi: `${base}/openapi.json`,

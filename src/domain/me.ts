@@ -23,7 +23,8 @@ export async function describeMe(db: Db, caller: Caller) {
     user: { id: user.id, email: user.email, name: user.name, createdAt: iso(user.created_at)! },
     organization: { id: organization.id, name: organization.name, plan: organization.plan, createdAt: iso(organization.created_at)! },
     membership: { id: membership.id, role: caller.role, workspaceIds: caller.workspaceIds ? [...caller.workspaceIds] : null },
-    key: caller.key ? { id: caller.key.id, name: caller.key.name, prefix: caller.key.prefix, scopes: [...caller.permissions].sort() } : null,
+    // scopes: the key's own narrowing, [] when it carries all of its role's permissions (ApiKeyInfo.scopes).
+    key: caller.key ? { id: caller.key.id, name: caller.key.name, prefix: caller.key.prefix, scopes: [...caller.key.scopes] } : null,
     entitlements: {
       plan: p.code, monitorCap: p.monitor_cap, intervalFloorSeconds: p.interval_floor_seconds, historyRetentionDays: p.history_retention_days,
       smsIncluded: p.sms_included, auditLogIncluded: p.audit_log_included, statusPageCap: p.status_page_cap, memberCap: p.member_cap,

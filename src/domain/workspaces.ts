@@ -61,7 +61,8 @@ export async function updateWorkspace(db: Db, caller: Caller, id: string, input:
   const before = workspaceOut(await visibleWorkspace(db, caller, id, 'id'));
   const name = checkName(input.name);
   const set: { name: string; client_reference?: string | null } = { name };
-  if (input.clientReference !== undefined) set.client_reference = input.clientReference;
+  // Missing leaves it unchanged; null or an empty string clears it (UpdateWorkspaceBody).
+  if (input.clientReference !== undefined) set.client_reference = input.clientReference === '' ? null : input.clientReference;
   return db.transaction().execute(async (tx) => {
     const row = await tx.updateTable('workspaces').set(set).where('id', '=', id).where('organization_id', '=', caller.organizationId)
       .returningAll().executeTakeFirstOrThrow();

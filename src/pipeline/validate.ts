@@ -6,7 +6,7 @@ function dotted(instancePath: string): string {
 }
 
 function join(base: string, name: string): string {
-  return base ? `${base}.${name}` : name;
+  return [base, name].filter(Boolean).join('.');
 }
 
 /** Turns ajv errors into field problems with dotted paths (`assertions.0.type`). */

@@ -40,6 +40,7 @@ export async function freshDatabase(): Promise<{ url: string; drop: () => Promis
 
 /** A server on its own database, with helpers to make organisations and call the API. */
 export interface TestServer extends RunningServer {
+  databaseUrl: string;
   org(opts?: { plan?: string; name?: string }): Promise<{ organizationId: string; workspaceId: string; userId: string; apiKey: string }>;
   member(organizationId: string, role: string, workspaceIds?: string[]): Promise<{ userId: string; membershipId: string; apiKey: string }>;
   api(key: string | null): ApiClient;
@@ -54,6 +55,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   let n = 0;
   return {
     ...server,
+    databaseUrl: database.url,
     org: (opts = {}) => createOrganization(server.db, { name: opts.name ?? `Org ${++n}`, ownerEmail: `owner${n}-${Math.random().toString(36).slice(2, 8)}@example.test`, plan: opts.plan ?? 'business' }),
     member: (organizationId, role, workspaceIds) => addMember(server.db, { organizationId, email: `${role}-${Math.random().toString(36).slice(2, 8)}@example.test`, role, workspaceIds }),
     api: (key) => new ApiClient(server.url, key),

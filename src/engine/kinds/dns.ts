@@ -8,10 +8,9 @@ export const dns: CheckKind = {
     required: ['name'],
     properties: {
       name: hostname,
-      recordType: { enum: ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SOA', 'SRV', 'CAA'], default: 'A' },
+      recordType: { enum: ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SRV', 'CAA', 'PTR', 'SOA'], default: 'A' },
       expected: { type: 'array', items: { type: 'string' }, default: [] },
-      resolver: { type: ['string', 'null'], description: 'host or host:port of the resolver; null = the system resolver', default: null },
-      timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 30, default: 5 },
+      resolver: { type: ['string', 'null'], description: 'IP address of the resolver; null = the service resolvers', default: null },
     },
   },
   sealedFields: [],

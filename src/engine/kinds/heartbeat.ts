@@ -5,7 +5,7 @@ export const heartbeat: CheckKind = {
   configSchema: {
     type: 'object',
     additionalProperties: false,
-    properties: { graceSeconds: { type: 'integer', minimum: 0, maximum: 86400, default: 60 } },
+    properties: { graceSeconds: { type: 'integer', minimum: 0, maximum: 604800, default: 300 } },
   },
   sealedFields: [],
   hasPingUrl: true,

@@ -22,8 +22,7 @@ const assertion = {
     type: { type: 'string' },
     operator: { enum: ['eq', 'neq', 'lt', 'lte', 'gt', 'gte', 'contains', 'not_contains', 'matches'] },
     value: { type: 'string' },
-    target: { type: 'string', description: 'header name or JSON path, for header and json_path assertions' },
-    severity: { enum: ['down', 'degraded'], default: 'down' },
+    property: { type: 'string', minLength: 1, description: 'the header name (header) or JSONPath expression (json_path)' },
   },
 } as const;
 
@@ -31,6 +30,15 @@ const assertion = {
 export function assertionsSchema(types: readonly string[]) {
   return { type: 'array', maxItems: 50, default: [], items: { ...assertion, properties: { ...assertion.properties, type: { enum: types } } } };
 }
+
+/** SNMP thresholds: `{reading, operator, value}`, `reading` naming an `oids[].name`. */
+export const readingAssertionsSchema = {
+  type: 'array', maxItems: 50, default: [],
+  items: {
+    type: 'object', additionalProperties: false, required: ['reading', 'operator', 'value'],
+    properties: { reading: { type: 'string', minLength: 1 }, operator: assertion.properties.operator, value: { type: 'string' } },
+  },
+} as const;
 
 export const hostname = { type: 'string', minLength: 1, maxLength: 253, pattern: '^[^\\s/]+$' } as const;
 export const port = { type: 'integer', minimum: 1, maximum: 65535 } as const;

@@ -6,7 +6,7 @@ export const tcp: CheckKind = {
     type: 'object',
     additionalProperties: false,
     required: ['host', 'port'],
-    properties: { host: hostname, port, timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 60, default: 10 } },
+    properties: { host: hostname, port },
   },
   sealedFields: [],
   hasPingUrl: false,

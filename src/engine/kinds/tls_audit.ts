@@ -9,9 +9,7 @@ export const tls_audit: CheckKind = {
     properties: {
       host: hostname,
       port: { ...port, default: 443 },
-      servername: { type: ['string', 'null'], default: null },
-      warnDays: { type: 'integer', minimum: 1, maximum: 365, default: 21 },
-      timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 60, default: 10 },
+      warnDays: { type: 'integer', minimum: 1, maximum: 365, default: 14 },
     },
   },
   sealedFields: [],

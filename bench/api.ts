@@ -1,0 +1,132 @@
+/**
+ * API read benchmark — `npm run bench:api`.
+ *
+ * Measures `GET /api/v1/monitors/{id}` and `GET /api/v1/monitors` (JSON, and
+ * protobuf via `Accept: application/x-protobuf`) on an organisation of 1,000
+ * monitors created through the API, and compares each with a bare Express 5
+ * app serving the same JSON bytes from memory. Vigil and the bare app each run
+ * in a child process; autocannon (10 connections, pipelining 1) runs here.
+ * Prints requests/s, p50/p99 latency and the ratio to the bare app as a
+ * markdown table, plus the machine it ran on.
+ *
+ * Targets: single read ≥ 0.5× the bare app; protobuf at least as fast as JSON.
+ *
+ * Environment:
+ *   BENCH_DATABASE_URL  PostgreSQL database to use (left as is); otherwise a
+ *                       fresh `vigil_bench_<pid>` on postgres://postgres@127.0.0.1:5432
+ *                       (dropped at the end), or the embedded server if that is down.
+ *   BENCH_DURATION      seconds per case (default 10); BENCH_WARMUP (default 2).
+ *   BENCH_CPU_PROF      a folder: run the Vigil child with `--cpu-prof` into it.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { benchDatabase, machine, measure, startChild, table, type Child, type Measured, type Row } from './lib';
+import type { BarePayloads, BareReady } from './serve-bare';
+import type { VigilReady } from './serve-vigil';
+
+const MONITORS = 1000;
+const PROTOBUF = 'application/x-protobuf';
+
+/** Creates the monitors through the API, `parallel` requests at a time; returns their ids in order. */
+async function seed(v: VigilReady, parallel = 20): Promise<string[]> {
+  const ids: string[] = new Array(MONITORS);
+  const one = async (i: number) => {
+    const res = await fetch(`${v.url}/api/v1/monitors`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${v.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: `svc-${i} health`, kind: 'http', workspaceId: v.workspaceId, intervalSeconds: 60,
+        config: JSON.stringify({ url: `https://svc-${i}.example.com/health` }),
+        tags: [i % 5 === 0 ? 'staging' : 'production', `team-${i % 12}`, ['eu-west', 'us-east', 'ap-south'][i % 3]],
+      }),
+    });
+    const body = await res.json() as { data?: { id: string } };
+    if (!res.ok || !body.data) throw new Error(`creating monitor ${i}: HTTP ${res.status} ${JSON.stringify(body)}`);
+    ids[i] = body.data.id;
+  };
+  for (let i = 0; i < MONITORS; i += parallel) {
+    await Promise.all(Array.from({ length: Math.min(parallel, MONITORS - i) }, (_, k) => one(i + k)));
+  }
+  return ids;
+}
+
+/** One GET as the benchmark will send it: body bytes and content type, 2xx enforced. */
+async function get(url: string, headers: Record<string, string>): Promise<{ body: Buffer; type: string }> {
+  const res = await fetch(url, { headers });
+  const body = Buffer.from(await res.arrayBuffer());
+  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status} ${body.toString('utf8').slice(0, 300)}`);
+  return { body, type: res.headers.get('content-type') ?? '' };
+}
+
+async function main(): Promise<void> {
+  const db = await benchDatabase();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-bench-'));
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF)] : [];
+  let vigil: Child<VigilReady> | undefined;
+  let bare: Child<BareReady> | undefined;
+  try {
+    vigil = await startChild<VigilReady>('serve-vigil.ts', { ...process.env, DATABASE_URL: db.url, DATA_DIR: dataDir }, undefined, prof);
+    const v = vigil.ready;
+    let t = Date.now();
+    const ids = await seed(v);
+    console.error(`seeded ${MONITORS} monitors through the API in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+
+    const id = ids[Math.floor(MONITORS / 2)];
+    const auth = { authorization: `Bearer ${v.apiKey}` };
+    const json = { ...auth, accept: 'application/json' };
+    const proto = { ...auth, accept: PROTOBUF };
+    const single = await get(`${v.url}/api/v1/monitors/${id}`, json);
+    const list = await get(`${v.url}/api/v1/monitors`, json);
+    const count = (JSON.parse(list.body.toString('utf8')) as { data: unknown[] }).data.length;
+    if (count !== MONITORS) throw new Error(`the list has ${count} monitors, expected ${MONITORS}`);
+    const singlePb = await get(`${v.url}/api/v1/monitors/${id}`, proto);
+    const listPb = await get(`${v.url}/api/v1/monitors`, proto);
+    for (const r of [singlePb, listPb]) if (!r.type.startsWith(PROTOBUF)) throw new Error(`protobuf request answered with ${r.type}`);
+    console.error(`payloads: single ${single.body.length} B JSON / ${singlePb.body.length} B protobuf; ` +
+      `list ${list.body.length} B JSON / ${listPb.body.length} B protobuf`);
+
+    bare = await startChild<BareReady>('serve-bare.ts', process.env,
+      { type: 'payloads', single: single.body.toString('utf8'), list: list.body.toString('utf8'), contentType: single.type } satisfies BarePayloads);
+    const b = bare.ready;
+
+    const cases: { name: string; url: string; headers: Record<string, string>; baseline?: string }[] = [
+      { name: 'bare Express: GET /monitors/{id}', url: `${b.url}/api/v1/monitors/${id}`, headers: json },
+      { name: 'Vigil: GET /monitors/{id} JSON', url: `${v.url}/api/v1/monitors/${id}`, headers: json, baseline: 'single' },
+      { name: 'Vigil: GET /monitors/{id} protobuf', url: `${v.url}/api/v1/monitors/${id}`, headers: proto, baseline: 'single' },
+      { name: 'bare Express: GET /monitors (1,000)', url: `${b.url}/api/v1/monitors`, headers: json },
+      { name: 'Vigil: GET /monitors JSON (1,000)', url: `${v.url}/api/v1/monitors`, headers: json, baseline: 'list' },
+      { name: 'Vigil: GET /monitors protobuf (1,000)', url: `${v.url}/api/v1/monitors`, headers: proto, baseline: 'list' },
+    ];
+    const base: Record<string, Measured> = {};
+    const rows: Row[] = [];
+    const warmup = Number(process.env.BENCH_WARMUP ?? 2);
+    for (const c of cases) {
+      if (warmup > 0) await autocannon({ url: c.url, headers: c.headers, connections: 10, duration: warmup });
+      t = Date.now();
+      const m = await measure(c.url, c.headers);
+      console.error(`${c.name}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms (${((Date.now() - t) / 1000).toFixed(0)} s)`);
+      if (!c.baseline) base[c.url.endsWith('/monitors') ? 'list' : 'single'] = m;
+      rows.push({ name: c.name, m, baseline: c.baseline ? base[c.baseline] : null });
+    }
+
+    console.log(`\n${table(rows)}\n\n${machine(db.label)}\n`);
+    const bad = rows.filter((r) => r.m.bad > 0);
+    for (const r of bad) console.log(`WARNING: ${r.name}: ${r.m.bad} of ${r.m.total} responses were not 2xx (or failed)`);
+    if (!bad.length) console.log('All responses were 2xx.');
+    const [, sj, sp, , lj, lp] = rows;
+    const ratio = sj.m.rps / base.single.rps;
+    console.log(`Target single read ≥ 0.50× bare: ${ratio.toFixed(2)}× — ${ratio >= 0.5 ? 'met' : 'MISSED'}`);
+    for (const [what, j, p] of [['single', sj, sp], ['list', lj, lp]] as const) {
+      console.log(`Target protobuf ≥ JSON (${what}): ${(p.m.rps / j.m.rps).toFixed(2)}× — ${p.m.rps >= j.m.rps ? 'met' : 'MISSED'}`);
+    }
+  } finally {
+    await bare?.stop();
+    await vigil?.stop();
+    await db.drop().catch((e) => console.error(`dropping the bench database: ${(e as Error).message}`));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => { console.error(e); process.exitCode = 1; });

@@ -1,0 +1,96 @@
+/**
+ * Helpers of the API benchmark (bench/api.ts): where the database comes from,
+ * starting the server children, one autocannon run, and the markdown table.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+/** The PostgreSQL the benchmark uses: a URL (dropped at the end when we made it), or '' for embedded. */
+export interface BenchDatabase { url: string; label: string; drop(): Promise<void> }
+
+const LOCAL_ADMIN = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function adminQuery(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: LOCAL_ADMIN, connectionTimeoutMillis: 3000 });
+  try {
+    await c.connect();
+    await c.query(sql);
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+/** BENCH_DATABASE_URL, else a fresh database on the local server, else embedded (''). */
+export async function benchDatabase(): Promise<BenchDatabase> {
+  const given = process.env.BENCH_DATABASE_URL;
+  if (given) return { url: given, label: 'BENCH_DATABASE_URL', drop: async () => undefined };
+  const name = `vigil_bench_${process.pid}`;
+  try {
+    await adminQuery(`create database ${name}`);
+  } catch (e) {
+    console.error(`local PostgreSQL not usable (${(e as Error).message}); using the embedded server`);
+    return { url: '', label: 'embedded PostgreSQL', drop: async () => undefined };
+  }
+  const u = new URL(LOCAL_ADMIN);
+  u.pathname = `/${name}`;
+  return { url: u.toString(), label: `local PostgreSQL (${name})`, drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
+}
+
+/** A forked TypeScript child (`node --import tsx`) and its first IPC message. */
+export interface Child<T> { proc: ChildProcess; ready: T; stop(): Promise<void> }
+
+export async function startChild<T>(file: string, env: NodeJS.ProcessEnv, first?: unknown, execArgv: string[] = []): Promise<Child<T>> {
+  const proc = fork(path.join(__dirname, file), [], { env, execArgv: [...execArgv, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = await new Promise<T>((resolve, reject) => {
+    proc.once('message', (m) => resolve(m as T));
+    proc.once('exit', (code) => reject(new Error(`${file} exited with code ${code} before it was ready`)));
+    if (first !== undefined) proc.send(first as object);
+  });
+  proc.removeAllListeners('exit');
+  const stop = () => new Promise<void>((resolve) => {
+    if (proc.exitCode !== null) return resolve();
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+    proc.once('exit', () => { clearTimeout(timer); resolve(); });
+    proc.send({ type: 'stop' });
+  });
+  return { proc, ready, stop };
+}
+
+/** What one load run measured. */
+export interface Measured { rps: number; p50: number; p99: number; bytes: number; total: number; bad: number }
+
+/** Loads one URL with autocannon (10 connections, pipelining 1) for BENCH_DURATION seconds (default 10). */
+export async function measure(url: string, headers: Record<string, string>): Promise<Measured> {
+  const duration = Number(process.env.BENCH_DURATION || 10);
+  const r = await autocannon({ url, headers, connections: 10, pipelining: 1, duration });
+  return {
+    rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bytes: r.throughput.average,
+    total: r.requests.total, bad: r.non2xx + r.errors + r.timeouts,
+  };
+}
+
+/** One row of the results table. */
+export interface Row { name: string; m: Measured; baseline: Measured | null }
+
+const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+
+/** The markdown table (README-ready) of all cases. */
+export function table(rows: Row[]): string {
+  const out = ['| Case | Requests/s | p50 (ms) | p99 (ms) | Throughput (MB/s) | vs bare |', '|---|---:|---:|---:|---:|---:|'];
+  for (const { name, m, baseline } of rows) {
+    const r = baseline ? m.rps / baseline.rps : 1;
+    const ratio = baseline ? `${r >= 0.1 ? r.toFixed(2) : r.toPrecision(2)}×` : '1.00× (baseline)';
+    out.push(`| ${name} | ${fmt(m.rps)} | ${fmt(m.p50)} | ${fmt(m.p99)} | ${fmt(m.bytes / 1e6, 1)} | ${ratio} |`);
+  }
+  return out.join('\n');
+}
+
+/** One line describing the machine and the run. */
+export function machine(db: string): string {
+  const cpus = os.cpus();
+  return `Node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${os.platform()} ${os.release()}, ` +
+    `${Math.round(os.totalmem() / 2 ** 30)} GiB RAM; database: ${db}; autocannon 10 connections, ${process.env.BENCH_DURATION || 10} s per case`;
+}
