@@ -4,6 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
+import { forgetCallers } from '../src/auth/authenticate';
 import { responseValidators } from '../gen/validators.cjs';
 
 let srv: TestServer;
@@ -97,6 +98,8 @@ describe('revocation, expiry and the one 401', () => {
     const k = await mint(owner);
     ok('getMe', await srv.api(k.token).get('/me'));
     await srv.db.updateTable('api_keys').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', k.id).execute();
+    // The row was changed behind the server's back: its 2-second caller cache would see it after the TTL.
+    forgetCallers();
     expect((await srv.api(k.token).get('/me')).status).toBe(401);
   });
 
@@ -105,6 +108,7 @@ describe('revocation, expiry and the one 401', () => {
     await owner.delete(`/api-keys?id=${revoked.id}`);
     const expired = await mint(owner);
     await srv.db.updateTable('api_keys').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', expired.id).execute();
+    forgetCallers();
     const unknown = `vk_${randomBytes(32).toString('base64url')}`;
     const sameprefix = `${revoked.token.slice(0, revoked.prefix.length)}${'A'.repeat(revoked.token.length - revoked.prefix.length)}`;
     const answers = await Promise.all([null, 'garbage', unknown, sameprefix, revoked.token, expired.token].map((t) => srv.api(t).get('/monitors')));
@@ -190,5 +194,28 @@ describe('confinement and /me', () => {
     const k = await mint(owner, { workspaceIds: [ws] });
     expect(k.workspaceIds).toEqual([ws]);
     expect(ok('getMe', await srv.api(k.token).get('/me')).membership.workspaceIds).toEqual([ws]);
+  });
+});
+
+describe('caller cache', () => {
+  it('a key past its expiry time is refused even while its caller is cached', async () => {
+    const srv2 = await startTestServer();
+    try {
+      const org = await srv2.org();
+      const owner2 = srv2.api(org.apiKey);
+      const made = await owner2.post('/api-keys', { name: 'short', expiresInDays: 1 });
+      const token = made.body.data.token as string;
+      expect((await srv2.api(token).get('/me')).status).toBe(200);
+      // Move only the wall clock two days on; timers and I/O stay real.
+      jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'hrtime', 'performance'] });
+      jest.setSystemTime(Date.now() + 2 * 86_400_000);
+      try {
+        expect((await srv2.api(token).get('/me')).status).toBe(401);
+      } finally {
+        jest.useRealTimers();
+      }
+    } finally {
+      await srv2.close();
+    }
   });
 });

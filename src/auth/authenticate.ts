@@ -16,6 +16,27 @@ export function intersectWorkspaces(a: readonly string[] | null, b: readonly str
 const lastUsedWrites = new Map<string, number>();
 
 /**
+ * Resolved callers by token hash, for CALLER_TTL_MS. A revocation made in this
+ * process applies at once (forgetCallers); one made by another process applies
+ * within the TTL. Expiry is checked on every request.
+ */
+const CALLER_TTL_MS = 2000;
+const MAX_CACHED = 10_000;
+const callers = new Map<string, { caller: Caller; until: number; expiresAt: number | null }>();
+
+/** Drops every cached caller (after a revocation or a change of role or plan). */
+export function forgetCallers(): void {
+  callers.clear();
+}
+
+async function touch(db: Db, keyId: string, lastUsed: Date | null, now: Date): Promise<void> {
+  const last = lastUsedWrites.get(keyId) ?? lastUsed?.getTime() ?? 0;
+  if (now.getTime() - last <= 60_000) return;
+  lastUsedWrites.set(keyId, now.getTime());
+  await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', keyId).execute();
+}
+
+/**
  * Resolves `Authorization: Bearer <token>` to a caller. Every failure (missing,
  * malformed, unknown, revoked, expired) is the same 401.
  */
@@ -25,6 +46,13 @@ export async function authenticate(db: Db, authorization: string | undefined, no
   const prefix = token ? tokenPrefix(token) : null;
   if (!token || !prefix) throw unauthorized();
   const hash = hashToken(token);
+  const cacheKey = hash.toString('base64');
+  const cached = callers.get(cacheKey);
+  if (cached && cached.until > now.getTime()) {
+    if (cached.expiresAt !== null && cached.expiresAt <= now.getTime()) throw unauthorized();
+    await touch(db, cached.caller.key!.id, null, now);
+    return cached.caller;
+  }
   const rows = await db
     .selectFrom('api_keys as k')
     .innerJoin('memberships as ms', 'ms.id', 'k.membership_id')
@@ -45,12 +73,8 @@ export async function authenticate(db: Db, authorization: string | undefined, no
   const rolePerms = permissionsOf(row.role);
   const scopes = row.scopes.filter(isPermission);
   const permissions = new Set<Permission>(scopes.length ? rolePerms.filter((p) => scopes.includes(p)) : rolePerms);
-  const last = lastUsedWrites.get(row.id) ?? row.last_used_at?.getTime() ?? 0;
-  if (now.getTime() - last > 60_000) {
-    lastUsedWrites.set(row.id, now.getTime());
-    await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', row.id).execute();
-  }
-  return {
+  await touch(db, row.id, row.last_used_at, now);
+  const caller: Caller = {
     kind: 'key',
     organizationId: row.organization_id,
     userId: row.user_id,
@@ -67,4 +91,7 @@ export async function authenticate(db: Db, authorization: string | undefined, no
     },
     actor: { type: 'api_key', id: row.id, name: `${row.name} (${row.prefix}…)` },
   };
+  if (callers.size >= MAX_CACHED) callers.clear();
+  callers.set(cacheKey, { caller, until: now.getTime() + CALLER_TTL_MS, expiresAt: row.expires_at?.getTime() ?? null });
+  return caller;
 }

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema';
+import { preparingPool } from './prepared';
 
 // Timestamps arrive as Date (default); bigint counts (type 20) as numbers,
 // which are safe for every count Vigil keeps.
@@ -13,7 +14,7 @@ export type Db = Kysely<Database>;
 export function connectDb(url: string, max = 10): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString: url, max });
   pool.on('error', () => { /* an idle client died; the pool replaces it */ });
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) as unknown as pg.Pool }) }), pool };
 }
 
 /** Creates `database` on the server at `adminUrl` if it does not exist yet. */

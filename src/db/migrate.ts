@@ -1,9 +1,11 @@
 import { Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
 import * as m0001 from './migrations/0001_foundation';
+import * as m0002 from './migrations/0002_incident_monitor_index';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_incident_monitor_index': m0002,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -4,6 +4,7 @@ import type { Db } from '../db/connect';
 import { ApiError, forbidden, invalid, notFound } from '../pipeline/errors';
 import { insertApiKey, listApiKeys, type ApiKeyRow } from '../repo/apiKeys';
 import { audit } from './audit';
+import { forgetCallers } from '../auth/authenticate';
 import { iso, visibleWorkspace } from './tenancy';
 
 /** Owners and admins see and revoke every key of the organisation; others their own. */
@@ -70,6 +71,7 @@ export async function revokeKey(db: Db, caller: Caller, id: string | undefined) 
       await tx.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', id).execute();
       await audit(tx, caller, { action: 'api_key.revoked', resourceType: 'api_key', resourceId: id, changes: { revoked: { from: false, to: true } } });
     });
+    forgetCallers();
   }
   return { id, deleted: true as const };
 }

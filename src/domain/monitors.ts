@@ -6,7 +6,7 @@ import { ApiError, invalid, limitReached, notFound } from '../pipeline/errors';
 import { isKind, kinds, parseConfig, type MonitorKind } from '../engine/kinds';
 import { countMonitors, selectMonitors, type MonitorRow } from '../repo/monitors';
 import { audit, diff } from './audit';
-import { iso, MAX_TAG_LENGTH, normaliseTags, visibleWorkspace } from './tenancy';
+import { MAX_TAG_LENGTH, normaliseTags, visibleWorkspace } from './tenancy';
 
 /** Kinds whose latest check result is shown as `lastCheckDetail`. */
 const DETAIL_KINDS = new Set(['mail_posture', 'tls_audit', 'snmp']);
@@ -17,13 +17,13 @@ export function monitorOut(m: MonitorRow, single = false) {
   const out = {
     id: m.id, name: m.name, kind: m.kind as MonitorKind,
     status: (m.paused ? 'paused' : m.status) as 'up' | 'degraded' | 'down' | 'paused' | 'pending',
-    statusSince: iso(m.status_since)!, lastCheckedAt: iso(m.last_checked_at), enabled: m.enabled,
+    statusSince: m.status_since, lastCheckedAt: m.last_checked_at, enabled: m.enabled,
     intervalSeconds: m.interval_seconds, tags: m.tags,
     workspace: { id: m.workspace_id, name: m.workspace_name, slug: m.workspace_slug },
     lastResponseTimeMs: m.last_response_time_ms, lastMessage: m.last_message,
     uptime24h: m.uptime_24h, uptime30d: m.uptime_30d, openIncidentId: m.open_incident_id, hosts: m.hosts,
     confirmations: m.confirmations, dependsOn: m.depends_on, probeId: m.probe_id,
-    createdAt: iso(m.created_at)!, updatedAt: iso(m.updated_at)!,
+    createdAt: m.created_at, updatedAt: m.updated_at,
   };
   if (!single) return out;
   return {

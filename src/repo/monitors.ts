@@ -12,12 +12,21 @@ export interface MonitorFilter {
   tags?: string[];
 }
 
-/** Monitors with their workspace, hosts and open incident, in one query. */
+/** A timestamp column rendered by PostgreSQL as RFC 3339 UTC text (no Date round trip). */
+export function isoText(column: string) {
+  return sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+/** Monitors with their workspace, hosts and open incident, in one query (read columns only: never the config). */
 export function selectMonitors(db: Db, f: MonitorFilter) {
   let q = db.selectFrom('monitors as m')
     .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
-    .selectAll('m')
     .select([
+      'm.id', 'm.name', 'm.kind', 'm.status', 'm.paused', 'm.enabled', 'm.interval_seconds', 'm.tags', 'm.workspace_id',
+      'm.last_response_time_ms', 'm.last_message', 'm.uptime_24h', 'm.uptime_30d', 'm.confirmations', 'm.depends_on', 'm.probe_id',
+      'm.last_check_detail',
+      isoText('m.status_since').as('status_since'), isoText('m.last_checked_at').as('last_checked_at'),
+      isoText('m.created_at').as('created_at'), isoText('m.updated_at').as('updated_at'),
       'w.name as workspace_name', 'w.slug as workspace_slug',
       sql<{ id: string; name: string }[]>`coalesce((select json_agg(json_build_object('id', h.id, 'name', h.name) order by h.name, h.id)
         from monitor_hosts mh join hosts h on h.id = mh.host_id where mh.monitor_id = m.id), '[]'::json)`.as('hosts'),

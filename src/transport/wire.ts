@@ -1,7 +1,8 @@
 import {
-  fromBinary, fromJson, toBinary, toJson,
+  create, fromBinary, fromJson, ScalarType, toBinary, toJson,
   type DescField, type DescMessage, type JsonObject, type JsonValue,
 } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 
 /**
  * One generic converter between the JSON shape handlers speak (empty = null,
@@ -11,36 +12,6 @@ import {
 
 const STRING_LIST = 'vigil.v1.StringList';
 const isWkt = (m: DescMessage) => m.typeName.startsWith('google.protobuf.');
-
-function outValue(field: DescField, v: unknown): JsonValue {
-  if (v instanceof Date) return v.toISOString();
-  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return Buffer.from(v).toString('base64');
-  if (field.fieldKind === 'message') {
-    if (field.message.typeName === STRING_LIST) return { values: v as JsonValue[] };
-    return isWkt(field.message) ? (v as JsonValue) : toProtoJson(field.message, v as Record<string, unknown>);
-  }
-  if (field.fieldKind === 'list' && field.listKind === 'message' && !isWkt(field.message)) {
-    return (v as Record<string, unknown>[]).map((x) => toProtoJson(field.message, x));
-  }
-  if (field.fieldKind === 'list') return (v as unknown[]).map((x) => (x instanceof Date ? x.toISOString() : x)) as JsonValue;
-  if (field.fieldKind === 'map' && field.mapKind === 'message' && !isWkt(field.message)) {
-    const out: JsonObject = {};
-    for (const [k, x] of Object.entries(v as Record<string, Record<string, unknown>>)) out[k] = toProtoJson(field.message, x);
-    return out;
-  }
-  return v as JsonValue;
-}
-
-/** The proto3 JSON form of a JSON-shaped value (nulls dropped, StringList wrapped). */
-export function toProtoJson(schema: DescMessage, value: Record<string, unknown>): JsonObject {
-  const out: JsonObject = {};
-  for (const field of schema.fields) {
-    const v = value[field.jsonName];
-    if (v === null || v === undefined) continue;
-    out[field.jsonName] = outValue(field, v);
-  }
-  return out;
-}
 
 function inValue(field: DescField, v: JsonValue): unknown {
   if (field.fieldKind === 'message') {
@@ -71,9 +42,41 @@ export function fromProtoJson(schema: DescMessage, json: JsonObject, mode: 'requ
   return out;
 }
 
+const TIMESTAMP = 'google.protobuf.Timestamp';
+
+function initValue(field: DescField, v: unknown): unknown {
+  if (field.fieldKind === 'message') {
+    const m = field.message;
+    if (m.typeName === STRING_LIST) return { values: v };
+    if (m.typeName === TIMESTAMP) return timestampFromMs(v instanceof Date ? v.getTime() : Date.parse(String(v)));
+    return isWkt(m) ? fromJson(m, v as JsonValue) : toInit(m, v as Record<string, unknown>);
+  }
+  if (field.fieldKind === 'list' && field.listKind === 'message') {
+    return (v as unknown[]).map((x) => (isWkt(field.message) ? fromJson(field.message, x as JsonValue) : toInit(field.message, x as Record<string, unknown>)));
+  }
+  if (field.fieldKind === 'map' && field.mapKind === 'message') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, Record<string, unknown>>)) out[k] = toInit(field.message, x);
+    return out;
+  }
+  if (field.fieldKind === 'scalar' && typeof v === 'string' && field.scalar === ScalarType.BYTES) return Buffer.from(v, 'base64');
+  return v;
+}
+
+/** The init object of `schema` for a JSON-shaped value, in one walk (nulls dropped). */
+function toInit(schema: DescMessage, value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of schema.fields) {
+    const v = value[field.jsonName];
+    if (v === null || v === undefined) continue;
+    out[field.localName] = initValue(field, v);
+  }
+  return out;
+}
+
 /** Encodes a JSON-shaped value as the binary message `schema`. */
 export function encodeMessage(schema: DescMessage, value: Record<string, unknown>): Uint8Array {
-  return toBinary(schema, fromJson(schema, toProtoJson(schema, value), { ignoreUnknownFields: true }));
+  return toBinary(schema, create(schema, toInit(schema, value) as never));
 }
 
 /** Decodes a binary request message into the JSON shape (absent fields left out). */
@@ -88,5 +91,5 @@ export function messageToShape(schema: DescMessage, message: unknown, mode: 'req
 
 /** A message built from a JSON-shaped value (for Connect responses). */
 export function shapeToMessage(schema: DescMessage, value: Record<string, unknown>): unknown {
-  return fromJson(schema, toProtoJson(schema, value), { ignoreUnknownFields: true });
+  return create(schema, toInit(schema, value) as never);
 }
