@@ -31,14 +31,21 @@ export const NOT_IMPLEMENTED = [
 
 export type NotImplementedId = (typeof NOT_IMPLEMENTED)[number];
 
+/** Marks a handler the runner answers 501 for, before validating the request. */
+export const NOT_BUILT = Symbol('not built');
+
+/** The 501 error of `operationId`. */
+export function notImplementedError(operationId: string): ApiError {
+  return new ApiError(501, 'not_implemented', `${operationId} is part of the contract but not built yet.`, { operationId });
+}
+
 /** A handler that answers 501 for `operationId`. */
 export function notImplemented(operationId: string) {
-  return async (): Promise<never> => {
-    throw new ApiError(501, 'not_implemented', `${operationId} is part of the contract but not built yet.`, { operationId });
-  };
+  const handler = async (): Promise<never> => { throw notImplementedError(operationId); };
+  return Object.assign(handler, { [NOT_BUILT]: true });
 }
 
 /** The 501 handlers, keyed by operation. */
-export const notImplementedHandlers = Object.fromEntries(NOT_IMPLEMENTED.map((id) => [id, notImplemented(id)])) as {
+export const notImplementedHandlers = Object.fromEntries(NOT_IMPLEMENTED.map((id) => [id, notImplemented(id)])) as unknown as {
   [K in NotImplementedId]: () => Promise<never>;
 };

@@ -8,6 +8,7 @@ import type { Ctx, Services } from './context';
 import type { RateLimits } from './ratelimit';
 import { check } from './validate';
 import { bodyValidators, queryValidators } from '../../gen/validators.cjs';
+import { NOT_BUILT, notImplementedError } from '../api/notImplemented';
 
 /** A request as every transport hands it over: strings from the URL, a decoded body. */
 export interface RawRequest {
@@ -47,6 +48,9 @@ export function createRunner(deps: RunnerDeps): Runner {
       throw new ApiError(403, 'session_required', 'This operation needs a signed-in session; API keys cannot use it.');
     }
     if (route.permission && !can(caller, route.permission as Permission)) throw forbidden(route.permission);
+    const handler = deps.handlers[route.operationId];
+    // An operation not built yet says so whatever the input.
+    if ((handler as { [NOT_BUILT]?: boolean })[NOT_BUILT]) throw notImplementedError(route.operationId);
 
     const query = { ...raw.query };
     check(queryValidators[route.operationId], query, 'query');
@@ -54,7 +58,6 @@ export function createRunner(deps: RunnerDeps): Runner {
     if (route.body === 'required' && body === undefined && !route.rawRequest) body = {};
     if (body !== undefined && !route.rawRequest) check(bodyValidators[route.operationId], body, 'body');
 
-    const handler = deps.handlers[route.operationId];
     const ctx: Ctx = {
       caller,
       db: deps.db,
