@@ -21,6 +21,14 @@ export interface Config {
   /** Plan given to the organisation created on the first start of an empty database. */
   bootstrapPlan: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** Checks may reach loopback and private addresses (self-hosted default); false for multi-tenant hosting. */
+  checksAllowPrivate: boolean;
+  /** PEM files of extra CAs that checks trust (e.g. an internal CA). */
+  checksExtraCaFiles: string[];
+  /** Run the worker (scheduler and checks) in this process. */
+  worker: boolean;
+  /** How many checks one worker runs at once. */
+  checkConcurrency: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -57,5 +65,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     bootstrapPlan: env.BOOTSTRAP_PLAN || 'enterprise',
     logLevel: level,
+    checksAllowPrivate: !['false', '0', 'no'].includes((env.CHECKS_ALLOW_PRIVATE ?? 'true').toLowerCase()),
+    checksExtraCaFiles: (env.CHECKS_EXTRA_CA_FILES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    worker: !['false', '0', 'no'].includes((env.WORKER ?? 'true').toLowerCase()),
+    checkConcurrency: int(env, 'CHECK_CONCURRENCY', 200),
   };
 }

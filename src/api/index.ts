@@ -8,9 +8,10 @@ import { workspaceHandlers } from './workspaces';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
+  // The 501s first: a built handler listed below replaces its entry.
+  ...notImplementedHandlers,
   ...metaHandlers,
   ...monitorHandlers,
   ...workspaceHandlers,
   ...accountHandlers,
-  ...notImplementedHandlers,
 };

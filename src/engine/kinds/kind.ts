@@ -1,10 +1,53 @@
 /** A JSON Schema object (draft 2020-12) for a kind's config document. */
 export type ConfigSchema = Record<string, unknown>;
 
-/**
- * What every check kind provides. The engine (scheduler and check runner)
- * adds the `check` step; the API needs the config contract.
- */
+import type { NetPolicy } from '../net';
+
+/** What one check concluded. `degraded` is a soft failure (documented per kind). */
+export type Outcome = 'up' | 'degraded' | 'down';
+
+/** Why a check failed; becomes the incident's `cause`. */
+export type FailureCause =
+  | 'check_failed' | 'timeout' | 'connection_failed' | 'dns_failure' | 'tls_error' | 'assertion_failed'
+  | 'heartbeat_missed' | 'heartbeat_failed';
+
+/** One finding of a posture or TLS check; `code` is stable once shipped. */
+export interface Finding { code: string; severity: 'info' | 'warning' | 'critical'; message: string }
+
+/** One SNMP (or other) reading; `unit` null means a raw series with no known scale. */
+export interface Reading { name: string; oid: string | null; value: number | null; text: string | null; unit: string | null }
+
+/** `lastCheckDetail` of mail_posture, tls_audit and snmp monitors. */
+export interface CheckDetail { findings: Finding[]; grade: string | null; readings: Reading[] }
+
+/** The result of one check run. */
+export interface CheckResult {
+  outcome: Outcome;
+  /** Set whenever outcome is not `up`. */
+  cause: FailureCause | null;
+  /** One line for people: "HTTP 200 in 84 ms", "connection refused", "SPF record missing". */
+  message: string;
+  responseTimeMs: number | null;
+  /** HTTP timing phases, in milliseconds from the start of the check. */
+  phases?: { dnsMs: number | null; connectMs: number | null; tlsMs: number | null; firstByteMs: number | null };
+  /** For mail_posture, tls_audit and snmp. */
+  detail?: CheckDetail;
+}
+
+/** What a check may know besides its config. */
+export interface CheckContext {
+  monitorId: string;
+  intervalSeconds: number;
+  now: Date;
+  /** Aborted when the check's time is up or the worker stops. */
+  signal: AbortSignal;
+  /** The one seam for outbound network access (private-address policy, extra CAs). */
+  net: NetPolicy;
+  /** Heartbeat monitors: what the ping endpoint has recorded. */
+  heartbeat?: { lastPingAt: Date | null; lastPingKind: 'success' | 'fail' | 'start' | null; since: Date };
+}
+
+/** One monitor kind: its config contract and how to check it. */
 export interface CheckKind {
   /** JSON Schema of the kind's `config` document; defaults are filled in on create. */
   configSchema: ConfigSchema;
@@ -12,6 +55,8 @@ export interface CheckKind {
   sealedFields: readonly string[];
   /** True when monitors of this kind have a ping URL. */
   hasPingUrl: boolean;
+  /** Runs one check. Never throws for a failure of the target: that is a `down` result. */
+  check(config: any, ctx: CheckContext): Promise<CheckResult>;
 }
 
 const assertion = {
