@@ -13,6 +13,8 @@ import { createRateLimits } from './pipeline/ratelimit';
 import { createRunner } from './pipeline/run';
 import type { Services } from './pipeline/context';
 import { createApp } from './transport/app';
+import { startWorker, type Worker } from './engine/worker';
+import { netPolicyFrom } from './engine/netPolicy';
 
 /** A running Vigil process (role serve). */
 export interface RunningServer {
@@ -52,7 +54,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     let baseUrl = config.baseUrl ?? '';
     const services: Services = { config, secrets, baseUrl: () => baseUrl };
     const run = createRunner({ db, limits, services, handlers: handlers as never });
-    const app = createApp(run, (m, e) => log.error(m, e));
+    const app = createApp(run, (m, e) => log.error(m, e), { db, secrets });
+    const worker: Worker | null = config.worker
+      ? startWorker({ db, secrets, net: netPolicyFrom(config), log, concurrency: config.checkConcurrency })
+      : null;
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
@@ -69,6 +74,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       bootstrapKey,
       async close() {
         await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+        await worker?.stop();
         await limits.close();
         await redis?.quit().catch(() => undefined);
         await db.destroy();

@@ -6,15 +6,15 @@ import { startTestServer, type TestServer } from './support/harness';
 // not_implemented; every other operation of the contract is built.
 
 const STILL_501 = [
-  'addHostMonitor', 'addStatusPageComponent', 'confirmSmsEnrolment', 'createChannel', 'createHost', 'createMaintenanceWindow',
-  'createSmsEnrolment', 'createStatusPage', 'deleteAccount', 'deleteAgent', 'deleteChannel', 'deleteHost', 'deleteInvitation',
+  'addStatusPageComponent', 'confirmSmsEnrolment', 'createChannel', 'createMaintenanceWindow',
+  'createSmsEnrolment', 'createStatusPage', 'deleteAccount', 'deleteAgent', 'deleteChannel', 'deleteInvitation',
   'deleteMaintenanceWindow', 'deleteStatusPage', 'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics', 'getAnalyticsSite',
-  'getBilling', 'getErrorIssue', 'getHost', 'getIncident', 'getMonitorGraph', 'getMonitorHistory', 'getMonitorPushUrl', 'getOnCall',
+  'getBilling', 'getErrorIssue', 'getOnCall',
   'getStatusPage', 'inviteMember', 'listAgents', 'listAnalyticsSites', 'listChannels', 'listErrorIssues', 'listErrorProjects',
-  'listHosts', 'listIncidentEvents', 'listIncidents', 'listMaintenanceWindows', 'listMembers', 'listMonitorChannels',
-  'listMonitorGraphs', 'listMonitorHosts', 'listOrganizations', 'listProbes', 'listStatusPages', 'removeHostMonitor', 'removeMember',
+  'listMaintenanceWindows', 'listMembers', 'listMonitorChannels',
+  'listOrganizations', 'listStatusPages', 'removeMember',
   'removeStatusPageComponent', 'searchResources', 'sendChannelConfirmation', 'setActiveOrganization', 'setIncidentPostmortem',
-  'setMonitorChannels', 'setMonitorHosts', 'testChannel', 'updateChannel', 'updateErrorIssue', 'updateHost', 'updateIncident',
+  'setMonitorChannels', 'testChannel', 'updateChannel', 'updateErrorIssue', 'updateIncident',
   'updateMember', 'updateStatusPage', 'uploadSourceMap', 'uploadSymbols', 'verifyStorePurchase',
 ];
 

@@ -1,10 +1,13 @@
 import type { Handlers } from '../../gen/routes';
 import type { Ctx } from '../pipeline/context';
 import { accountHandlers } from './account';
+import { hostHandlers } from './hosts';
 import { metaHandlers } from './meta';
 import { monitorHandlers } from './monitors';
 import { notImplementedHandlers } from './notImplemented';
 import { workspaceHandlers } from './workspaces';
+import { incidentHandlers } from './incidents';
+import { probeHandlers } from './probes';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -14,4 +17,7 @@ export const handlers: Handlers<Ctx> = {
   ...monitorHandlers,
   ...workspaceHandlers,
   ...accountHandlers,
+  ...hostHandlers,
+  ...incidentHandlers,
+  ...probeHandlers,
 };

@@ -8,10 +8,6 @@ import { ApiError } from '../pipeline/errors';
  * test/not-implemented.test.ts lists exactly these.
  */
 export const NOT_IMPLEMENTED = [
-  // Monitoring engine
-  'getMonitorHistory', 'getMonitorGraph', 'listMonitorGraphs', 'getMonitorPushUrl',
-  'listMonitorHosts', 'setMonitorHosts', 'listHosts', 'createHost', 'getHost', 'updateHost', 'deleteHost', 'addHostMonitor', 'removeHostMonitor',
-  'listProbes', 'listIncidents', 'getIncident', 'listIncidentEvents',
   // Alerting
   'updateIncident', 'setIncidentPostmortem',
   'listChannels', 'createChannel', 'updateChannel', 'deleteChannel', 'testChannel', 'sendChannelConfirmation', 'listMonitorChannels', 'setMonitorChannels',

@@ -4,10 +4,13 @@ import { connectDb, ensureDatabase } from '../db/connect';
 import { runningEmbeddedUrl, startEmbedded, type EmbeddedServer } from '../db/embedded';
 import { migrateToLatest } from '../db/migrate';
 import { addMember, createOrganization, OperatorError } from '../domain/organizations';
+import { createProbe, revokeProbe } from '../domain/probes';
 
 const USAGE = `Usage:
   npm run cli -- org create --name NAME --owner-email EMAIL [--plan free|pro|business|enterprise]
   npm run cli -- member add --org ORG_ID --email EMAIL --role owner|admin|member|viewer [--workspace WS_ID ...]
+  npm run cli -- probe create --org ORG_ID --name NAME     (prints the probe token once)
+  npm run cli -- probe revoke --probe PROBE_ID
 Prints JSON. Uses DATABASE_URL, else the embedded database of a running server, else starts it.`;
 
 async function withDb<T>(fn: (db: ReturnType<typeof connectDb>['db']) => Promise<T>): Promise<T> {
@@ -36,7 +39,7 @@ export async function runCli(argv: string[]): Promise<number> {
     args: rest,
     options: {
       name: { type: 'string' }, 'owner-email': { type: 'string' }, plan: { type: 'string' },
-      org: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, workspace: { type: 'string', multiple: true },
+      org: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, workspace: { type: 'string', multiple: true }, probe: { type: 'string' },
     },
     strict: true,
   });
@@ -47,6 +50,12 @@ export async function runCli(argv: string[]): Promise<number> {
   } else if (area === 'member' && verb === 'add') {
     if (!values.org || !values.email || !values.role) throw new OperatorError('member add needs --org, --email and --role');
     result = await withDb((db) => addMember(db, { organizationId: values.org!, email: values.email!, role: values.role!, workspaceIds: values.workspace ?? null }));
+  } else if (area === 'probe' && verb === 'create') {
+    if (!values.org || !values.name) throw new OperatorError('probe create needs --org and --name');
+    result = await withDb((db) => createProbe(db, values.org!, values.name!));
+  } else if (area === 'probe' && verb === 'revoke') {
+    if (!values.probe) throw new OperatorError('probe revoke needs --probe');
+    result = await withDb((db) => revokeProbe(db, values.probe!));
   } else {
     process.stderr.write(`${USAGE}\n`);
     return 2;

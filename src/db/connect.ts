@@ -6,6 +6,8 @@ import { preparingPool } from './prepared';
 // Timestamps arrive as Date (default); bigint counts (type 20) as numbers,
 // which are safe for every count Vigil keeps.
 pg.types.setTypeParser(20, (v) => Number(v));
+// Dates (type 1082) stay 'YYYY-MM-DD' strings: a calendar day has no time zone.
+pg.types.setTypeParser(1082, (v) => v);
 
 /** The database handle every repository takes. */
 export type Db = Kysely<Database>;

@@ -94,6 +94,12 @@ export interface MonitorsTable {
   next_due_at: TsNull;
   created_at: TsDefault;
   updated_at: TsDefault;
+  consecutive_failures: ColumnType<number, number | undefined, number>;
+  lease_until: TsNull;
+  heartbeat_token_enc: string | null;
+  heartbeat_token_hash: Buffer | null;
+  last_ping_at: TsNull;
+  last_ping_kind: string | null;
 }
 
 export interface HostsTable {
@@ -163,6 +169,69 @@ export interface AuditLogTable {
   changes: ColumnType<Record<string, unknown>, string, string>;
 }
 
+export interface CheckResultsTable {
+  monitor_id: string;
+  organization_id: string;
+  at: Ts;
+  outcome: string;
+  response_time_ms: number | null;
+  cause: string | null;
+  message: string | null;
+  detail: ColumnType<unknown | null, string | null, string | null>;
+  probe_id: string | null;
+}
+
+export interface RollupHourlyTable {
+  monitor_id: string;
+  hour: Ts;
+  checks: number;
+  failures: number;
+  degraded: number;
+  response_sum_ms: number;
+  response_count: number;
+  readings: ColumnType<Record<string, { sum: number; count: number; min: number; max: number; unit: string | null }> | null, string | null, string | null>;
+}
+
+export interface RollupDailyTable {
+  monitor_id: string;
+  day: ColumnType<string, string, string>;
+  checks: number;
+  failures: number;
+  degraded: number;
+  downtime_seconds: number;
+  response_sum_ms: number;
+  response_count: number;
+}
+
+export interface IncidentEventsTable {
+  seq: Generated<number>;
+  id: string;
+  incident_id: string;
+  organization_id: string;
+  kind: string;
+  at: TsDefault;
+  actor_type: string | null;
+  actor_id: string | null;
+  actor_name: string | null;
+  message: string | null;
+  public: ColumnType<boolean, boolean | undefined, boolean>;
+  from_status: string | null;
+  to_status: string | null;
+}
+
+export interface ProbesTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  prefix: string;
+  token_hash: Buffer;
+  created_at: TsDefault;
+  last_seen_at: TsNull;
+  version: string | null;
+  hostname: string | null;
+  revoked_at: TsNull;
+}
+
 /** Every table Vigil's code reads or writes, by name. */
 export interface Database {
   plans: PlansTable;
@@ -178,6 +247,11 @@ export interface Database {
   notification_channels: NotificationChannelsTable;
   status_pages: StatusPagesTable;
   audit_log: AuditLogTable;
+  check_results: CheckResultsTable;
+  rollup_hourly: RollupHourlyTable;
+  rollup_daily: RollupDailyTable;
+  incident_events: IncidentEventsTable;
+  probes: ProbesTable;
 }
 
 export type { Ts };

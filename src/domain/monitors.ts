@@ -5,6 +5,7 @@ import { newId } from '../crypto/ids';
 import { ApiError, invalid, limitReached, notFound } from '../pipeline/errors';
 import { isKind, kinds, parseConfig, type MonitorKind } from '../engine/kinds';
 import { countMonitors, selectMonitors, type MonitorRow } from '../repo/monitors';
+import { newHeartbeatToken } from '../engine/ping';
 import { audit, diff } from './audit';
 import { MAX_TAG_LENGTH, normaliseTags, visibleWorkspace } from './tenancy';
 
@@ -92,10 +93,14 @@ export async function createMonitor(db: Db, secrets: SecretBox, caller: Caller, 
   const config = parseConfig(input.kind, input.config);
   const tags = checkTags(input.tags ?? []);
   const dependsOn = await checkDependencies(db, caller, input.dependsOn ?? []);
-  // Private probes arrive with the engine; until then no probe exists to name.
-  if (input.probeId !== undefined) throw notFound('probe', 'probeId');
+  if (input.probeId !== undefined) {
+    const probe = await db.selectFrom('probes').select('id').where('organization_id', '=', caller.organizationId)
+      .where('id', '=', input.probeId).where('revoked_at', 'is', null).executeTakeFirst();
+    if (!probe) throw notFound('probe', 'probeId');
+  }
   const interval = Math.max(input.intervalSeconds ?? DEFAULT_INTERVAL, caller.plan.interval_floor_seconds);
   const id = newId('mon');
+  const ping = kinds[input.kind].hasPingUrl ? newHeartbeatToken(secrets) : null;
   await db.transaction().execute(async (tx) => {
     // Serialise creates per organisation so that the cap holds under concurrency.
     await tx.selectFrom('organizations').select('id').where('id', '=', caller.organizationId).forUpdate().execute();
@@ -108,6 +113,7 @@ export async function createMonitor(db: Db, secrets: SecretBox, caller: Caller, 
       id, organization_id: caller.organizationId, workspace_id: ws.id, name, kind: input.kind,
       config_enc: secrets.seal(JSON.stringify(config)), interval_seconds: interval,
       confirmations: input.confirmations ?? 1, depends_on: dependsOn, tags, next_due_at: new Date(),
+      heartbeat_token_enc: ping?.enc ?? null, heartbeat_token_hash: ping?.hash ?? null, probe_id: input.probeId ?? null,
     }).execute();
     await audit(tx, caller, { action: 'monitor.created', resourceType: 'monitor', resourceId: id, workspaceId: ws.id,
       changes: diff(null, { name, kind: input.kind, intervalSeconds: interval, confirmations: input.confirmations ?? 1, tags, dependsOn, config: true }, AUDITED) });
@@ -138,6 +144,8 @@ export async function updateMonitor(db: Db, secrets: SecretBox, caller: Caller, 
   if (input.intervalSeconds !== undefined) set.interval_seconds = Math.max(input.intervalSeconds, caller.plan.interval_floor_seconds);
   if (input.confirmations !== undefined) set.confirmations = input.confirmations;
   if (input.enabled !== undefined) set.enabled = input.enabled;
+  // Switched back on: check soon rather than at the old schedule.
+  if ((input.enabled === true && !before.enabled) || (input.paused === false && before.paused)) set.next_due_at = new Date();
   if (input.config !== undefined) set.config_enc = secrets.seal(JSON.stringify(parseConfig(before.kind as MonitorKind, input.config)));
   if (input.tags !== undefined) set.tags = input.tags === null ? [] : checkTags(input.tags);
   if (input.paused !== undefined && input.paused !== before.paused) {
@@ -161,10 +169,20 @@ export async function updateMonitor(db: Db, secrets: SecretBox, caller: Caller, 
   return getMonitor(db, caller, id);
 }
 
+/** The ping URL of a heartbeat monitor; null for other kinds and for a token that cannot be decrypted. */
+export async function pushUrl(db: Db, secrets: SecretBox, caller: Caller, id: string, baseUrl: string) {
+  const m = await findMonitor(db, caller, id);
+  if (!isKind(m.kind) || !kinds[m.kind].hasPingUrl) return { url: null };
+  const row = await db.selectFrom('monitors').select('heartbeat_token_enc').where('id', '=', id).executeTakeFirstOrThrow();
+  const token = row.heartbeat_token_enc ? secrets.open(row.heartbeat_token_enc) : null;
+  return { url: token ? `${baseUrl}/ping/${token}` : null };
+}
+
 /** Deletes a monitor and its history. */
 export async function deleteMonitor(db: Db, caller: Caller, id: string) {
   const before = await findMonitor(db, caller, id);
   await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('check_results').where('monitor_id', '=', id).execute();
     await tx.deleteFrom('monitors').where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();
     await audit(tx, caller, { action: 'monitor.deleted', resourceType: 'monitor', resourceId: id, workspaceId: before.workspace_id,
       changes: diff({ name: before.name, kind: before.kind }, null, ['name', 'kind']) });

@@ -6,6 +6,10 @@ import type { Runner } from '../pipeline/run';
 import { connectMiddleware } from './connect';
 import { sendBytes, sendError, sendJson } from './respond';
 import { restRouter } from './rest';
+import { pingRouter } from './ping';
+import { probeRouter } from './probeApi';
+import type { Db } from '../db/connect';
+import type { SecretBox } from '../crypto/secrets';
 
 const ROOT = path.resolve(__dirname, '../..');
 const PROTO_DIR = path.join(ROOT, 'proto/vigil/v1');
@@ -29,7 +33,10 @@ function bodyErrors(err: any, req: Request, res: Response, next: NextFunction): 
 }
 
 /** The whole HTTP surface: REST under /api/v1, Connect under /rpc, the published contract. */
-export function createApp(run: Runner, log: (msg: string, e: unknown) => void): express.Express {
+/** What the non-API routes (pings, probes) reach directly. */
+export interface AppDeps { db: Db; secrets: SecretBox }
+
+export function createApp(run: Runner, log: (msg: string, e: unknown) => void, deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -49,6 +56,8 @@ export function createApp(run: Runner, log: (msg: string, e: unknown) => void): 
   });
 
   app.use('/api/v1', restRouter(run, log));
+  app.use('/ping', pingRouter(deps.db, log));
+  app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));
   app.use(connectMiddleware(run, log));
   app.all('/mcp', (req, res) => sendError(req, res, new ApiError(501, 'not_implemented', 'The agent server (MCP) is not built yet.')));
   app.use((req: Request, res: Response) => sendError(req, res, new ApiError(404, 'not_found', `No route ${req.method} ${req.path}.`)));

@@ -50,7 +50,7 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const database = await freshDatabase();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-test-data-'));
-  const config: Config = loadConfig({ DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_STORE: 'memory', ...env });
+  const config: Config = loadConfig({ DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_STORE: 'memory', WORKER: 'false', ...env });
   const server = await startServer(config, createLogger('silent'));
   let n = 0;
   return {

@@ -1,6 +1,10 @@
 import type { CheckKind } from './kind';
 
-/** Passive: the monitored job pings `{base_url}/ping/<token>`; silence past interval + grace is down. */
+/**
+ * Passive: the monitored job pings `{base_url}/ping/<token>`. Silence for longer
+ * than the interval plus `graceSeconds` is down (`heartbeat_missed`); a ping to
+ * `/fail` is down (`heartbeat_failed`) until the next success ping.
+ */
 export const heartbeat: CheckKind = {
   configSchema: {
     type: 'object',
@@ -9,4 +13,20 @@ export const heartbeat: CheckKind = {
   },
   sealedFields: [],
   hasPingUrl: true,
+  async check(config: { graceSeconds?: number }, ctx) {
+    const hb = ctx.heartbeat;
+    if (!hb) return null;
+    const graceMs = (config.graceSeconds ?? 300) * 1000;
+    const windowMs = ctx.intervalSeconds * 1000 + graceMs;
+    if (hb.lastPingKind === 'fail' && hb.lastPingAt) {
+      return { outcome: 'down', cause: 'heartbeat_failed', message: `The job reported a failure at ${hb.lastPingAt.toISOString()}.`, responseTimeMs: null };
+    }
+    const since = hb.lastPingAt ?? hb.since;
+    if (ctx.now.getTime() - since.getTime() > windowMs) {
+      const what = hb.lastPingAt ? `No ping since ${hb.lastPingAt.toISOString()}` : 'No ping received yet';
+      return { outcome: 'down', cause: 'heartbeat_missed', message: `${what} (expected every ${ctx.intervalSeconds} s, ${config.graceSeconds ?? 300} s grace).`, responseTimeMs: null };
+    }
+    if (!hb.lastPingAt) return null;
+    return { outcome: 'up', cause: null, message: `Last ping at ${hb.lastPingAt.toISOString()}.`, responseTimeMs: null };
+  },
 };

@@ -55,8 +55,12 @@ export interface CheckKind {
   sealedFields: readonly string[];
   /** True when monitors of this kind have a ping URL. */
   hasPingUrl: boolean;
-  /** Runs one check. Never throws for a failure of the target: that is a `down` result. */
-  check(config: any, ctx: CheckContext): Promise<CheckResult>;
+  /**
+   * Runs one check. Never throws for a failure of the target: that is a `down`
+   * result. Null means there is nothing to conclude yet (a heartbeat that has
+   * never pinged and is not late): no result is stored.
+   */
+  check(config: any, ctx: CheckContext): Promise<CheckResult | null>;
 }
 
 const assertion = {

@@ -1,0 +1,66 @@
+import { sql } from 'kysely';
+import type { Caller } from '../auth/caller';
+import type { Db } from '../db/connect';
+import { notFound } from '../pipeline/errors';
+import { isoText } from '../repo/monitors';
+
+const STATUSES = ['open', 'acknowledged', 'resolved', 'suppressed'];
+const UNRESOLVED = ['open', 'acknowledged', 'suppressed'];
+
+function selectIncidents(db: Db, caller: Caller) {
+  let q = db.selectFrom('incidents as i')
+    .leftJoin('monitors as m', 'm.id', 'i.monitor_id')
+    .select([
+      'i.id', 'i.monitor_id', 'm.name as monitor_name', 'i.title', 'i.cause', 'i.status', 'i.severity', 'i.root_incident_id', 'i.workspace_id',
+      isoText('i.started_at').as('started_at'), isoText('i.resolved_at').as('resolved_at'), isoText('i.acknowledged_at').as('acknowledged_at'),
+      sql<number | null>`case when i.resolved_at is null then null else floor(extract(epoch from i.resolved_at - i.started_at))::int end`.as('duration_seconds'),
+    ])
+    .where('i.organization_id', '=', caller.organizationId);
+  if (caller.workspaceIds !== null) q = q.where('i.workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
+  return q;
+}
+
+type Row = Awaited<ReturnType<ReturnType<typeof selectIncidents>['execute']>>[number];
+
+function incidentOut(r: Row) {
+  return {
+    id: r.id, monitorId: r.monitor_id ?? '', monitorName: r.monitor_name ?? '', title: r.title, cause: r.cause as never, status: r.status as never,
+    severity: r.severity as never, startedAt: r.started_at, resolvedAt: r.resolved_at, durationSeconds: r.duration_seconds,
+    acknowledgedAt: r.acknowledged_at, rootIncidentId: r.root_incident_id,
+  };
+}
+
+/**
+ * Incidents, newest first. `status` filters by one status (an unknown value is
+ * ignored); `open=true` keeps the three unresolved states; `limit` defaults to
+ * 50 and is clamped to 200.
+ */
+export async function listIncidents(db: Db, caller: Caller, query: { status?: string; open?: boolean; limit?: number }) {
+  let q = selectIncidents(db, caller);
+  if (query.status && STATUSES.includes(query.status)) q = q.where('i.status', '=', query.status);
+  if (query.open) q = q.where('i.status', 'in', UNRESOLVED);
+  const limit = Math.min(Math.max(query.limit ?? 50, 1), 200);
+  const rows = await q.orderBy('i.started_at', 'desc').orderBy('i.id', 'desc').limit(limit).execute();
+  // Postmortems arrive with alerting; until then no incident has one.
+  return rows.map((r) => ({ ...incidentOut(r), hasPostmortem: false }));
+}
+
+/** One incident with its workspace and postmortem. */
+export async function getIncident(db: Db, caller: Caller, id: string) {
+  const r = await selectIncidents(db, caller).where('i.id', '=', id).executeTakeFirst();
+  if (!r) throw notFound('incident', 'id');
+  return { ...incidentOut(r), hasPostmortem: false, workspaceId: r.workspace_id, postmortem: null };
+}
+
+/** The timeline of an incident, oldest first. */
+export async function incidentEvents(db: Db, caller: Caller, id: string) {
+  await getIncident(db, caller, id);
+  const rows = await db.selectFrom('incident_events')
+    .select(['id', 'incident_id', 'kind', isoText('at').as('at'), 'actor_type', 'actor_id', 'actor_name', 'message', 'public', 'from_status', 'to_status'])
+    .where('incident_id', '=', id).where('organization_id', '=', caller.organizationId).orderBy('seq').execute();
+  return rows.map((e) => ({
+    id: e.id, incidentId: e.incident_id, kind: e.kind as never, at: e.at,
+    actor: e.actor_type ? { type: e.actor_type as never, id: e.actor_id, name: e.actor_name } : null,
+    message: e.message, public: e.public, fromStatus: e.from_status as never, toStatus: e.to_status as never,
+  }));
+}

@@ -1,0 +1,72 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect';
+import type { SecretBox } from '../crypto/secrets';
+import type { CheckJob } from './runCheck';
+
+/** A claimed monitor: what a check and the result writer need. */
+export interface ClaimedMonitor {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  name: string;
+  kind: string;
+  config_enc: string;
+  status: string;
+  consecutive_failures: number;
+  confirmations: number;
+  depends_on: string[];
+  interval_seconds: number;
+  next_due_at: Date;
+  last_ping_at: Date | null;
+  last_ping_kind: string | null;
+  status_since: Date;
+}
+
+/** The job of a claimed monitor, with its config decrypted (null when it cannot be). */
+export function jobOf(m: ClaimedMonitor, secrets: SecretBox): CheckJob {
+  const plain = secrets.open(m.config_enc);
+  let config: unknown = null;
+  try { config = plain === null ? null : JSON.parse(plain); } catch { config = null; }
+  return {
+    id: m.id, kind: m.kind, config, intervalSeconds: m.interval_seconds,
+    lastPingAt: m.last_ping_at, lastPingKind: m.last_ping_kind, statusSince: m.status_since,
+  };
+}
+
+/** How long a claim holds before another worker may take the monitor again (a crashed worker's checks come back). */
+export const LEASE_SECONDS = 120;
+
+/**
+ * Claims up to `limit` due monitors: enabled, not paused, due, not leased (or
+ * lease expired), and run by `probeId` (null: by the server's own workers).
+ * `FOR UPDATE SKIP LOCKED` lets any number of workers claim side by side
+ * without taking the same monitor twice.
+ */
+export async function claimDue(db: Db, limit: number, probeId: string | null, now = new Date()): Promise<ClaimedMonitor[]> {
+  const byProbe = probeId === null ? sql`m.probe_id is null` : sql`m.probe_id = ${probeId}`;
+  const { rows } = await sql<ClaimedMonitor>`
+    with due as (
+      select m.id from monitors m
+      where m.enabled and not m.paused and ${byProbe} and m.next_due_at <= ${now}
+        and (m.lease_until is null or m.lease_until < ${now})
+      order by m.next_due_at
+      limit ${limit}
+      for update skip locked
+    )
+    update monitors m set lease_until = ${new Date(now.getTime() + LEASE_SECONDS * 1000)}
+    from due where m.id = due.id
+    returning m.id, m.organization_id, m.workspace_id, m.name, m.kind, m.config_enc, m.status, m.consecutive_failures,
+      m.confirmations, m.depends_on, m.interval_seconds, m.next_due_at, m.last_ping_at, m.last_ping_kind, m.status_since`.execute(db);
+  return rows;
+}
+
+/** Seconds between two evaluations: the interval, but heartbeats are evaluated at least every minute so lateness shows soon. */
+export function cadenceSeconds(kind: string, intervalSeconds: number): number {
+  return kind === 'heartbeat' ? Math.min(intervalSeconds, 60) : intervalSeconds;
+}
+
+/** When the next check is due: one cadence after the due time, or now when that is already past (missed runs are not replayed). */
+export function nextDue(m: Pick<ClaimedMonitor, 'kind' | 'interval_seconds' | 'next_due_at'>, now: Date): Date {
+  const next = m.next_due_at.getTime() + cadenceSeconds(m.kind, m.interval_seconds) * 1000;
+  return new Date(Math.max(next, now.getTime()));
+}

@@ -1,0 +1,42 @@
+import { kinds, isKind } from './kinds';
+import type { CheckResult } from './kinds/kind';
+import type { NetPolicy } from './net';
+
+/** The longest a single check may run before it is cut off as a timeout. */
+export const CHECK_DEADLINE_MS = 70_000;
+
+/** One check to run: the same shape on the server's workers and on private probes. */
+export interface CheckJob {
+  id: string;
+  kind: string;
+  /** The decrypted config document; null when it could not be decrypted. */
+  config: unknown;
+  intervalSeconds: number;
+  lastPingAt: Date | null;
+  lastPingKind: string | null;
+  statusSince: Date;
+}
+
+/**
+ * Runs one check with its kind's code. Never throws: a crash of the check
+ * itself is a `down` result with cause `check_failed`.
+ */
+export async function runCheck(job: CheckJob, net: NetPolicy, stop?: AbortSignal): Promise<CheckResult | null> {
+  const started = Date.now();
+  try {
+    if (!isKind(job.kind)) return { outcome: 'down', cause: 'check_failed', message: `Unknown monitor kind ${job.kind}.`, responseTimeMs: null };
+    if (job.config === null) return { outcome: 'down', cause: 'check_failed', message: 'The monitor configuration cannot be decrypted (was MASTER_KEY changed?).', responseTimeMs: null };
+    return await kinds[job.kind].check(job.config, {
+      monitorId: job.id,
+      intervalSeconds: job.intervalSeconds,
+      now: new Date(),
+      signal: AbortSignal.any([AbortSignal.timeout(CHECK_DEADLINE_MS), ...(stop ? [stop] : [])]),
+      net,
+      heartbeat: job.kind === 'heartbeat'
+        ? { lastPingAt: job.lastPingAt, lastPingKind: job.lastPingKind as 'success' | 'fail' | 'start' | null, since: job.statusSince }
+        : undefined,
+    });
+  } catch (e) {
+    return { outcome: 'down', cause: 'check_failed', message: `The check failed: ${e instanceof Error ? e.message : String(e)}`, responseTimeMs: Date.now() - started };
+  }
+}

@@ -1,0 +1,69 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { SecretBox } from '../crypto/secrets';
+import type { Db } from '../db/connect';
+import { claimDue, jobOf, nextDue } from '../engine/claim';
+import type { CheckResult } from '../engine/kinds/kind';
+import { writeResults } from '../engine/results';
+import { probeByToken } from '../domain/probes';
+import { ApiError, invalid } from '../pipeline/errors';
+import { sendError, sendJson } from './respond';
+
+const OUTCOMES = new Set(['up', 'degraded', 'down']);
+
+/**
+ * The private-probe protocol at `/probe/v1`, authenticated by the probe's own
+ * token (`Authorization: Bearer pr_…`): `POST /claim` hands out the probe's due
+ * monitors with their configs; `POST /results` stores what it found. A revoked
+ * probe is 401 and gets no work.
+ */
+export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: unknown) => void): Router {
+  const router = express.Router();
+  router.use(express.json({ limit: '5mb' }));
+  const authed = (fn: (probe: NonNullable<Awaited<ReturnType<typeof probeByToken>>>, req: Request, res: Response) => Promise<void>) =>
+    async (req: Request, res: Response) => {
+      try {
+        const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+        const probe = await probeByToken(db, token);
+        if (!probe) throw new ApiError(401, 'unauthorized', 'Missing, unknown or revoked probe token.');
+        await fn(probe, req, res);
+      } catch (e) {
+        sendError(req, res, e, log);
+      }
+    };
+
+  router.post('/claim', authed(async (probe, req, res) => {
+    const body = (req.body ?? {}) as { hostname?: unknown; version?: unknown; max?: unknown };
+    await db.updateTable('probes').set({
+      last_seen_at: new Date(),
+      hostname: typeof body.hostname === 'string' ? body.hostname.slice(0, 255) : null,
+      version: typeof body.version === 'string' ? body.version.slice(0, 64) : null,
+    }).where('id', '=', probe.id).execute();
+    const max = Math.min(Math.max(Number(body.max) || 50, 1), 500);
+    const claimed = await claimDue(db, max, probe.id);
+    sendJson(req, res, 200, { jobs: claimed.map((m) => jobOf(m, secrets)) });
+  }));
+
+  router.post('/results', authed(async (probe, req, res) => {
+    const items = (req.body as { results?: unknown })?.results;
+    if (!Array.isArray(items)) throw invalid('results', 'must be a list');
+    const ids = [...new Set(items.map((r) => String((r as { monitorId?: unknown }).monitorId)))];
+    const monitors = ids.length === 0 ? [] : await db.selectFrom('monitors')
+      .select(['id', 'organization_id', 'workspace_id', 'name', 'kind', 'status', 'consecutive_failures', 'confirmations', 'depends_on', 'interval_seconds', 'next_due_at'])
+      .where('probe_id', '=', probe.id).where('id', 'in', ids).execute();
+    const byId = new Map(monitors.map((m) => [m.id, m]));
+    const now = new Date();
+    const batch = [];
+    for (const [i, raw] of items.entries()) {
+      const r = raw as { monitorId: string; at?: string; result?: CheckResult | null };
+      const m = byId.get(r.monitorId);
+      // A monitor moved off this probe (or another organisation's) is not this probe's to report.
+      if (!m) continue;
+      if (r.result && !OUTCOMES.has(r.result.outcome)) throw invalid(`results.${i}.result.outcome`, 'must be up, degraded or down');
+      const at = r.at ? new Date(r.at) : now;
+      batch.push({ monitor: m, result: r.result ?? null, at: Number.isNaN(at.getTime()) || at > now ? now : at, nextDueAt: nextDue({ kind: m.kind, interval_seconds: m.interval_seconds, next_due_at: m.next_due_at ?? now }, now), probeId: probe.id });
+    }
+    await writeResults(db, batch);
+    sendJson(req, res, 200, { accepted: batch.length });
+  }));
+  return router;
+}
