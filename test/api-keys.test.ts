@@ -4,21 +4,13 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
+import { ok } from './support/expect';
 import { forgetCallers } from '../src/auth/authenticate';
-import { responseValidators } from '../gen/validators.cjs';
 
 let srv: TestServer;
 let orgId: string;
 let ws: string;
 let owner: ApiClient;
-
-function ok(op: string, res: ApiResponse, status = 200) {
-  expect({ op, status: res.status, body: res.status === status ? 'ok' : res.body }).toEqual({ op, status, body: 'ok' });
-  const v = responseValidators[op];
-  const valid = v(res.body);
-  expect({ op, errors: valid ? null : v.errors }).toEqual({ op, errors: null });
-  return res.body.data;
-}
 
 function forbidden(res: ApiResponse, permission: string) {
   expect(res.status).toBe(403);

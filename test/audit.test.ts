@@ -4,17 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
-import { responseValidators } from '../gen/validators.cjs';
+import { ok } from './support/expect';
 
 let srv: TestServer;
-
-function ok(op: string, res: ApiResponse, status = 200) {
-  expect({ op, status: res.status, body: res.status === status ? 'ok' : res.body }).toEqual({ op, status, body: 'ok' });
-  const v = responseValidators[op];
-  const valid = v(res.body);
-  expect({ op, errors: valid ? null : v.errors }).toEqual({ op, errors: null });
-  return res.body.data;
-}
 
 async function allEntries(api: ApiClient): Promise<any[]> {
   const res = await api.get('/audit?limit=200');

@@ -10,6 +10,7 @@ import { createLogger } from '../src/log';
 import { startServer } from '../src/server';
 import { responseValidators } from '../gen/validators.cjs';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
+import { until } from './support/expect';
 
 // The engine end to end: a monitor created through the API is checked by the
 // worker, its status moves, incidents open and resolve by themselves, the
@@ -29,16 +30,6 @@ function ok<T = any>(op: string, r: { status: number; body: T }): T {
   const v = responseValidators[op];
   if (!v(r.body)) throw new Error(`${op} response does not match the contract: ${JSON.stringify(v.errors)}`);
   return r.body;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 15000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** Makes a monitor due now and waits until the worker has checked it once more. */

@@ -4,7 +4,7 @@
  * spec (api-v1.md, "Host" and the hosts rows) and the contract's schemas.
  */
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
-import { responseValidators } from '../gen/validators.cjs';
+import { ok } from './support/expect';
 
 let srv: TestServer;
 let owner: ApiClient;
@@ -14,13 +14,6 @@ let other: ApiClient;
 let otherWs: string;
 
 /** Asserts the status and that the body matches the operation's success schema. */
-function ok(op: string, res: ApiResponse, status = 200) {
-  expect({ op, status: res.status, body: res.status === status ? 'ok' : res.body }).toEqual({ op, status, body: 'ok' });
-  const v = responseValidators[op];
-  const valid = v(res.body);
-  expect({ op, errors: valid ? null : v.errors }).toEqual({ op, errors: null });
-  return res.body.data;
-}
 
 function fails(res: ApiResponse, status: number, code?: string, field?: string) {
   expect({ status: res.status, code: code === undefined ? undefined : res.body?.code }).toEqual({ status, code });

@@ -3,7 +3,7 @@
  * against the spec (api-v1.md) and the contract's schemas.
  */
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
-import { responseValidators } from '../gen/validators.cjs';
+import { ok } from './support/expect';
 
 let srv: TestServer;
 let owner: ApiClient;
@@ -14,13 +14,6 @@ const SECRET_HEADER = 'Bearer s3cr3t-header-value';
 const httpConfig = (url = SECRET_URL) => JSON.stringify({ url, headers: { Authorization: SECRET_HEADER }, assertions: [{ type: 'status_code', operator: 'lt', value: '400' }] });
 
 /** Asserts the status and that the body matches the operation's success schema. */
-function ok(op: string, res: ApiResponse, status = 200) {
-  expect({ op, status: res.status, body: res.status === status ? 'ok' : res.body }).toEqual({ op, status, body: 'ok' });
-  const v = responseValidators[op];
-  const valid = v(res.body);
-  expect({ op, errors: valid ? null : v.errors }).toEqual({ op, errors: null });
-  return res.body.data;
-}
 
 /** Asserts the body carries neither `config` nor any of the config's contents. */
 function noConfig(body: unknown) {

@@ -4,18 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
-import { responseValidators } from '../gen/validators.cjs';
+import { ok } from './support/expect';
 import { routes } from '../gen/routes';
 
 let srv: TestServer;
-
-function ok(op: string, res: ApiResponse, status = 200) {
-  expect({ op, status: res.status, body: res.status === status ? 'ok' : res.body }).toEqual({ op, status, body: 'ok' });
-  const v = responseValidators[op];
-  const valid = v(res.body);
-  expect({ op, errors: valid ? null : v.errors }).toEqual({ op, errors: null });
-  return res.body.data;
-}
 
 const newMonitor = async (api: ApiClient, workspaceId: string, name = 'm') =>
   ok('createMonitor', await api.post('/monitors', { name, kind: 'http', workspaceId, config: JSON.stringify({ url: 'https://a.example' }) }), 201).id as string;

@@ -4,6 +4,7 @@ import { createProbe, revokeProbe } from '../src/domain/probes';
 import { runProbe } from '../src/probe/main';
 import { responseValidators } from '../gen/validators.cjs';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
+import { until } from './support/expect';
 
 // A private probe pulls only its own monitors' work, runs the same check code,
 // posts results that move the monitor; a revoked probe gets no work. The
@@ -15,16 +16,6 @@ let org: { organizationId: string; workspaceId: string; apiKey: string };
 let target: http.Server;
 let url: string;
 const hits: string[] = [];
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 15000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
   target = http.createServer((req, res) => { hits.push(req.url ?? ''); res.end('ok'); });

@@ -3,17 +3,9 @@
  * (records outside a confined key's view answer 404 like another organisation's).
  */
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
-import { responseValidators } from '../gen/validators.cjs';
+import { ok } from './support/expect';
 
 let srv: TestServer;
-
-function ok(op: string, res: ApiResponse, status = 200) {
-  expect({ op, status: res.status, body: res.status === status ? 'ok' : res.body }).toEqual({ op, status, body: 'ok' });
-  const v = responseValidators[op];
-  const valid = v(res.body);
-  expect({ op, errors: valid ? null : v.errors }).toEqual({ op, errors: null });
-  return res.body.data;
-}
 
 beforeAll(async () => {
   const env = { PORT: '0', RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' };

@@ -1,26 +1,13 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { MonitorsTable } from '../db/schema';
 import type { Db } from '../db/connect';
 import type { SecretBox } from '../crypto/secrets';
 import type { CheckJob } from './runCheck';
 
 /** A claimed monitor: what a check and the result writer need. */
-export interface ClaimedMonitor {
-  id: string;
-  organization_id: string;
-  workspace_id: string;
-  name: string;
-  kind: string;
-  config_enc: string;
-  status: string;
-  consecutive_failures: number;
-  confirmations: number;
-  depends_on: string[];
-  interval_seconds: number;
-  next_due_at: Date;
-  last_ping_at: Date | null;
-  last_ping_kind: string | null;
-  status_since: Date;
-}
+export type ClaimedMonitor = Pick<Selectable<MonitorsTable>,
+  | 'id' | 'organization_id' | 'workspace_id' | 'name' | 'kind' | 'config_enc' | 'status' | 'consecutive_failures'
+  | 'confirmations' | 'depends_on' | 'interval_seconds' | 'last_ping_at' | 'last_ping_kind' | 'status_since'> & { next_due_at: Date };
 
 /** The job of a claimed monitor, with its config decrypted (null when it cannot be). */
 export function jobOf(m: ClaimedMonitor, secrets: SecretBox): CheckJob {
