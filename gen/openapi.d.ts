@@ -2041,16 +2041,64 @@ export interface components {
              *     - `dns`: `name` (required); `recordType` (`A` default, `AAAA`,
              *       `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);
              *       `expected` (strings that must all be among the answers, compared
-             *       ignoring case and a trailing dot; empty: any answer passes);
-             *       `resolver` (an IP address; default: the service's resolvers).
-             *     - `tls_audit`: `host` (required); `port` (default 443); `warnDays`
-             *       (integer, default 14: a certificate expiring within that many
-             *       days degrades the monitor). The result, with a `grade`, is in
-             *       `lastCheckDetail`.
+             *       ignoring case, quotes and a trailing dot; an MX may be given as
+             *       `mail.example.com` or `10 mail.example.com`, an SRV as its
+             *       target, a CAA as its value; empty: any answer passes);
+             *       `resolver` (an IP address, optionally with a port:
+             *       `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,
+             *       `[2001:db8::53]:5353`; default: the service's resolvers). Up
+             *       when the name resolves and every expected value is among the
+             *       answers; down with cause `dns_failure` (NXDOMAIN, no records of
+             *       the type, SERVFAIL, refused, timeout) or `assertion_failed`
+             *       (the message names the missing values and lists the answers).
+             *     - `tls_audit`: `host` (required; a name is sent as SNI and checked
+             *       against the certificate, an IP address against its IP names);
+             *       `port` (default 443); `warnDays` (integer, default 14: a
+             *       certificate expiring within that many days degrades the
+             *       monitor). One handshake inspects the certificate chain and the
+             *       negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and
+             *       a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no
+             *       warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with
+             *       warnings), `B`, `C`, `F`, or `T` (certificate not trusted:
+             *       expired, not yet valid, wrong name, self-signed, unknown issuer,
+             *       SHA-1/MD5 signature). Finding codes: `cert_ok`,
+             *       `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,
+             *       `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,
+             *       `cert_weak_signature`, `chain_incomplete` (intermediate not
+             *       sent; B when it can be fetched from the AIA URL),
+             *       `key_too_short`, `tls10_accepted`, `tls11_accepted`,
+             *       `tls12_missing`, `tls13_missing`, `weak_cipher`,
+             *       `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,
+             *       `hsts_short_max_age`, `connection_failed`, `handshake_failed`.
+             *       Down (cause `tls_error`, or the connection's cause) on grade T
+             *       or F or a critical finding; degraded on warnings.
              *     - `mail_posture`: `domain` (required); `dkimSelectors` (strings);
-             *       `resolver` (as for dns). Checks MX, SPF, DMARC, DKIM (for the
-             *       selectors given), MTA-STS and TLS-RPT; the result is in
-             *       `lastCheckDetail` as findings.
+             *       `resolver` (as for dns); `mtaStsPort` (optional, default 443:
+             *       the port of `https://mta-sts.<domain>/`, for tests and unusual
+             *       deployments). Checks MX (present, each host resolving), SPF
+             *       (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups
+             *       counting includes), DMARC (one `v=DMARC1` record, inherited from
+             *       a parent domain when absent, p= quarantine or reject, rua),
+             *       DKIM (for the selectors given: present, RSA key of 2048 bits or
+             *       more, or Ed25519), MTA-STS (record with `id=`, policy file
+             *       reachable over verified HTTPS and covering every MX) and
+             *       TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`
+             *       as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,
+             *       `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,
+             *       `spf_multiple`, `spf_invalid`, `spf_permissive_all`,
+             *       `spf_all_missing`, `spf_too_many_lookups`,
+             *       `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,
+             *       `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,
+             *       `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,
+             *       `dkim_missing`, `dkim_invalid`, `dkim_revoked`,
+             *       `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,
+             *       `mta_sts_missing`, `mta_sts_invalid`,
+             *       `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,
+             *       `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,
+             *       `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,
+             *       `domain_not_found`. Down (cause `check_failed`) on a critical
+             *       finding, degraded on warnings; down with cause `dns_failure`
+             *       when the domain does not exist or its MX query fails.
              *     - `snmp`: `host` (required); `port` (default 161); `version`
              *       (`v2c` default or `v3`); `community` (v2c); for v3 `username`,
              *       `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),

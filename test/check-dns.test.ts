@@ -28,6 +28,7 @@ beforeAll(async () => {
     '_sip._tcp.example.test': { SRV: [{ priority: 10, weight: 5, port: 5060, target: 'sip.example.test' }] },
     '10.2.0.192.in-addr.arpa': { PTR: ['host.example.test'] },
     'long.example.test': { TXT: ['x'.repeat(600)] },
+    'huge.example.test': { TXT: ['y'.repeat(3000)] }, // over any UDP size: truncated, then TCP
     'broken.example.test': { SERVFAIL: true },
     'slow.example.test': { DROP: true },
   });
@@ -66,6 +67,7 @@ describe('dns check', () => {
       ['example.test', 'SOA', 'ns1.example.test'],
       ['10.2.0.192.in-addr.arpa', 'PTR', 'host.example.test'],
       ['long.example.test', 'TXT', 'x'.repeat(600)],
+      ['huge.example.test', 'TXT', 'y'.repeat(3000)],
     ];
     for (const [name, recordType, want] of cases) {
       const r = await check({ name, recordType, expected: [want] });

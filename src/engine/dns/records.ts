@@ -49,10 +49,12 @@ export async function queryAnswers(resolver: dns.promises.Resolver, name: string
       return (await resolver.resolveSrv(name)).sort((a, b) => a.priority - b.priority)
         .map((s) => ({ text: `${s.priority} ${s.weight} ${s.port} ${s.name}`, alternates: [s.name, `${s.name}:${s.port}`] }));
     case 'CAA':
-      return (await resolver.resolveCaa(name)).map((r) => {
-        const tag = (['issue', 'issuewild', 'iodef', 'contactemail', 'contactphone'] as const).find((t) => typeof (r as Record<string, unknown>)[t] === 'string') ?? 'issue';
-        const value = String((r as Record<string, unknown>)[tag] ?? '');
-        return { text: `${r.critical} ${tag} "${value}"`, alternates: [`${tag} ${value}`, value] };
+      return (await resolver.resolveCaa(name)).map((record) => {
+        // Node puts the value under a property named after the tag.
+        const r = record as unknown as Record<string, unknown>;
+        const tag = (['issue', 'issuewild', 'iodef', 'contactemail', 'contactphone'] as const).find((t) => typeof r[t] === 'string') ?? 'issue';
+        const value = String(r[tag] ?? '');
+        return { text: `${record.critical} ${tag} "${value}"`, alternates: [`${tag} ${value}`, value] };
       });
     case 'SOA': {
       const s = await resolver.resolveSoa(name);

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { hostname, port, type CheckContext, type CheckKind, type CheckResult, type Finding } from './kind';
 import { checkLiteral, guardedLookup } from '../net';
-import { classifyNetworkError } from '../http/errors';
+import { CheckTimeoutError, classifyNetworkError } from '../http/errors';
 import { AUDIT_CIPHERS, PROBED_VERSIONS, acceptsVersion, handshake, peerChain, readHsts, type HstsReading } from '../tls/connect';
 import { trustedCa } from '../tls/fetch';
 import { analyzeChain, trustStore } from '../tls/trust';
@@ -28,6 +28,13 @@ function hstsFindings(h: HstsReading): Finding[] {
   if (h.maxAge === null) return [{ code: 'hsts_missing', severity: 'info', message: 'no Strict-Transport-Security header (needed for A+)' }];
   if (h.maxAge < HSTS_MIN_AGE) return [{ code: 'hsts_short_max_age', severity: 'info', message: `HSTS max-age is ${h.maxAge} s; A+ needs at least ${HSTS_MIN_AGE} s (180 days)` }];
   return [{ code: 'hsts_ok', severity: 'info', message: `HSTS max-age=${h.maxAge}` }];
+}
+
+/** A check that could not grade: the network error's cause, one critical finding, no grade. */
+function failed(err: unknown, host: string, responseTimeMs: number | null): CheckResult {
+  const { cause, message } = classifyNetworkError(err, host);
+  const code = cause === 'tls_error' ? 'handshake_failed' : 'connection_failed';
+  return { outcome: 'down', cause, message, responseTimeMs, detail: { findings: [{ code, severity: 'critical', message }], grade: null, readings: [] } };
 }
 
 /**
@@ -70,9 +77,7 @@ export const tls_audit: CheckKind = {
         return handshake({ ...options, maxVersion: 'TLSv1.2' }, ctx.signal).catch(() => { throw err; });
       });
     } catch (err) {
-      const { cause, message } = classifyNetworkError(err, host);
-      const code = cause === 'tls_error' ? 'handshake_failed' : 'connection_failed';
-      return { outcome: 'down', cause, message, responseTimeMs: null, detail: { findings: [{ code, severity: 'critical', message }], grade: null, readings: [] } };
+      return failed(err, host, null);
     }
     const { socket } = opened;
     const responseTimeMs = Math.round(opened.ms);
@@ -92,6 +97,8 @@ export const tls_audit: CheckKind = {
           .then((list) => Object.fromEntries(PROBED_VERSIONS.map((v, i) => [v, list[i] || v === protocol]))),
         readHsts(socket, hostHeader, ctx.signal),
       ]);
+      // Probes cut short by the deadline would read as "version refused": say timeout instead of grading that.
+      if (ctx.signal.aborted) throw new CheckTimeoutError('timed out while probing protocol versions');
       const findings: Finding[] = [
         ...certificateFindings({
           host, chain, legacy, authorizationError: socket.authorizationError ? String(socket.authorizationError) : null,
@@ -119,8 +126,7 @@ export const tls_audit: CheckKind = {
       return { outcome: 'up', cause: null, message: `Grade ${g.grade}: ${summary}; ${describeLeaf(sent[0], ctx.now)}`, responseTimeMs, detail };
     } catch (err) {
       if (typeof (err as { code?: unknown })?.code !== 'string') throw err; // our bug, not the target's: runCheck reports it
-      const { cause, message } = classifyNetworkError(err, host);
-      return { outcome: 'down', cause, message, responseTimeMs, detail: { findings: [{ code: 'handshake_failed', severity: 'critical', message }], grade: null, readings: [] } };
+      return failed(err, host, responseTimeMs);
     } finally {
       socket.destroy();
     }

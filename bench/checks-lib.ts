@@ -1,0 +1,132 @@
+/**
+ * Helpers of the check-engine benchmark (bench/checks.ts): its database, the
+ * seeding of N http monitors, CPU accounting from /proc (PostgreSQL, any
+ * process, the whole machine) and the markdown table.
+ */
+import { execSync } from 'node:child_process';
+import fs from 'node:fs';
+import pg from 'pg';
+import { createSecretBox } from '../src/crypto/secrets';
+import { newId } from '../src/crypto/ids';
+import { connectDb } from '../src/db/connect';
+import { migrateToLatest } from '../src/db/migrate';
+import { createOrganization } from '../src/domain/organizations';
+
+const LOCAL_ADMIN = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function admin(statement: string): Promise<void> {
+  const c = new pg.Client({ connectionString: LOCAL_ADMIN, connectionTimeoutMillis: 3000 });
+  try { await c.connect(); await c.query(statement); } finally { await c.end().catch(() => undefined); }
+}
+
+/** BENCH_DATABASE_URL (left as is; the run's monitors are deleted at the end), else a fresh local database dropped at the end. */
+export async function checksDatabase(tag: string): Promise<{ url: string; label: string; fresh: boolean; drop(): Promise<void> }> {
+  const given = process.env.BENCH_DATABASE_URL;
+  if (given) return { url: given, label: 'BENCH_DATABASE_URL', fresh: false, drop: async () => undefined };
+  const name = `vigil_bench_checks_${process.pid}_${tag}`;
+  await admin(`create database ${name}`);
+  const u = new URL(LOCAL_ADMIN);
+  u.pathname = `/${name}`;
+  return { url: u.toString(), label: `local PostgreSQL (${name})`, fresh: true, drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+/**
+ * Migrates, creates an enterprise organisation and inserts `n` http monitors
+ * on `${target}/m/<i>`, due one day from now, spread evenly over one interval
+ * (`shiftSchedule` later moves them to start when the worker is up).
+ */
+export async function seedMonitors(url: string, masterKey: Buffer, n: number, interval: number, target: string) {
+  const { db } = connectDb(url, 2);
+  try {
+    await migrateToLatest(db);
+    const org = await createOrganization(db, { name: 'Bench checks', ownerEmail: `bench-checks-${process.pid}@example.test`, plan: 'enterprise' });
+    const secrets = createSecretBox(masterKey);
+    const base = Date.now() + 86_400_000;
+    for (let i = 0; i < n; i += 1000) {
+      const rows = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
+        id: newId('mon'), organization_id: org.organizationId, workspace_id: org.workspaceId, name: `bench ${i + k}`, kind: 'http',
+        config_enc: secrets.seal(JSON.stringify({ url: `${target}/m/${i + k}` })), interval_seconds: interval,
+        next_due_at: new Date(base + Math.floor(((i + k) * interval * 1000) / n)),
+      }));
+      await db.insertInto('monitors').values(rows).execute();
+    }
+    return { organizationId: org.organizationId, base };
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** Moves the seeded schedule so that the first monitor is due at `start`. */
+export async function shiftSchedule(c: pg.Client, organizationId: string, base: number, start: number): Promise<void> {
+  await c.query(`update monitors set next_due_at = next_due_at - make_interval(secs => $2) where organization_id = $1`,
+    [organizationId, (base - start) / 1000]);
+}
+
+/** Results stored with `at` in [from, to). */
+export async function storedBetween(c: pg.Client, organizationId: string, from: number, to: number): Promise<number> {
+  const r = await c.query(`select count(*)::int as n from check_results where organization_id = $1 and at >= $2 and at < $3`,
+    [organizationId, new Date(from), new Date(to)]);
+  return r.rows[0].n as number;
+}
+
+let tick = 0;
+const clk = () => (tick ||= Number(execSync('getconf CLK_TCK').toString().trim()) || 100);
+
+function stat(pid: string | number): { comm: string; ppid: number; self: number; children: number } | null {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const rest = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    const f = (k: number) => Number(rest[k - 3]); // field k of proc(5), 1-based
+    return { comm: s.slice(s.indexOf('(') + 1, s.lastIndexOf(')')), ppid: f(4), self: (f(14) + f(15)) / clk(), children: (f(16) + f(17)) / clk() };
+  } catch {
+    return null; // gone
+  }
+}
+
+/** CPU seconds (user + system) of one process, 0 when it is gone. */
+export function processCpu(pid: number): number {
+  return stat(pid)?.self ?? 0;
+}
+
+/**
+ * CPU seconds of every process named postgres (postmasters, backends, background
+ * workers), plus what postmasters collected from children that already exited.
+ */
+export function postgresCpu(): number {
+  const all = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map((p) => ({ pid: Number(p), s: stat(p) }));
+  const pg = all.filter((p) => p.s?.comm === 'postgres');
+  const pids = new Set(pg.map((p) => p.pid));
+  return pg.reduce((sum, p) => sum + p.s!.self + (pids.has(p.s!.ppid) ? 0 : p.s!.children), 0);
+}
+
+/** CPU seconds the whole machine spent busy (all cores), from /proc/stat. */
+export function machineBusy(): number {
+  const [, ...v] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = v;
+  return (user + nice + system + irq + softirq + (steal ?? 0)) / clk();
+}
+
+/** One benchmark run, as the table shows it. */
+export interface RunRow {
+  n: number; interval: number; concurrency: number; checksPerSec: number; p50: number; p99: number;
+  workerPer1k: number; pgPer1k: number; rssMb: number; missed: number; late: number; bare: number | null;
+}
+
+const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+
+/** True when the run meets the target: p99 lag under 2 s and no check missed. */
+export const meets = (r: RunRow) => r.p99 < 2000 && r.missed === 0;
+
+/** The README table of all runs. */
+export function checksTable(rows: RunRow[]): string {
+  const out = [
+    '| Monitors | Interval | Concurrency | Checks/s | p50 lag (ms) | p99 lag (ms) | Worker CPU s / 1k checks | PostgreSQL CPU s / 1k | Total vs bare client | Worker RSS (MB) | Missed | Target met |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|',
+  ];
+  for (const r of rows) {
+    const total = r.workerPer1k + r.pgPer1k;
+    out.push(`| ${fmt(r.n)} | ${r.interval} s | ${r.concurrency} | ${fmt(r.checksPerSec, 1)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.workerPer1k, 3)} | ` +
+      `${fmt(r.pgPer1k, 3)} | ${r.bare ? `${fmt(total / r.bare, 1)}×` : '–'} | ${fmt(r.rssMb)} | ${fmt(r.missed)}${r.late ? ` (${fmt(r.late)} late > interval)` : ''} | ${meets(r) ? 'yes' : 'no'} |`);
+  }
+  return out.join('\n');
+}
