@@ -1653,6 +1653,178 @@ export interface paths {
         patch: operations["updateWorkspace"];
         trace?: never;
     };
+    "/on-call/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an on-call schedule
+         * @description A rotation of participants: each takes a shift of `shiftLengthHours`,
+         *     handing over at `handoffTime` (HH:MM) in the schedule's `timezone`
+         *     (IANA; the hand-over keeps its local time across DST changes). The
+         *     rotation starts at the first hand-over on or before the creation time,
+         *     with the first participant. Participants are people of the
+         *     organisation (user ids); an unknown one is 404 naming it. Needs
+         *     notification_channel:manage (on-call decides who gets alerted).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/on-call/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an on-call schedule
+         * @description Deletes the schedule and its overrides. Escalation steps that named it
+         *     page nobody from then on.
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/on-call/escalation-policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an escalation policy
+         * @description Ordered steps: `afterMinutes` after an incident of one of `monitorIds`
+         *     opened and while it is still unacknowledged, notify the on-call person
+         *     of a schedule, a person, or a channel. After the last step the steps run
+         *     again `repeat` more times, each round offset by the last step's
+         *     `afterMinutes` (at least 5 minutes). Acknowledging or resolving the
+         *     incident stops the escalation. A monitor belongs to at most one policy:
+         *     naming a monitor moves it from any other policy.
+         */
+        post: operations["createEscalationPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/on-call/escalation-policies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an escalation policy
+         * @description Deletes the policy; running escalations of it stop.
+         */
+        delete: operations["deleteEscalationPolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/on-call/overrides": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an on-call override
+         * @description A person covers a schedule from `startsAt` to `endsAt` (RFC 3339);
+         *     while it lasts they are on call with `viaOverride: true`. `endsAt` must
+         *     be after `startsAt`. Overlapping overrides: the latest created wins.
+         */
+        post: operations["createOverride"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/on-call/overrides/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an on-call override
+         * @description Removes the cover; the rotation applies again.
+         */
+        delete: operations["deleteOverride"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/incident-feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The incident feed of the organisation
+         * @description Whether the organisation has an incident feed and since when. The feed
+         *     URLs carry their token and are shown only when the token is created or
+         *     replaced (`POST /incident-feed`); the token is stored as a SHA-256
+         *     only.
+         */
+        get: operations["getIncidentFeed"];
+        put?: never;
+        /**
+         * Create or replace the incident feed token
+         * @description Creates the feed token, or replaces it: the old URLs stop working from
+         *     the next request (404, like a token that never existed). Answers the RSS
+         *     (`{base_url}/feeds/incidents/<token>/feed.xml`) and Atom
+         *     (`…/atom.xml`) URLs once. The feed covers all incidents of the
+         *     organisation across workspaces, so a key confined to workspaces is
+         *     refused (403 `workspace_confined`).
+         */
+        post: operations["rotateIncidentFeed"];
+        /**
+         * Revoke the incident feed token
+         * @description Revokes the token: the feed URLs answer 404 from the next request.
+         *     Refused for a key confined to workspaces.
+         */
+        delete: operations["revokeIncidentFeed"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2430,6 +2602,8 @@ export interface components {
             /** @description How many times the steps run again after the last one (0: once). */
             repeat: number;
             steps: components["schemas"]["EscalationStep"][];
+            /** @description Monitors whose incidents this policy escalates. */
+            monitorIds: string[];
         };
         EscalationStep: {
             /** @description Minutes after the incident opened. */
@@ -3539,6 +3713,79 @@ export interface components {
             id: string;
             name: string;
             slug: string;
+        };
+        CreateScheduleBody: {
+            name: string;
+            /** @description IANA zone; default UTC. */
+            timezone?: string;
+            shiftLengthHours: number;
+            /** @description HH:MM in the schedule's zone. */
+            handoffTime: string;
+            /** @description User ids of members, in rotation order. */
+            participantIds: string[];
+            workspaceId?: string | null;
+        };
+        CreateScheduleResponse: {
+            data: components["schemas"]["Schedule"];
+        };
+        DeleteScheduleResponse: {
+            data: components["schemas"]["DeleteResult"];
+        };
+        CreateEscalationPolicyBody: {
+            name: string;
+            /** @default 0 */
+            repeat: number;
+            steps: components["schemas"]["EscalationStepInput"][];
+            /** @description Monitors whose incidents this policy escalates. */
+            monitorIds?: string[];
+        };
+        EscalationStepInput: {
+            afterMinutes: number;
+            /** @enum {string} */
+            targetType: "schedule" | "user" | "channel";
+            targetId: string;
+        };
+        CreateEscalationPolicyResponse: {
+            data: components["schemas"]["EscalationPolicy"];
+        };
+        DeleteEscalationPolicyResponse: {
+            data: components["schemas"]["DeleteResult"];
+        };
+        CreateOverrideBody: {
+            scheduleId: string;
+            userId: string;
+            /** Format: date-time */
+            startsAt: string;
+            /** Format: date-time */
+            endsAt: string;
+        };
+        CreateOverrideResponse: {
+            data: components["schemas"]["OnCallOverride"];
+        };
+        DeleteOverrideResponse: {
+            data: components["schemas"]["DeleteResult"];
+        };
+        IncidentFeed: {
+            /** @description True when a feed token exists. */
+            active: boolean;
+            /** Format: date-time */
+            createdAt: string | null;
+        };
+        GetIncidentFeedResponse: {
+            data: components["schemas"]["IncidentFeed"];
+        };
+        IncidentFeedUrls: {
+            /** @description Shown only here: the URL is the credential. */
+            rssUrl: string;
+            atomUrl: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        RotateIncidentFeedResponse: {
+            data: components["schemas"]["IncidentFeedUrls"];
+        };
+        RevokeIncidentFeedResponse: {
+            data: components["schemas"]["Ack"];
         };
     };
     responses: {
@@ -6073,6 +6320,249 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UpdateWorkspaceResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScheduleBody"];
+            };
+        };
+        responses: {
+            /** @description Create an on-call schedule. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateScheduleResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete an on-call schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteScheduleResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createEscalationPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateEscalationPolicyBody"];
+            };
+        };
+        responses: {
+            /** @description Create an escalation policy. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateEscalationPolicyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteEscalationPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete an escalation policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteEscalationPolicyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createOverride: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOverrideBody"];
+            };
+        };
+        responses: {
+            /** @description Create an on-call override. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateOverrideResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteOverride: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete an on-call override. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteOverrideResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getIncidentFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The incident feed of the organisation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetIncidentFeedResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    rotateIncidentFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Create or replace the incident feed token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotateIncidentFeedResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeIncidentFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoke the incident feed token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokeIncidentFeedResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

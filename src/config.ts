@@ -29,6 +29,15 @@ export interface Config {
   worker: boolean;
   /** How many checks one worker runs at once. */
   checkConcurrency: number;
+  /** Alert providers: SMTP for e-mail, Telegram bot, PagerDuty and JSM endpoints (configurable for tests and proxies). */
+  providers: {
+    smtpUrl: string | null;
+    mailFrom: string;
+    telegramApiUrl: string;
+    telegramBotToken: string | null;
+    pagerdutyEventsUrl: string;
+    jsmApiUrl: string;
+  };
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -69,5 +78,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checksExtraCaFiles: (env.CHECKS_EXTRA_CA_FILES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     worker: !['false', '0', 'no'].includes((env.WORKER ?? 'true').toLowerCase()),
     checkConcurrency: int(env, 'CHECK_CONCURRENCY', 200),
+    providers: {
+      smtpUrl: env.SMTP_URL || null,
+      mailFrom: env.MAIL_FROM || 'Vigil <vigil@localhost>',
+      telegramApiUrl: (env.TELEGRAM_API_URL || 'https://api.telegram.org').replace(/\/+$/, ''),
+      telegramBotToken: env.TELEGRAM_BOT_TOKEN || null,
+      pagerdutyEventsUrl: env.PAGERDUTY_EVENTS_URL || 'https://events.pagerduty.com/v2/enqueue',
+      jsmApiUrl: (env.JSM_API_URL || 'https://api.atlassian.com/jsm/ops/integration/v2/alerts').replace(/\/+$/, ''),
+    },
   };
 }

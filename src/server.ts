@@ -52,11 +52,12 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const limits = await createRateLimits(config, { pool, redis });
     const secrets = createSecretBox(loadMasterKey(config.masterKey, config.dataDir));
     let baseUrl = config.baseUrl ?? '';
-    const services: Services = { config, secrets, baseUrl: () => baseUrl };
+    const net = netPolicyFrom(config);
+    const services: Services = { config, secrets, baseUrl: () => baseUrl, net };
     const run = createRunner({ db, limits, services, handlers: handlers as never });
     const app = createApp(run, (m, e) => log.error(m, e), { db, secrets });
     const worker: Worker | null = config.worker
-      ? startWorker({ db, secrets, net: netPolicyFrom(config), log, concurrency: config.checkConcurrency })
+      ? startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency })
       : null;
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;

@@ -6,6 +6,8 @@ import { startTestServer, type TestServer } from './support/harness';
 // not_implemented; every other operation of the contract is built.
 
 const STILL_501 = [
+  'createSchedule', 'deleteSchedule', 'createEscalationPolicy', 'deleteEscalationPolicy', 'createOverride', 'deleteOverride',
+  'getIncidentFeed', 'rotateIncidentFeed', 'revokeIncidentFeed',
   'addStatusPageComponent', 'confirmSmsEnrolment', 'createChannel', 'createMaintenanceWindow',
   'createSmsEnrolment', 'createStatusPage', 'deleteAccount', 'deleteAgent', 'deleteChannel', 'deleteInvitation',
   'deleteMaintenanceWindow', 'deleteStatusPage', 'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics', 'getAnalyticsSite',

@@ -8,6 +8,11 @@ import { notImplementedHandlers } from './notImplemented';
 import { workspaceHandlers } from './workspaces';
 import { incidentHandlers } from './incidents';
 import { probeHandlers } from './probes';
+import { channelHandlers } from './channels';
+import { maintenanceHandlers } from './maintenance';
+import { oncallHandlers } from './oncall';
+import { feedHandlers } from './feeds';
+import { alertingHandlers } from './alerting';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -20,4 +25,9 @@ export const handlers: Handlers<Ctx> = {
   ...hostHandlers,
   ...incidentHandlers,
   ...probeHandlers,
+  ...channelHandlers,
+  ...maintenanceHandlers,
+  ...oncallHandlers,
+  ...feedHandlers,
+  ...alertingHandlers,
 };

@@ -12,6 +12,8 @@ export const NOT_IMPLEMENTED = [
   'updateIncident', 'setIncidentPostmortem',
   'listChannels', 'createChannel', 'updateChannel', 'deleteChannel', 'testChannel', 'sendChannelConfirmation', 'listMonitorChannels', 'setMonitorChannels',
   'listMaintenanceWindows', 'createMaintenanceWindow', 'deleteMaintenanceWindow', 'getOnCall',
+  'createSchedule', 'deleteSchedule', 'createEscalationPolicy', 'deleteEscalationPolicy', 'createOverride', 'deleteOverride',
+  'getIncidentFeed', 'rotateIncidentFeed', 'revokeIncidentFeed',
   // Status pages
   'listStatusPages', 'createStatusPage', 'getStatusPage', 'updateStatusPage', 'deleteStatusPage', 'addStatusPageComponent', 'removeStatusPageComponent',
   // Error tracking

@@ -2,12 +2,14 @@ import { Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely
 import * as m0001 from './migrations/0001_foundation';
 import * as m0002 from './migrations/0002_incident_monitor_index';
 import * as m0003 from './migrations/0003_engine';
+import * as m0004 from './migrations/0004_alerting';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_incident_monitor_index': m0002,
   '0003_engine': m0003,
+  '0004_alerting': m0004,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -130,6 +130,11 @@ export interface IncidentsTable {
   started_at: TsDefault;
   acknowledged_at: TsNull;
   resolved_at: TsNull;
+  postmortem_body: string | null;
+  postmortem_author: string | null;
+  postmortem_updated_at: TsNull;
+  escalation_policy_id: string | null;
+  escalation_step: ColumnType<number, number | undefined, number>;
 }
 
 export interface NotificationChannelsTable {
@@ -142,6 +147,90 @@ export interface NotificationChannelsTable {
   target: string;
   enabled: ColumnType<boolean, boolean | undefined, boolean>;
   confirmed_at: TsNull;
+  created_at: TsDefault;
+  target_enc: string | null;
+  secret_enc: string | null;
+  config: ColumnType<Record<string, string>, string | undefined, string>;
+  confirmation_token_hash: Buffer | null;
+  confirmation_sent_at: TsNull;
+}
+
+export interface MonitorChannelsTable { monitor_id: string; channel_id: string }
+
+export interface DeliveriesTable {
+  id: string;
+  organization_id: string;
+  channel_id: string | null;
+  incident_id: string | null;
+  event: string;
+  status: ColumnType<string, string | undefined, string>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+  created_at: TsDefault;
+  delivered_at: TsNull;
+}
+
+export interface DeliveryAttemptsTable {
+  seq: Generated<number>;
+  delivery_id: string;
+  at: TsDefault;
+  ok: boolean;
+  error: string | null;
+  duration_ms: number | null;
+}
+
+export interface MaintenanceWindowsTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  title: string;
+  description: string | null;
+  starts_at: Ts;
+  ends_at: Ts;
+  timezone: string;
+  monitor_ids: string[];
+  recurrence_rule: string | null;
+  keep_checking: boolean;
+  show_on_status_page: boolean;
+  notify_subscribers: boolean;
+  created_at: TsDefault;
+}
+
+export interface OncallSchedulesTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string | null;
+  name: string;
+  timezone: string;
+  shift_length_hours: number;
+  handoff_time: string;
+  participant_ids: string[];
+  created_at: TsDefault;
+}
+
+export interface EscalationPoliciesTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  repeat: ColumnType<number, number | undefined, number>;
+  steps: ColumnType<{ afterMinutes: number; targetType: 'schedule' | 'user' | 'channel'; targetId: string }[], string, string>;
+  monitor_ids: ColumnType<string[], string[] | undefined, string[]>;
+  created_at: TsDefault;
+}
+
+export interface OncallOverridesTable {
+  id: string;
+  organization_id: string;
+  schedule_id: string;
+  user_id: string;
+  starts_at: Ts;
+  ends_at: Ts;
+  created_at: TsDefault;
+}
+
+export interface FeedTokensTable {
+  organization_id: string;
+  token_hash: Buffer;
   created_at: TsDefault;
 }
 
@@ -252,6 +341,14 @@ export interface Database {
   rollup_daily: RollupDailyTable;
   incident_events: IncidentEventsTable;
   probes: ProbesTable;
+  monitor_channels: MonitorChannelsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+  maintenance_windows: MaintenanceWindowsTable;
+  oncall_schedules: OncallSchedulesTable;
+  escalation_policies: EscalationPoliciesTable;
+  oncall_overrides: OncallOverridesTable;
+  feed_tokens: FeedTokensTable;
 }
 
 export type { Ts };

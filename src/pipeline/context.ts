@@ -3,6 +3,7 @@ import type { Permission } from '../auth/roles';
 import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secrets';
 import type { Db } from '../db/connect';
+import type { NetPolicy } from '../engine/net';
 
 /** Process-wide services handed to every handler. */
 export interface Services {
@@ -10,6 +11,8 @@ export interface Services {
   secrets: SecretBox;
   /** Public base URL, without a trailing slash. */
   baseUrl(): string;
+  /** Outbound network policy for checks and deliveries. */
+  net: NetPolicy;
 }
 
 /** What a handler gets besides its typed input: who calls, and the means to act. */

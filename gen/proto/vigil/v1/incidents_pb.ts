@@ -7,13 +7,15 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Ack } from "./common_pb";
+import { file_vigil_v1_common } from "./common_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file vigil/v1/incidents.proto.
  */
 export const file_vigil_v1_incidents: GenFile = /*@__PURE__*/
-  fileDesc("Chh2aWdpbC92MS9pbmNpZGVudHMucHJvdG8SCHZpZ2lsLnYxInAKFExpc3RJbmNpZGVudHNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBEhEKBG9wZW4YAiABKAhIAYgBARISCgVsaW1pdBgDIAEoBUgCiAEBQgkKB19zdGF0dXNCBwoFX29wZW5CCAoGX2xpbWl0IjkKFUxpc3RJbmNpZGVudHNSZXNwb25zZRIgCgRkYXRhGAEgAygLMhIudmlnaWwudjEuSW5jaWRlbnQiIAoSR2V0SW5jaWRlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIj0KE0dldEluY2lkZW50UmVzcG9uc2USJgoEZGF0YRgBIAEoCzIYLnZpZ2lsLnYxLkluY2lkZW50RGV0YWlsIocBChVVcGRhdGVJbmNpZGVudFJlcXVlc3QSCgoCaWQYASABKAkSEwoGc3RhdHVzGAIgASgJSACIAQESFAoHY29tbWVudBgDIAEoCUgBiAEBEhQKB3B1Ymxpc2gYBCABKAhIAogBAUIJCgdfc3RhdHVzQgoKCF9jb21tZW50QgoKCF9wdWJsaXNoIkAKFlVwZGF0ZUluY2lkZW50UmVzcG9uc2USJgoEZGF0YRgBIAEoCzIYLnZpZ2lsLnYxLkluY2lkZW50RGV0YWlsIjgKHFNldEluY2lkZW50UG9zdG1vcnRlbVJlcXVlc3QSCgoCaWQYASABKAkSDAoEYm9keRgCIAEoCSJHCh1TZXRJbmNpZGVudFBvc3Rtb3J0ZW1SZXNwb25zZRImCgRkYXRhGAEgASgLMhgudmlnaWwudjEuSW5jaWRlbnREZXRhaWwiJwoZTGlzdEluY2lkZW50RXZlbnRzUmVxdWVzdBIKCgJpZBgBIAEoCSJDChpMaXN0SW5jaWRlbnRFdmVudHNSZXNwb25zZRIlCgRkYXRhGAEgAygLMhcudmlnaWwudjEuSW5jaWRlbnRFdmVudCKWAwoISW5jaWRlbnQSCgoCaWQYASABKAkSEgoKbW9uaXRvcl9pZBgCIAEoCRIUCgxtb25pdG9yX25hbWUYAyABKAkSDQoFdGl0bGUYBCABKAkSDQoFY2F1c2UYBSABKAkSDgoGc3RhdHVzGAYgASgJEhAKCHNldmVyaXR5GAcgASgJEi4KCnN0YXJ0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3Jlc29sdmVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChBkdXJhdGlvbl9zZWNvbmRzGAogASgFSACIAQESMwoPYWNrbm93bGVkZ2VkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChByb290X2luY2lkZW50X2lkGAwgASgJSAGIAQESFgoOaGFzX3Bvc3Rtb3J0ZW0YDSABKAhCEwoRX2R1cmF0aW9uX3NlY29uZHNCEwoRX3Jvb3RfaW5jaWRlbnRfaWQi3AMKDkluY2lkZW50RGV0YWlsEgoKAmlkGAEgASgJEhIKCm1vbml0b3JfaWQYAiABKAkSFAoMbW9uaXRvcl9uYW1lGAMgASgJEg0KBXRpdGxlGAQgASgJEg0KBWNhdXNlGAUgASgJEg4KBnN0YXR1cxgGIAEoCRIQCghzZXZlcml0eRgHIAEoCRIuCgpzdGFydGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtyZXNvbHZlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHQoQZHVyYXRpb25fc2Vjb25kcxgKIAEoBUgAiAEBEjMKD2Fja25vd2xlZGdlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHQoQcm9vdF9pbmNpZGVudF9pZBgMIAEoCUgBiAEBEhYKDmhhc19wb3N0bW9ydGVtGA0gASgIEhQKDHdvcmtzcGFjZV9pZBgOIAEoCRIoCgpwb3N0bW9ydGVtGA8gASgLMhQudmlnaWwudjEuUG9zdG1vcnRlbUITChFfZHVyYXRpb25fc2Vjb25kc0ITChFfcm9vdF9pbmNpZGVudF9pZCJfCgpQb3N0bW9ydGVtEgwKBGJvZHkYASABKAkSEwoLYXV0aG9yX25hbWUYAiABKAkSLgoKdXBkYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiAIKDUluY2lkZW50RXZlbnQSCgoCaWQYASABKAkSEwoLaW5jaWRlbnRfaWQYAiABKAkSDAoEa2luZBgDIAEoCRImCgJhdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoFYWN0b3IYBSABKAsyDy52aWdpbC52MS5BY3RvchIUCgdtZXNzYWdlGAYgASgJSACIAQESDgoGcHVibGljGAcgASgIEhgKC2Zyb21fc3RhdHVzGAggASgJSAGIAQESFgoJdG9fc3RhdHVzGAkgASgJSAKIAQFCCgoIX21lc3NhZ2VCDgoMX2Zyb21fc3RhdHVzQgwKCl90b19zdGF0dXMiSQoFQWN0b3ISDAoEdHlwZRgBIAEoCRIPCgJpZBgCIAEoCUgAiAEBEhEKBG5hbWUYAyABKAlIAYgBAUIFCgNfaWRCBwoFX25hbWUyzwMKD0luY2lkZW50U2VydmljZRJQCg1MaXN0SW5jaWRlbnRzEh4udmlnaWwudjEuTGlzdEluY2lkZW50c1JlcXVlc3QaHy52aWdpbC52MS5MaXN0SW5jaWRlbnRzUmVzcG9uc2USSgoLR2V0SW5jaWRlbnQSHC52aWdpbC52MS5HZXRJbmNpZGVudFJlcXVlc3QaHS52aWdpbC52MS5HZXRJbmNpZGVudFJlc3BvbnNlElMKDlVwZGF0ZUluY2lkZW50Eh8udmlnaWwudjEuVXBkYXRlSW5jaWRlbnRSZXF1ZXN0GiAudmlnaWwudjEuVXBkYXRlSW5jaWRlbnRSZXNwb25zZRJoChVTZXRJbmNpZGVudFBvc3Rtb3J0ZW0SJi52aWdpbC52MS5TZXRJbmNpZGVudFBvc3Rtb3J0ZW1SZXF1ZXN0GicudmlnaWwudjEuU2V0SW5jaWRlbnRQb3N0bW9ydGVtUmVzcG9uc2USXwoSTGlzdEluY2lkZW50RXZlbnRzEiMudmlnaWwudjEuTGlzdEluY2lkZW50RXZlbnRzUmVxdWVzdBokLnZpZ2lsLnYxLkxpc3RJbmNpZGVudEV2ZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Chh2aWdpbC92MS9pbmNpZGVudHMucHJvdG8SCHZpZ2lsLnYxInAKFExpc3RJbmNpZGVudHNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBEhEKBG9wZW4YAiABKAhIAYgBARISCgVsaW1pdBgDIAEoBUgCiAEBQgkKB19zdGF0dXNCBwoFX29wZW5CCAoGX2xpbWl0IjkKFUxpc3RJbmNpZGVudHNSZXNwb25zZRIgCgRkYXRhGAEgAygLMhIudmlnaWwudjEuSW5jaWRlbnQiIAoSR2V0SW5jaWRlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIj0KE0dldEluY2lkZW50UmVzcG9uc2USJgoEZGF0YRgBIAEoCzIYLnZpZ2lsLnYxLkluY2lkZW50RGV0YWlsIocBChVVcGRhdGVJbmNpZGVudFJlcXVlc3QSCgoCaWQYASABKAkSEwoGc3RhdHVzGAIgASgJSACIAQESFAoHY29tbWVudBgDIAEoCUgBiAEBEhQKB3B1Ymxpc2gYBCABKAhIAogBAUIJCgdfc3RhdHVzQgoKCF9jb21tZW50QgoKCF9wdWJsaXNoIkAKFlVwZGF0ZUluY2lkZW50UmVzcG9uc2USJgoEZGF0YRgBIAEoCzIYLnZpZ2lsLnYxLkluY2lkZW50RGV0YWlsIjgKHFNldEluY2lkZW50UG9zdG1vcnRlbVJlcXVlc3QSCgoCaWQYASABKAkSDAoEYm9keRgCIAEoCSJHCh1TZXRJbmNpZGVudFBvc3Rtb3J0ZW1SZXNwb25zZRImCgRkYXRhGAEgASgLMhgudmlnaWwudjEuSW5jaWRlbnREZXRhaWwiJwoZTGlzdEluY2lkZW50RXZlbnRzUmVxdWVzdBIKCgJpZBgBIAEoCSJDChpMaXN0SW5jaWRlbnRFdmVudHNSZXNwb25zZRIlCgRkYXRhGAEgAygLMhcudmlnaWwudjEuSW5jaWRlbnRFdmVudCKWAwoISW5jaWRlbnQSCgoCaWQYASABKAkSEgoKbW9uaXRvcl9pZBgCIAEoCRIUCgxtb25pdG9yX25hbWUYAyABKAkSDQoFdGl0bGUYBCABKAkSDQoFY2F1c2UYBSABKAkSDgoGc3RhdHVzGAYgASgJEhAKCHNldmVyaXR5GAcgASgJEi4KCnN0YXJ0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3Jlc29sdmVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChBkdXJhdGlvbl9zZWNvbmRzGAogASgFSACIAQESMwoPYWNrbm93bGVkZ2VkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChByb290X2luY2lkZW50X2lkGAwgASgJSAGIAQESFgoOaGFzX3Bvc3Rtb3J0ZW0YDSABKAhCEwoRX2R1cmF0aW9uX3NlY29uZHNCEwoRX3Jvb3RfaW5jaWRlbnRfaWQi3AMKDkluY2lkZW50RGV0YWlsEgoKAmlkGAEgASgJEhIKCm1vbml0b3JfaWQYAiABKAkSFAoMbW9uaXRvcl9uYW1lGAMgASgJEg0KBXRpdGxlGAQgASgJEg0KBWNhdXNlGAUgASgJEg4KBnN0YXR1cxgGIAEoCRIQCghzZXZlcml0eRgHIAEoCRIuCgpzdGFydGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtyZXNvbHZlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHQoQZHVyYXRpb25fc2Vjb25kcxgKIAEoBUgAiAEBEjMKD2Fja25vd2xlZGdlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHQoQcm9vdF9pbmNpZGVudF9pZBgMIAEoCUgBiAEBEhYKDmhhc19wb3N0bW9ydGVtGA0gASgIEhQKDHdvcmtzcGFjZV9pZBgOIAEoCRIoCgpwb3N0bW9ydGVtGA8gASgLMhQudmlnaWwudjEuUG9zdG1vcnRlbUITChFfZHVyYXRpb25fc2Vjb25kc0ITChFfcm9vdF9pbmNpZGVudF9pZCJfCgpQb3N0bW9ydGVtEgwKBGJvZHkYASABKAkSEwoLYXV0aG9yX25hbWUYAiABKAkSLgoKdXBkYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiAIKDUluY2lkZW50RXZlbnQSCgoCaWQYASABKAkSEwoLaW5jaWRlbnRfaWQYAiABKAkSDAoEa2luZBgDIAEoCRImCgJhdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoFYWN0b3IYBSABKAsyDy52aWdpbC52MS5BY3RvchIUCgdtZXNzYWdlGAYgASgJSACIAQESDgoGcHVibGljGAcgASgIEhgKC2Zyb21fc3RhdHVzGAggASgJSAGIAQESFgoJdG9fc3RhdHVzGAkgASgJSAKIAQFCCgoIX21lc3NhZ2VCDgoMX2Zyb21fc3RhdHVzQgwKCl90b19zdGF0dXMiSQoFQWN0b3ISDAoEdHlwZRgBIAEoCRIPCgJpZBgCIAEoCUgAiAEBEhEKBG5hbWUYAyABKAlIAYgBAUIFCgNfaWRCBwoFX25hbWUiTgoMSW5jaWRlbnRGZWVkEg4KBmFjdGl2ZRgBIAEoCBIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJlChBJbmNpZGVudEZlZWRVcmxzEg8KB3Jzc191cmwYASABKAkSEAoIYXRvbV91cmwYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiGAoWR2V0SW5jaWRlbnRGZWVkUmVxdWVzdCI/ChdHZXRJbmNpZGVudEZlZWRSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuSW5jaWRlbnRGZWVkIhsKGVJvdGF0ZUluY2lkZW50RmVlZFJlcXVlc3QiRgoaUm90YXRlSW5jaWRlbnRGZWVkUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLnZpZ2lsLnYxLkluY2lkZW50RmVlZFVybHMiGwoZUmV2b2tlSW5jaWRlbnRGZWVkUmVxdWVzdCI5ChpSZXZva2VJbmNpZGVudEZlZWRSZXNwb25zZRIbCgRkYXRhGAEgASgLMg0udmlnaWwudjEuQWNrMukFCg9JbmNpZGVudFNlcnZpY2USUAoNTGlzdEluY2lkZW50cxIeLnZpZ2lsLnYxLkxpc3RJbmNpZGVudHNSZXF1ZXN0Gh8udmlnaWwudjEuTGlzdEluY2lkZW50c1Jlc3BvbnNlEkoKC0dldEluY2lkZW50EhwudmlnaWwudjEuR2V0SW5jaWRlbnRSZXF1ZXN0Gh0udmlnaWwudjEuR2V0SW5jaWRlbnRSZXNwb25zZRJTCg5VcGRhdGVJbmNpZGVudBIfLnZpZ2lsLnYxLlVwZGF0ZUluY2lkZW50UmVxdWVzdBogLnZpZ2lsLnYxLlVwZGF0ZUluY2lkZW50UmVzcG9uc2USaAoVU2V0SW5jaWRlbnRQb3N0bW9ydGVtEiYudmlnaWwudjEuU2V0SW5jaWRlbnRQb3N0bW9ydGVtUmVxdWVzdBonLnZpZ2lsLnYxLlNldEluY2lkZW50UG9zdG1vcnRlbVJlc3BvbnNlEl8KEkxpc3RJbmNpZGVudEV2ZW50cxIjLnZpZ2lsLnYxLkxpc3RJbmNpZGVudEV2ZW50c1JlcXVlc3QaJC52aWdpbC52MS5MaXN0SW5jaWRlbnRFdmVudHNSZXNwb25zZRJWCg9HZXRJbmNpZGVudEZlZWQSIC52aWdpbC52MS5HZXRJbmNpZGVudEZlZWRSZXF1ZXN0GiEudmlnaWwudjEuR2V0SW5jaWRlbnRGZWVkUmVzcG9uc2USXwoSUm90YXRlSW5jaWRlbnRGZWVkEiMudmlnaWwudjEuUm90YXRlSW5jaWRlbnRGZWVkUmVxdWVzdBokLnZpZ2lsLnYxLlJvdGF0ZUluY2lkZW50RmVlZFJlc3BvbnNlEl8KElJldm9rZUluY2lkZW50RmVlZBIjLnZpZ2lsLnYxLlJldm9rZUluY2lkZW50RmVlZFJlcXVlc3QaJC52aWdpbC52MS5SZXZva2VJbmNpZGVudEZlZWRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_vigil_v1_common]);
 
 /**
  * @generated from message vigil.v1.ListIncidentsRequest
@@ -564,6 +566,149 @@ export const ActorSchema: GenMessage<Actor> = /*@__PURE__*/
   messageDesc(file_vigil_v1_incidents, 14);
 
 /**
+ * Whether the organisation has an incident feed (never its URL).
+ *
+ * @generated from message vigil.v1.IncidentFeed
+ */
+export type IncidentFeed = Message<"vigil.v1.IncidentFeed"> & {
+  /**
+   * @generated from field: bool active = 1;
+   */
+  active: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 2;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.IncidentFeed.
+ * Use `create(IncidentFeedSchema)` to create a new message.
+ */
+export const IncidentFeedSchema: GenMessage<IncidentFeed> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_incidents, 15);
+
+/**
+ * The feed URLs, shown once when the token is created or replaced.
+ *
+ * @generated from message vigil.v1.IncidentFeedUrls
+ */
+export type IncidentFeedUrls = Message<"vigil.v1.IncidentFeedUrls"> & {
+  /**
+   * @generated from field: string rss_url = 1;
+   */
+  rssUrl: string;
+
+  /**
+   * @generated from field: string atom_url = 2;
+   */
+  atomUrl: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 3;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.IncidentFeedUrls.
+ * Use `create(IncidentFeedUrlsSchema)` to create a new message.
+ */
+export const IncidentFeedUrlsSchema: GenMessage<IncidentFeedUrls> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_incidents, 16);
+
+/**
+ * @generated from message vigil.v1.GetIncidentFeedRequest
+ */
+export type GetIncidentFeedRequest = Message<"vigil.v1.GetIncidentFeedRequest"> & {
+};
+
+/**
+ * Describes the message vigil.v1.GetIncidentFeedRequest.
+ * Use `create(GetIncidentFeedRequestSchema)` to create a new message.
+ */
+export const GetIncidentFeedRequestSchema: GenMessage<GetIncidentFeedRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_incidents, 17);
+
+/**
+ * @generated from message vigil.v1.GetIncidentFeedResponse
+ */
+export type GetIncidentFeedResponse = Message<"vigil.v1.GetIncidentFeedResponse"> & {
+  /**
+   * @generated from field: vigil.v1.IncidentFeed data = 1;
+   */
+  data?: IncidentFeed | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.GetIncidentFeedResponse.
+ * Use `create(GetIncidentFeedResponseSchema)` to create a new message.
+ */
+export const GetIncidentFeedResponseSchema: GenMessage<GetIncidentFeedResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_incidents, 18);
+
+/**
+ * @generated from message vigil.v1.RotateIncidentFeedRequest
+ */
+export type RotateIncidentFeedRequest = Message<"vigil.v1.RotateIncidentFeedRequest"> & {
+};
+
+/**
+ * Describes the message vigil.v1.RotateIncidentFeedRequest.
+ * Use `create(RotateIncidentFeedRequestSchema)` to create a new message.
+ */
+export const RotateIncidentFeedRequestSchema: GenMessage<RotateIncidentFeedRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_incidents, 19);
+
+/**
+ * @generated from message vigil.v1.RotateIncidentFeedResponse
+ */
+export type RotateIncidentFeedResponse = Message<"vigil.v1.RotateIncidentFeedResponse"> & {
+  /**
+   * @generated from field: vigil.v1.IncidentFeedUrls data = 1;
+   */
+  data?: IncidentFeedUrls | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.RotateIncidentFeedResponse.
+ * Use `create(RotateIncidentFeedResponseSchema)` to create a new message.
+ */
+export const RotateIncidentFeedResponseSchema: GenMessage<RotateIncidentFeedResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_incidents, 20);
+
+/**
+ * @generated from message vigil.v1.RevokeIncidentFeedRequest
+ */
+export type RevokeIncidentFeedRequest = Message<"vigil.v1.RevokeIncidentFeedRequest"> & {
+};
+
+/**
+ * Describes the message vigil.v1.RevokeIncidentFeedRequest.
+ * Use `create(RevokeIncidentFeedRequestSchema)` to create a new message.
+ */
+export const RevokeIncidentFeedRequestSchema: GenMessage<RevokeIncidentFeedRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_incidents, 21);
+
+/**
+ * @generated from message vigil.v1.RevokeIncidentFeedResponse
+ */
+export type RevokeIncidentFeedResponse = Message<"vigil.v1.RevokeIncidentFeedResponse"> & {
+  /**
+   * @generated from field: vigil.v1.Ack data = 1;
+   */
+  data?: Ack | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.RevokeIncidentFeedResponse.
+ * Use `create(RevokeIncidentFeedResponseSchema)` to create a new message.
+ */
+export const RevokeIncidentFeedResponseSchema: GenMessage<RevokeIncidentFeedResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_incidents, 22);
+
+/**
  * Incidents, timelines and postmortems.
  *
  * @generated from service vigil.v1.IncidentService
@@ -621,6 +766,36 @@ export const IncidentService: GenService<{
     methodKind: "unary";
     input: typeof ListIncidentEventsRequestSchema;
     output: typeof ListIncidentEventsResponseSchema;
+  },
+  /**
+   * GET /api/v1/incident-feed: The incident feed of the organisation.
+   *
+   * @generated from rpc vigil.v1.IncidentService.GetIncidentFeed
+   */
+  getIncidentFeed: {
+    methodKind: "unary";
+    input: typeof GetIncidentFeedRequestSchema;
+    output: typeof GetIncidentFeedResponseSchema;
+  },
+  /**
+   * POST /api/v1/incident-feed: Create or replace the incident feed token.
+   *
+   * @generated from rpc vigil.v1.IncidentService.RotateIncidentFeed
+   */
+  rotateIncidentFeed: {
+    methodKind: "unary";
+    input: typeof RotateIncidentFeedRequestSchema;
+    output: typeof RotateIncidentFeedResponseSchema;
+  },
+  /**
+   * DELETE /api/v1/incident-feed: Revoke the incident feed token.
+   *
+   * @generated from rpc vigil.v1.IncidentService.RevokeIncidentFeed
+   */
+  revokeIncidentFeed: {
+    methodKind: "unary";
+    input: typeof RevokeIncidentFeedRequestSchema;
+    output: typeof RevokeIncidentFeedResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_vigil_v1_incidents, 0);

@@ -12,13 +12,15 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { DeleteResult } from "./common_pb";
+import { file_vigil_v1_common } from "./common_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file vigil/v1/oncall.proto.
  */
 export const file_vigil_v1_oncall: GenFile = /*@__PURE__*/
-  fileDesc("ChV2aWdpbC92MS9vbmNhbGwucHJvdG8SCHZpZ2lsLnYxIhIKEEdldE9uQ2FsbFJlcXVlc3QiNwoRR2V0T25DYWxsUmVzcG9uc2USIgoEZGF0YRgBIAEoCzIULnZpZ2lsLnYxLk9uQ2FsbERhdGEi8AEKCk9uQ2FsbERhdGESJQoJc2NoZWR1bGVzGAEgAygLMhIudmlnaWwudjEuU2NoZWR1bGUSNwoTZXNjYWxhdGlvbl9wb2xpY2llcxgCIAMoCzIaLnZpZ2lsLnYxLkVzY2FsYXRpb25Qb2xpY3kSKwoJb3ZlcnJpZGVzGAMgAygLMhgudmlnaWwudjEuT25DYWxsT3ZlcnJpZGUSKAoLb25fY2FsbF9ub3cYBCADKAsyEy52aWdpbC52MS5PbkNhbGxOb3cSKwoLdW5yZWFjaGFibGUYBSADKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24iwgEKCFNjaGVkdWxlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIdGltZXpvbmUYAyABKAkSGgoSc2hpZnRfbGVuZ3RoX2hvdXJzGAQgASgFEhQKDGhhbmRvZmZfdGltZRgFIAEoCRIsCgxwYXJ0aWNpcGFudHMYBiADKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SGQoMd29ya3NwYWNlX2lkGAcgASgJSACIAQFCDwoNX3dvcmtzcGFjZV9pZCJlChBFc2NhbGF0aW9uUG9saWN5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGcmVwZWF0GAMgASgFEicKBXN0ZXBzGAQgAygLMhgudmlnaWwudjEuRXNjYWxhdGlvblN0ZXAiswEKDk9uQ2FsbE92ZXJyaWRlEgoKAmlkGAEgASgJEhMKC3NjaGVkdWxlX2lkGAIgASgJEiQKBHVzZXIYAyABKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SLQoJc3RhcnRzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdlbmRzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKHAQoJT25DYWxsTm93EhMKC3NjaGVkdWxlX2lkGAEgASgJEiQKBHVzZXIYAiABKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SFAoMdmlhX292ZXJyaWRlGAMgASgIEikKBXVudGlsGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJKCgxPbkNhbGxQZXJzb24SDwoHdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUieQoORXNjYWxhdGlvblN0ZXASFQoNYWZ0ZXJfbWludXRlcxgBIAEoBRITCgt0YXJnZXRfdHlwZRgCIAEoCRIRCgl0YXJnZXRfaWQYAyABKAkSGAoLdGFyZ2V0X25hbWUYBCABKAlIAIgBAUIOCgxfdGFyZ2V0X25hbWUyVQoNT25DYWxsU2VydmljZRJECglHZXRPbkNhbGwSGi52aWdpbC52MS5HZXRPbkNhbGxSZXF1ZXN0GhsudmlnaWwudjEuR2V0T25DYWxsUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChV2aWdpbC92MS9vbmNhbGwucHJvdG8SCHZpZ2lsLnYxIhIKEEdldE9uQ2FsbFJlcXVlc3QiNwoRR2V0T25DYWxsUmVzcG9uc2USIgoEZGF0YRgBIAEoCzIULnZpZ2lsLnYxLk9uQ2FsbERhdGEi8AEKCk9uQ2FsbERhdGESJQoJc2NoZWR1bGVzGAEgAygLMhIudmlnaWwudjEuU2NoZWR1bGUSNwoTZXNjYWxhdGlvbl9wb2xpY2llcxgCIAMoCzIaLnZpZ2lsLnYxLkVzY2FsYXRpb25Qb2xpY3kSKwoJb3ZlcnJpZGVzGAMgAygLMhgudmlnaWwudjEuT25DYWxsT3ZlcnJpZGUSKAoLb25fY2FsbF9ub3cYBCADKAsyEy52aWdpbC52MS5PbkNhbGxOb3cSKwoLdW5yZWFjaGFibGUYBSADKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24iwgEKCFNjaGVkdWxlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIdGltZXpvbmUYAyABKAkSGgoSc2hpZnRfbGVuZ3RoX2hvdXJzGAQgASgFEhQKDGhhbmRvZmZfdGltZRgFIAEoCRIsCgxwYXJ0aWNpcGFudHMYBiADKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SGQoMd29ya3NwYWNlX2lkGAcgASgJSACIAQFCDwoNX3dvcmtzcGFjZV9pZCJ6ChBFc2NhbGF0aW9uUG9saWN5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGcmVwZWF0GAMgASgFEicKBXN0ZXBzGAQgAygLMhgudmlnaWwudjEuRXNjYWxhdGlvblN0ZXASEwoLbW9uaXRvcl9pZHMYBSADKAkiswEKDk9uQ2FsbE92ZXJyaWRlEgoKAmlkGAEgASgJEhMKC3NjaGVkdWxlX2lkGAIgASgJEiQKBHVzZXIYAyABKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SLQoJc3RhcnRzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdlbmRzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKHAQoJT25DYWxsTm93EhMKC3NjaGVkdWxlX2lkGAEgASgJEiQKBHVzZXIYAiABKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SFAoMdmlhX292ZXJyaWRlGAMgASgIEikKBXVudGlsGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJKCgxPbkNhbGxQZXJzb24SDwoHdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUieQoORXNjYWxhdGlvblN0ZXASFQoNYWZ0ZXJfbWludXRlcxgBIAEoBRITCgt0YXJnZXRfdHlwZRgCIAEoCRIRCgl0YXJnZXRfaWQYAyABKAkSGAoLdGFyZ2V0X25hbWUYBCABKAlIAIgBAUIOCgxfdGFyZ2V0X25hbWUiwAEKFUNyZWF0ZVNjaGVkdWxlUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKCHRpbWV6b25lGAIgASgJSACIAQESGgoSc2hpZnRfbGVuZ3RoX2hvdXJzGAMgASgFEhQKDGhhbmRvZmZfdGltZRgEIAEoCRIXCg9wYXJ0aWNpcGFudF9pZHMYBSADKAkSGQoMd29ya3NwYWNlX2lkGAYgASgJSAGIAQFCCwoJX3RpbWV6b25lQg8KDV93b3Jrc3BhY2VfaWQiOgoWQ3JlYXRlU2NoZWR1bGVSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIudmlnaWwudjEuU2NoZWR1bGUiIwoVRGVsZXRlU2NoZWR1bGVSZXF1ZXN0EgoKAmlkGAEgASgJIj4KFkRlbGV0ZVNjaGVkdWxlUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLkRlbGV0ZVJlc3VsdCJUChNFc2NhbGF0aW9uU3RlcElucHV0EhUKDWFmdGVyX21pbnV0ZXMYASABKAUSEwoLdGFyZ2V0X3R5cGUYAiABKAkSEQoJdGFyZ2V0X2lkGAMgASgJIpABCh1DcmVhdGVFc2NhbGF0aW9uUG9saWN5UmVxdWVzdBIMCgRuYW1lGAEgASgJEhMKBnJlcGVhdBgCIAEoBUgAiAEBEiwKBXN0ZXBzGAMgAygLMh0udmlnaWwudjEuRXNjYWxhdGlvblN0ZXBJbnB1dBITCgttb25pdG9yX2lkcxgEIAMoCUIJCgdfcmVwZWF0IkoKHkNyZWF0ZUVzY2FsYXRpb25Qb2xpY3lSZXNwb25zZRIoCgRkYXRhGAEgASgLMhoudmlnaWwudjEuRXNjYWxhdGlvblBvbGljeSIrCh1EZWxldGVFc2NhbGF0aW9uUG9saWN5UmVxdWVzdBIKCgJpZBgBIAEoCSJGCh5EZWxldGVFc2NhbGF0aW9uUG9saWN5UmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLkRlbGV0ZVJlc3VsdCKZAQoVQ3JlYXRlT3ZlcnJpZGVSZXF1ZXN0EhMKC3NjaGVkdWxlX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSLQoJc3RhcnRzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdlbmRzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJAChZDcmVhdGVPdmVycmlkZVJlc3BvbnNlEiYKBGRhdGEYASABKAsyGC52aWdpbC52MS5PbkNhbGxPdmVycmlkZSIjChVEZWxldGVPdmVycmlkZVJlcXVlc3QSCgoCaWQYASABKAkiPgoWRGVsZXRlT3ZlcnJpZGVSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0MoMFCg1PbkNhbGxTZXJ2aWNlEkQKCUdldE9uQ2FsbBIaLnZpZ2lsLnYxLkdldE9uQ2FsbFJlcXVlc3QaGy52aWdpbC52MS5HZXRPbkNhbGxSZXNwb25zZRJTCg5DcmVhdGVTY2hlZHVsZRIfLnZpZ2lsLnYxLkNyZWF0ZVNjaGVkdWxlUmVxdWVzdBogLnZpZ2lsLnYxLkNyZWF0ZVNjaGVkdWxlUmVzcG9uc2USUwoORGVsZXRlU2NoZWR1bGUSHy52aWdpbC52MS5EZWxldGVTY2hlZHVsZVJlcXVlc3QaIC52aWdpbC52MS5EZWxldGVTY2hlZHVsZVJlc3BvbnNlEmsKFkNyZWF0ZUVzY2FsYXRpb25Qb2xpY3kSJy52aWdpbC52MS5DcmVhdGVFc2NhbGF0aW9uUG9saWN5UmVxdWVzdBooLnZpZ2lsLnYxLkNyZWF0ZUVzY2FsYXRpb25Qb2xpY3lSZXNwb25zZRJrChZEZWxldGVFc2NhbGF0aW9uUG9saWN5EicudmlnaWwudjEuRGVsZXRlRXNjYWxhdGlvblBvbGljeVJlcXVlc3QaKC52aWdpbC52MS5EZWxldGVFc2NhbGF0aW9uUG9saWN5UmVzcG9uc2USUwoOQ3JlYXRlT3ZlcnJpZGUSHy52aWdpbC52MS5DcmVhdGVPdmVycmlkZVJlcXVlc3QaIC52aWdpbC52MS5DcmVhdGVPdmVycmlkZVJlc3BvbnNlElMKDkRlbGV0ZU92ZXJyaWRlEh8udmlnaWwudjEuRGVsZXRlT3ZlcnJpZGVSZXF1ZXN0GiAudmlnaWwudjEuRGVsZXRlT3ZlcnJpZGVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_vigil_v1_common]);
 
 /**
  * The request of GetOnCall (no parameters).
@@ -181,6 +183,13 @@ export type EscalationPolicy = Message<"vigil.v1.EscalationPolicy"> & {
    * @generated from field: repeated vigil.v1.EscalationStep steps = 4;
    */
   steps: EscalationStep[];
+
+  /**
+   * Monitors whose incidents this policy escalates.
+   *
+   * @generated from field: repeated string monitor_ids = 5;
+   */
+  monitorIds: string[];
 };
 
 /**
@@ -337,6 +346,302 @@ export const EscalationStepSchema: GenMessage<EscalationStep> = /*@__PURE__*/
   messageDesc(file_vigil_v1_oncall, 8);
 
 /**
+ * @generated from message vigil.v1.CreateScheduleRequest
+ */
+export type CreateScheduleRequest = Message<"vigil.v1.CreateScheduleRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * IANA zone; default UTC.
+   *
+   * @generated from field: optional string timezone = 2;
+   */
+  timezone?: string | undefined;
+
+  /**
+   * @generated from field: int32 shift_length_hours = 3;
+   */
+  shiftLengthHours: number;
+
+  /**
+   * HH:MM in the schedule's zone.
+   *
+   * @generated from field: string handoff_time = 4;
+   */
+  handoffTime: string;
+
+  /**
+   * User ids of members, in rotation order.
+   *
+   * @generated from field: repeated string participant_ids = 5;
+   */
+  participantIds: string[];
+
+  /**
+   * @generated from field: optional string workspace_id = 6;
+   */
+  workspaceId?: string | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateScheduleRequest.
+ * Use `create(CreateScheduleRequestSchema)` to create a new message.
+ */
+export const CreateScheduleRequestSchema: GenMessage<CreateScheduleRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 9);
+
+/**
+ * @generated from message vigil.v1.CreateScheduleResponse
+ */
+export type CreateScheduleResponse = Message<"vigil.v1.CreateScheduleResponse"> & {
+  /**
+   * @generated from field: vigil.v1.Schedule data = 1;
+   */
+  data?: Schedule | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateScheduleResponse.
+ * Use `create(CreateScheduleResponseSchema)` to create a new message.
+ */
+export const CreateScheduleResponseSchema: GenMessage<CreateScheduleResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 10);
+
+/**
+ * @generated from message vigil.v1.DeleteScheduleRequest
+ */
+export type DeleteScheduleRequest = Message<"vigil.v1.DeleteScheduleRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.DeleteScheduleRequest.
+ * Use `create(DeleteScheduleRequestSchema)` to create a new message.
+ */
+export const DeleteScheduleRequestSchema: GenMessage<DeleteScheduleRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 11);
+
+/**
+ * @generated from message vigil.v1.DeleteScheduleResponse
+ */
+export type DeleteScheduleResponse = Message<"vigil.v1.DeleteScheduleResponse"> & {
+  /**
+   * @generated from field: vigil.v1.DeleteResult data = 1;
+   */
+  data?: DeleteResult | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.DeleteScheduleResponse.
+ * Use `create(DeleteScheduleResponseSchema)` to create a new message.
+ */
+export const DeleteScheduleResponseSchema: GenMessage<DeleteScheduleResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 12);
+
+/**
+ * One step of an escalation policy, as written.
+ *
+ * @generated from message vigil.v1.EscalationStepInput
+ */
+export type EscalationStepInput = Message<"vigil.v1.EscalationStepInput"> & {
+  /**
+   * @generated from field: int32 after_minutes = 1;
+   */
+  afterMinutes: number;
+
+  /**
+   * schedule, user or channel.
+   *
+   * @generated from field: string target_type = 2;
+   */
+  targetType: string;
+
+  /**
+   * @generated from field: string target_id = 3;
+   */
+  targetId: string;
+};
+
+/**
+ * Describes the message vigil.v1.EscalationStepInput.
+ * Use `create(EscalationStepInputSchema)` to create a new message.
+ */
+export const EscalationStepInputSchema: GenMessage<EscalationStepInput> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 13);
+
+/**
+ * @generated from message vigil.v1.CreateEscalationPolicyRequest
+ */
+export type CreateEscalationPolicyRequest = Message<"vigil.v1.CreateEscalationPolicyRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: optional int32 repeat = 2;
+   */
+  repeat?: number | undefined;
+
+  /**
+   * @generated from field: repeated vigil.v1.EscalationStepInput steps = 3;
+   */
+  steps: EscalationStepInput[];
+
+  /**
+   * @generated from field: repeated string monitor_ids = 4;
+   */
+  monitorIds: string[];
+};
+
+/**
+ * Describes the message vigil.v1.CreateEscalationPolicyRequest.
+ * Use `create(CreateEscalationPolicyRequestSchema)` to create a new message.
+ */
+export const CreateEscalationPolicyRequestSchema: GenMessage<CreateEscalationPolicyRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 14);
+
+/**
+ * @generated from message vigil.v1.CreateEscalationPolicyResponse
+ */
+export type CreateEscalationPolicyResponse = Message<"vigil.v1.CreateEscalationPolicyResponse"> & {
+  /**
+   * @generated from field: vigil.v1.EscalationPolicy data = 1;
+   */
+  data?: EscalationPolicy | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateEscalationPolicyResponse.
+ * Use `create(CreateEscalationPolicyResponseSchema)` to create a new message.
+ */
+export const CreateEscalationPolicyResponseSchema: GenMessage<CreateEscalationPolicyResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 15);
+
+/**
+ * @generated from message vigil.v1.DeleteEscalationPolicyRequest
+ */
+export type DeleteEscalationPolicyRequest = Message<"vigil.v1.DeleteEscalationPolicyRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.DeleteEscalationPolicyRequest.
+ * Use `create(DeleteEscalationPolicyRequestSchema)` to create a new message.
+ */
+export const DeleteEscalationPolicyRequestSchema: GenMessage<DeleteEscalationPolicyRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 16);
+
+/**
+ * @generated from message vigil.v1.DeleteEscalationPolicyResponse
+ */
+export type DeleteEscalationPolicyResponse = Message<"vigil.v1.DeleteEscalationPolicyResponse"> & {
+  /**
+   * @generated from field: vigil.v1.DeleteResult data = 1;
+   */
+  data?: DeleteResult | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.DeleteEscalationPolicyResponse.
+ * Use `create(DeleteEscalationPolicyResponseSchema)` to create a new message.
+ */
+export const DeleteEscalationPolicyResponseSchema: GenMessage<DeleteEscalationPolicyResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 17);
+
+/**
+ * @generated from message vigil.v1.CreateOverrideRequest
+ */
+export type CreateOverrideRequest = Message<"vigil.v1.CreateOverrideRequest"> & {
+  /**
+   * @generated from field: string schedule_id = 1;
+   */
+  scheduleId: string;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp starts_at = 3;
+   */
+  startsAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp ends_at = 4;
+   */
+  endsAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateOverrideRequest.
+ * Use `create(CreateOverrideRequestSchema)` to create a new message.
+ */
+export const CreateOverrideRequestSchema: GenMessage<CreateOverrideRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 18);
+
+/**
+ * @generated from message vigil.v1.CreateOverrideResponse
+ */
+export type CreateOverrideResponse = Message<"vigil.v1.CreateOverrideResponse"> & {
+  /**
+   * @generated from field: vigil.v1.OnCallOverride data = 1;
+   */
+  data?: OnCallOverride | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateOverrideResponse.
+ * Use `create(CreateOverrideResponseSchema)` to create a new message.
+ */
+export const CreateOverrideResponseSchema: GenMessage<CreateOverrideResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 19);
+
+/**
+ * @generated from message vigil.v1.DeleteOverrideRequest
+ */
+export type DeleteOverrideRequest = Message<"vigil.v1.DeleteOverrideRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.DeleteOverrideRequest.
+ * Use `create(DeleteOverrideRequestSchema)` to create a new message.
+ */
+export const DeleteOverrideRequestSchema: GenMessage<DeleteOverrideRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 20);
+
+/**
+ * @generated from message vigil.v1.DeleteOverrideResponse
+ */
+export type DeleteOverrideResponse = Message<"vigil.v1.DeleteOverrideResponse"> & {
+  /**
+   * @generated from field: vigil.v1.DeleteResult data = 1;
+   */
+  data?: DeleteResult | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.DeleteOverrideResponse.
+ * Use `create(DeleteOverrideResponseSchema)` to create a new message.
+ */
+export const DeleteOverrideResponseSchema: GenMessage<DeleteOverrideResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 21);
+
+/**
  * On-call schedules, escalation policies and overrides.
  *
  * @generated from service vigil.v1.OnCallService
@@ -351,6 +656,66 @@ export const OnCallService: GenService<{
     methodKind: "unary";
     input: typeof GetOnCallRequestSchema;
     output: typeof GetOnCallResponseSchema;
+  },
+  /**
+   * POST /api/v1/on-call/schedules: Create an on-call schedule.
+   *
+   * @generated from rpc vigil.v1.OnCallService.CreateSchedule
+   */
+  createSchedule: {
+    methodKind: "unary";
+    input: typeof CreateScheduleRequestSchema;
+    output: typeof CreateScheduleResponseSchema;
+  },
+  /**
+   * DELETE /api/v1/on-call/schedules/{id}: Delete an on-call schedule.
+   *
+   * @generated from rpc vigil.v1.OnCallService.DeleteSchedule
+   */
+  deleteSchedule: {
+    methodKind: "unary";
+    input: typeof DeleteScheduleRequestSchema;
+    output: typeof DeleteScheduleResponseSchema;
+  },
+  /**
+   * POST /api/v1/on-call/escalation-policies: Create an escalation policy.
+   *
+   * @generated from rpc vigil.v1.OnCallService.CreateEscalationPolicy
+   */
+  createEscalationPolicy: {
+    methodKind: "unary";
+    input: typeof CreateEscalationPolicyRequestSchema;
+    output: typeof CreateEscalationPolicyResponseSchema;
+  },
+  /**
+   * DELETE /api/v1/on-call/escalation-policies/{id}: Delete an escalation policy.
+   *
+   * @generated from rpc vigil.v1.OnCallService.DeleteEscalationPolicy
+   */
+  deleteEscalationPolicy: {
+    methodKind: "unary";
+    input: typeof DeleteEscalationPolicyRequestSchema;
+    output: typeof DeleteEscalationPolicyResponseSchema;
+  },
+  /**
+   * POST /api/v1/on-call/overrides: Create an on-call override.
+   *
+   * @generated from rpc vigil.v1.OnCallService.CreateOverride
+   */
+  createOverride: {
+    methodKind: "unary";
+    input: typeof CreateOverrideRequestSchema;
+    output: typeof CreateOverrideResponseSchema;
+  },
+  /**
+   * DELETE /api/v1/on-call/overrides/{id}: Delete an on-call override.
+   *
+   * @generated from rpc vigil.v1.OnCallService.DeleteOverride
+   */
+  deleteOverride: {
+    methodKind: "unary";
+    input: typeof DeleteOverrideRequestSchema;
+    output: typeof DeleteOverrideResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_vigil_v1_oncall, 0);
