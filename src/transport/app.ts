@@ -10,6 +10,7 @@ import { pingRouter } from './ping';
 import { probeRouter } from './probeApi';
 import type { Db } from '../db/connect';
 import type { SecretBox } from '../crypto/secrets';
+import type { Services } from '../pipeline/context';
 
 const ROOT = path.resolve(__dirname, '../..');
 const PROTO_DIR = path.join(ROOT, 'proto/vigil/v1');
@@ -34,7 +35,7 @@ function bodyErrors(err: any, req: Request, res: Response, next: NextFunction): 
 
 /** The whole HTTP surface: REST under /api/v1, Connect under /rpc, the published contract. */
 /** What the non-API routes (pings, probes) reach directly. */
-export interface AppDeps { db: Db; secrets: SecretBox }
+export interface AppDeps { db: Db; secrets: SecretBox; services: Services }
 
 export function createApp(run: Runner, log: (msg: string, e: unknown) => void, deps: AppDeps): express.Express {
   const app = express();
