@@ -20,14 +20,14 @@ async function admin(statement: string): Promise<void> {
 }
 
 /** BENCH_DATABASE_URL (left as is; the run's monitors are deleted at the end), else a fresh local database dropped at the end. */
-export async function checksDatabase(tag: string): Promise<{ url: string; label: string; fresh: boolean; drop(): Promise<void> }> {
+export async function checksDatabase(tag: string): Promise<{ url: string; name: string; label: string; fresh: boolean; drop(): Promise<void> }> {
   const given = process.env.BENCH_DATABASE_URL;
-  if (given) return { url: given, label: 'BENCH_DATABASE_URL', fresh: false, drop: async () => undefined };
+  if (given) return { url: given, name: new URL(given).pathname.slice(1), label: 'BENCH_DATABASE_URL', fresh: false, drop: async () => undefined };
   const name = `vigil_bench_checks_${process.pid}_${tag}`;
   await admin(`create database ${name}`);
   const u = new URL(LOCAL_ADMIN);
   u.pathname = `/${name}`;
-  return { url: u.toString(), label: `local PostgreSQL (${name})`, fresh: true, drop: () => admin(`drop database if exists ${name} with (force)`) };
+  return { url: u.toString(), name, label: `local PostgreSQL (${name})`, fresh: true, drop: () => admin(`drop database if exists ${name} with (force)`) };
 }
 
 /**
@@ -69,6 +69,13 @@ export async function storedBetween(c: pg.Client, organizationId: string, from: 
   return r.rows[0].n as number;
 }
 
+/** The monitors table's health after a run: dead row versions, share of HOT updates, autovacuum runs, size. */
+export async function monitorsTable(c: pg.Client): Promise<string> {
+  const r = (await c.query(`select n_dead_tup as dead, n_tup_hot_upd::float8 / nullif(n_tup_upd, 0) as hot, autovacuum_count as av,
+    pg_total_relation_size('monitors') as size from pg_stat_user_tables where relname = 'monitors'`)).rows[0];
+  return `monitors table: ${r.dead} dead row versions, ${Math.round(100 * (r.hot ?? 0))}% HOT updates, ${r.av} autovacuums, ${(Number(r.size) / 2 ** 20).toFixed(0)} MB`;
+}
+
 let tick = 0;
 const clk = () => (tick ||= Number(execSync('getconf CLK_TCK').toString().trim()) || 100);
 
@@ -89,14 +96,27 @@ export function processCpu(pid: number): number {
 }
 
 /**
- * CPU seconds of every process named postgres (postmasters, backends, background
- * workers), plus what postmasters collected from children that already exited.
+ * CPU seconds of PostgreSQL from /proc: `all` = every process named postgres
+ * (plus what postmasters collected from children that already exited); `own`
+ * = the backends of `database` plus the shared background processes (WAL
+ * writer, checkpointer, ...), i.e. without other databases' sessions (tests
+ * sharing the server). Backends that exit during a window drop out of `own`.
  */
-export function postgresCpu(): number {
-  const all = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map((p) => ({ pid: Number(p), s: stat(p) }));
+export function postgresCpu(database: string): { all: number; own: number } {
+  const all = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map((p) => ({ pid: p, s: stat(p) }));
   const pg = all.filter((p) => p.s?.comm === 'postgres');
-  const pids = new Set(pg.map((p) => p.pid));
-  return pg.reduce((sum, p) => sum + p.s!.self + (pids.has(p.s!.ppid) ? 0 : p.s!.children), 0);
+  const pids = new Set(pg.map((p) => Number(p.pid)));
+  let sum = 0;
+  let own = 0;
+  for (const p of pg) {
+    sum += p.s!.self + (pids.has(p.s!.ppid) ? 0 : p.s!.children);
+    let cmd = '';
+    try { cmd = fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim(); } catch { continue; }
+    // Backends: "postgres: 15/main: <user> <db> <host(port)> <state>"; autovacuum: "... autovacuum worker <db>".
+    const db = /^postgres: \S+: \S+ (\S+) (?:\S+\(\d+\)|\[local\])/.exec(cmd)?.[1] ?? /autovacuum worker (\S+)/.exec(cmd)?.[1];
+    if (db === undefined ? pids.has(p.s!.ppid) : db === database) own += p.s!.self;
+  }
+  return { all: sum, own };
 }
 
 /** CPU seconds the whole machine spent busy (all cores), from /proc/stat. */

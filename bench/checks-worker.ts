@@ -23,6 +23,8 @@ export interface WorkerReady { type: 'ready'; pid: number; concurrency: number }
 export interface WindowStats {
   type: 'collect'; due: number; startedInWindow: number; p50: number; p99: number; max: number; late: number;
   perSecond: number[];
+  /** Non-empty claims that started checks in the window (a claim's checks start in one synchronous loop). */
+  claims: number;
 }
 
 const sqlTimes = new Map<string, { n: number; ms: number }>();
@@ -53,11 +55,17 @@ async function main(): Promise<void> {
   let lags: number[] = [];
   let startedInWindow = 0;
   let perSecond: number[] = [];
+  let claims = 0;
+  let inClaim = false;
   const onStart = (m: ClaimedMonitor, at: Date) => {
     const t = at.getTime();
     const due = m.next_due_at.getTime();
     if (due >= from && due < to) lags.push(t - due);
-    if (t >= from && t < to) { startedInWindow++; perSecond[Math.floor((t - from) / 1000)]++; }
+    if (t >= from && t < to) {
+      startedInWindow++;
+      perSecond[Math.floor((t - from) / 1000)]++;
+      if (!inClaim) { claims++; inClaim = true; queueMicrotask(() => { inClaim = false; }); }
+    }
   };
   const worker = startWorker({
     db, secrets, net: { allowPrivate: true, extraCa: [] }, log: createLogger('warn'), concurrency: config.checkConcurrency, onStart,
@@ -65,7 +73,7 @@ async function main(): Promise<void> {
 
   process.on('message', (msg: { type: string; from?: number; to?: number }) => {
     if (msg.type === 'window') {
-      from = msg.from!; to = msg.to!; lags = []; startedInWindow = 0;
+      from = msg.from!; to = msg.to!; lags = []; startedInWindow = 0; claims = 0;
       perSecond = new Array(Math.ceil((to - from) / 1000)).fill(0);
       process.send!({ type: 'window' });
     } else if (msg.type === 'snap') {
@@ -76,7 +84,7 @@ async function main(): Promise<void> {
       const interval = Number(process.env.BENCH_INTERVAL || 30) * 1000;
       process.send!({
         type: 'collect', due: sorted.length, startedInWindow, p50: percentile(sorted, 50), p99: percentile(sorted, 99),
-        max: sorted.at(-1) ?? NaN, late: sorted.filter((l) => l > interval).length, perSecond,
+        max: sorted.at(-1) ?? NaN, late: sorted.filter((l) => l > interval).length, perSecond, claims,
       } satisfies WindowStats);
     } else if (msg.type === 'stop') {
       void stop();

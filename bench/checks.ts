@@ -10,7 +10,8 @@
  *   - p50/p99 scheduling lag (check start − due time) of the checks due in the
  *     window, which are given BENCH_GRACE (5) more seconds to start;
  *   - CPU seconds per 1,000 checks of the worker process and of PostgreSQL
- *     (every `postgres` process on the machine, from /proc), and the worker's RSS;
+ *     (from /proc: the benchmark database's backends and the server's background
+ *     processes; other databases' sessions are shown apart), and the worker's RSS;
  *   - missed checks: expected (N × duration / interval) minus those started,
  *     plus those that started more than one interval late (their run was lost).
  * Before the runs, a bare Node client (bench/checks-bare.ts) measures the CPU
@@ -34,7 +35,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startChild, type Child } from './lib';
-import { checksDatabase, checksTable, machineBusy, meets, postgresCpu, processCpu, seedMonitors, shiftSchedule, storedBetween, type RunRow } from './checks-lib';
+import {
+  checksDatabase, checksTable, machineBusy, meets, monitorsTable, postgresCpu, processCpu, seedMonitors, shiftSchedule, storedBetween, type RunRow,
+} from './checks-lib';
 import type { BareResult } from './checks-bare';
 import type { TargetReady } from './checks-target';
 import type { WindowStats, WorkerReady } from './checks-worker';
@@ -92,7 +95,7 @@ async function run(n: number, target: TargetReady, bare: number | null): Promise
     const snap = async () => {
       const w = await ask<{ cpu: number; rss: number }>(worker!, { type: 'snap' });
       const me = process.cpuUsage();
-      return { ...w, pg: postgresCpu(), target: processCpu(target.pid), busy: machineBusy(), me: (me.user + me.system) / 1e6 };
+      return { ...w, pg: postgresCpu(db.name), target: processCpu(target.pid), busy: machineBusy(), me: (me.user + me.system) / 1e6 };
     };
     await sleepUntil(from);
     const s0 = await snap();
@@ -104,14 +107,15 @@ async function run(n: number, target: TargetReady, bare: number | null): Promise
 
     const expected = Math.floor((n * DURATION) / INTERVAL);
     const k = w.startedInWindow / 1000;
-    const cpu = { worker: s1.cpu - s0.cpu, pg: s1.pg - s0.pg, target: s1.target - s0.target, busy: s1.busy - s0.busy, me: s1.me - s0.me };
-    const other = cpu.busy - cpu.worker - cpu.pg - cpu.target - cpu.me;
+    const cpu = { worker: s1.cpu - s0.cpu, pg: s1.pg.own - s0.pg.own, pgAll: s1.pg.all - s0.pg.all, target: s1.target - s0.target, busy: s1.busy - s0.busy, me: s1.me - s0.me };
+    const other = cpu.busy - cpu.worker - cpu.pgAll - cpu.target - cpu.me;
     const sec = w.perSecond;
     console.error(`N=${fmt(n)}: started ${fmt(w.startedInWindow)} in the window (${fmt(Math.min(...sec))}–${fmt(Math.max(...sec))}/s), ` +
-      `${fmt(w.due)} of ${fmt(expected)} due in it started, ${fmt(stored)} results stored; lag p50 ${fmt(w.p50)} / p99 ${fmt(w.p99)} / max ${fmt(w.max)} ms\n` +
-      `  CPU s in the window: worker ${cpu.worker.toFixed(1)}, PostgreSQL ${cpu.pg.toFixed(1)}, target ${cpu.target.toFixed(1)}, ` +
-      `other processes ${other.toFixed(1)} (machine busy ${fmt((100 * cpu.busy) / (DURATION * os.cpus().length))}% of ${os.cpus().length} cores); ` +
-      `worker RSS ${fmt(s0.rss / 2 ** 20)} → ${fmt(s1.rss / 2 ** 20)} MB`);
+      `${fmt(w.due)} of ${fmt(expected)} due in it started, ${fmt(stored)} results stored, ${fmt(w.claims / DURATION, 1)} claims/s ` +
+      `(${fmt(w.startedInWindow / Math.max(1, w.claims), 1)} checks each); lag p50 ${fmt(w.p50)} / p99 ${fmt(w.p99)} / max ${fmt(w.max)} ms\n` +
+      `  CPU s in the window: worker ${cpu.worker.toFixed(1)}, PostgreSQL ${cpu.pg.toFixed(1)} (${Math.max(0, cpu.pgAll - cpu.pg).toFixed(1)} more for other databases), ` +
+      `target ${cpu.target.toFixed(1)}, other processes ${other.toFixed(1)} (machine busy ${fmt((100 * cpu.busy) / (DURATION * os.cpus().length))}% of ${os.cpus().length} cores); ` +
+      `worker RSS ${fmt(s0.rss / 2 ** 20)} → ${fmt(s1.rss / 2 ** 20)} MB; ${await monitorsTable(client)}`);
     return {
       n, interval: INTERVAL, concurrency: worker.ready.concurrency, checksPerSec: w.startedInWindow / DURATION, p50: w.p50, p99: w.p99,
       workerPer1k: cpu.worker / k, pgPer1k: cpu.pg / k, rssMb: s1.rss / 2 ** 20, missed: Math.max(0, expected - w.due) + w.late, late: w.late, bare,
@@ -137,7 +141,7 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   console.log(`\n${checksTable(rows)}\n`);
   console.log(`Node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${os.platform()} ${os.release()}; ` +
-    `interval ${INTERVAL} s, warm-up ${WARMUP} s, ${DURATION} s measured per N; PostgreSQL CPU = every postgres process on the machine.` +
+    `interval ${INTERVAL} s, warm-up ${WARMUP} s, ${DURATION} s measured per N; PostgreSQL CPU = this database's backends + the server's background processes.` +
     (rows[0]?.bare ? ` Bare client: ${rows[0].bare.toFixed(3)} CPU s per 1,000 fresh-connection requests.` : ''));
   const ok = rows.filter(meets).map((r) => r.n);
   console.log(ok.length ? `Largest N meeting the target (p99 lag < 2 s, none missed): ${fmt(Math.max(...ok))}` : 'No N met the target (p99 lag < 2 s, none missed).');

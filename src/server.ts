@@ -15,6 +15,8 @@ import type { Services } from './pipeline/context';
 import { createApp } from './transport/app';
 import { startWorker, type Worker } from './engine/worker';
 import { netPolicyFrom } from './engine/netPolicy';
+import { migrateQueue } from './alerting/queue';
+import { startAlerting } from './alerting/tasks';
 
 /** A running Vigil process (role serve). */
 export interface RunningServer {
@@ -40,6 +42,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   let redis: { quit(): Promise<unknown> } | undefined;
   try {
     await migrateToLatest(db);
+    await migrateQueue(pool, log);
     let bootstrapKey: string | null = null;
     if (await isEmpty(db)) {
       const org = await createOrganization(db, { name: 'My organisation', ownerEmail: 'owner@localhost', plan: config.bootstrapPlan });
@@ -59,6 +62,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const worker: Worker | null = config.worker
       ? startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency })
       : null;
+    const alerting = config.worker ? await startAlerting(pool, db, secrets, services, log) : null;
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
@@ -76,6 +80,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       async close() {
         await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
         await worker?.stop();
+        await alerting?.stop();
         await limits.close();
         await redis?.quit().catch(() => undefined);
         await db.destroy();

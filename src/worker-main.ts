@@ -6,6 +6,8 @@ import { migrateToLatest } from './db/migrate';
 import { netPolicyFrom } from './engine/netPolicy';
 import { startWorker } from './engine/worker';
 import { createLogger } from './log';
+import { migrateQueue } from './alerting/queue';
+import { startAlerting } from './alerting/tasks';
 
 /**
  * `npm run worker`: a worker process only (scheduler and checks), for scale-out.
@@ -17,11 +19,15 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel);
   const url = config.databaseUrl ?? runningEmbeddedUrl(config.dataDir);
   if (!url) throw new Error('set DATABASE_URL (or start the server first, so its embedded database is running)');
-  const { db } = connectDb(url, 10);
+  const { db, pool } = connectDb(url, 10);
   await migrateToLatest(db);
+  await migrateQueue(pool, log);
   const secrets = createSecretBox(loadMasterKey(config.masterKey, config.dataDir));
-  const worker = startWorker({ db, secrets, net: netPolicyFrom(config), log, concurrency: config.checkConcurrency });
-  const stop = async () => { await worker.stop(); await db.destroy(); process.exit(0); };
+  const net = netPolicyFrom(config);
+  const worker = startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency });
+  const services = { config, secrets, net, baseUrl: () => config.baseUrl ?? `http://localhost:${config.port}` };
+  const alerting = await startAlerting(pool, db, secrets, services, log);
+  const stop = async () => { await worker.stop(); await alerting.stop(); await db.destroy(); process.exit(0); };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
 }

@@ -6,17 +6,15 @@ import { startTestServer, type TestServer } from './support/harness';
 // not_implemented; every other operation of the contract is built.
 
 const STILL_501 = [
-  'createSchedule', 'deleteSchedule', 'createEscalationPolicy', 'deleteEscalationPolicy', 'createOverride', 'deleteOverride',
-  'getIncidentFeed', 'rotateIncidentFeed', 'revokeIncidentFeed',
-  'addStatusPageComponent', 'confirmSmsEnrolment', 'createChannel', 'createMaintenanceWindow',
-  'createSmsEnrolment', 'createStatusPage', 'deleteAccount', 'deleteAgent', 'deleteChannel', 'deleteInvitation',
-  'deleteMaintenanceWindow', 'deleteStatusPage', 'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics', 'getAnalyticsSite',
-  'getBilling', 'getErrorIssue', 'getOnCall',
-  'getStatusPage', 'inviteMember', 'listAgents', 'listAnalyticsSites', 'listChannels', 'listErrorIssues', 'listErrorProjects',
-  'listMaintenanceWindows', 'listMembers', 'listMonitorChannels',
+  'addStatusPageComponent', 'confirmSmsEnrolment',
+  'createSmsEnrolment', 'createStatusPage', 'deleteAccount', 'deleteAgent', 'deleteInvitation',
+  'deleteStatusPage', 'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics', 'getAnalyticsSite',
+  'getBilling', 'getErrorIssue',
+  'getStatusPage', 'inviteMember', 'listAgents', 'listAnalyticsSites', 'listErrorIssues', 'listErrorProjects',
+  'listMembers',
   'listOrganizations', 'listStatusPages', 'removeMember',
-  'removeStatusPageComponent', 'searchResources', 'sendChannelConfirmation', 'setActiveOrganization', 'setIncidentPostmortem',
-  'setMonitorChannels', 'testChannel', 'updateChannel', 'updateErrorIssue', 'updateIncident',
+  'removeStatusPageComponent', 'searchResources', 'setActiveOrganization', 
+  'updateErrorIssue',
   'updateMember', 'updateStatusPage', 'uploadSourceMap', 'uploadSymbols', 'verifyStorePurchase',
 ];
 

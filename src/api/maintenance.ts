@@ -1,5 +1,10 @@
 import type { Handlers } from '../../gen/routes';
 import type { Ctx } from '../pipeline/context';
+import { createMaintenance, deleteMaintenance, listMaintenance } from '../domain/maintenance';
 
 /** Maintenance windows. */
-export const maintenanceHandlers = {} satisfies Partial<Handlers<Ctx>>;
+export const maintenanceHandlers = {
+  listMaintenanceWindows: async ({ query }, ctx) => ({ data: await listMaintenance(ctx.db, ctx.caller, query.past === true, ctx.now) }),
+  createMaintenanceWindow: async ({ body }, ctx) => ({ data: await createMaintenance(ctx.db, ctx.caller, body, ctx.now) }),
+  deleteMaintenanceWindow: async ({ query }, ctx) => ({ data: await deleteMaintenance(ctx.db, ctx.caller, query.id, ctx.now) }),
+} satisfies Partial<Handlers<Ctx>>;

@@ -8,12 +8,6 @@ import { ApiError } from '../pipeline/errors';
  * test/not-implemented.test.ts lists exactly these.
  */
 export const NOT_IMPLEMENTED = [
-  // Alerting
-  'updateIncident', 'setIncidentPostmortem',
-  'listChannels', 'createChannel', 'updateChannel', 'deleteChannel', 'testChannel', 'sendChannelConfirmation', 'listMonitorChannels', 'setMonitorChannels',
-  'listMaintenanceWindows', 'createMaintenanceWindow', 'deleteMaintenanceWindow', 'getOnCall',
-  'createSchedule', 'deleteSchedule', 'createEscalationPolicy', 'deleteEscalationPolicy', 'createOverride', 'deleteOverride',
-  'getIncidentFeed', 'rotateIncidentFeed', 'revokeIncidentFeed',
   // Status pages
   'listStatusPages', 'createStatusPage', 'getStatusPage', 'updateStatusPage', 'deleteStatusPage', 'addStatusPageComponent', 'removeStatusPageComponent',
   // Error tracking

@@ -16,6 +16,8 @@ export type Db = Kysely<Database>;
 export function connectDb(url: string, max = 10): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString: url, max });
   pool.on('error', () => { /* an idle client died; the pool replaces it */ });
+  // A checked-out client's socket error is reported on its query; the listener keeps it from crashing the process.
+  pool.on('connect', (client) => { client.on('error', () => undefined); });
   return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) as unknown as pg.Pool }) }), pool };
 }
 

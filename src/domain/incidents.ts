@@ -12,6 +12,7 @@ function selectIncidents(db: Db, caller: Caller) {
     .leftJoin('monitors as m', 'm.id', 'i.monitor_id')
     .select([
       'i.id', 'i.monitor_id', 'm.name as monitor_name', 'i.title', 'i.cause', 'i.status', 'i.severity', 'i.root_incident_id', 'i.workspace_id',
+      'i.postmortem_body', 'i.postmortem_author', isoText('i.postmortem_updated_at').as('postmortem_updated_at'),
       isoText('i.started_at').as('started_at'), isoText('i.resolved_at').as('resolved_at'), isoText('i.acknowledged_at').as('acknowledged_at'),
       sql<number | null>`case when i.resolved_at is null then null else floor(extract(epoch from i.resolved_at - i.started_at))::int end`.as('duration_seconds'),
     ])
@@ -41,15 +42,17 @@ export async function listIncidents(db: Db, caller: Caller, query: { status?: st
   if (query.open) q = q.where('i.status', 'in', UNRESOLVED);
   const limit = Math.min(Math.max(query.limit ?? 50, 1), 200);
   const rows = await q.orderBy('i.started_at', 'desc').orderBy('i.id', 'desc').limit(limit).execute();
-  // Postmortems arrive with alerting; until then no incident has one.
-  return rows.map((r) => ({ ...incidentOut(r), hasPostmortem: false }));
+  return rows.map((r) => ({ ...incidentOut(r), hasPostmortem: r.postmortem_body !== null }));
 }
 
 /** One incident with its workspace and postmortem. */
 export async function getIncident(db: Db, caller: Caller, id: string) {
   const r = await selectIncidents(db, caller).where('i.id', '=', id).executeTakeFirst();
   if (!r) throw notFound('incident', 'id');
-  return { ...incidentOut(r), hasPostmortem: false, workspaceId: r.workspace_id, postmortem: null };
+  return {
+    ...incidentOut(r), hasPostmortem: r.postmortem_body !== null, workspaceId: r.workspace_id,
+    postmortem: r.postmortem_body === null ? null : { body: r.postmortem_body, authorName: r.postmortem_author ?? '', updatedAt: r.postmortem_updated_at! },
+  };
 }
 
 /** The timeline of an incident, oldest first. */

@@ -2,6 +2,8 @@ import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import type { CheckResult } from './kinds/kind';
 import type { ResultSubject } from './results';
+import { queueAlerts } from '../alerting/dispatch';
+import { startEscalation } from '../alerting/escalation';
 
 const UNRESOLVED = ['open', 'acknowledged', 'suppressed'] as const;
 
@@ -45,7 +47,7 @@ async function rootCause(db: Db, monitor: ResultSubject): Promise<string | null>
  * down); leaving down resolves it. Every move while an incident is open is a
  * timeline entry.
  */
-export async function applyTransition(db: Db, monitor: ResultSubject, from: string, to: string, result: CheckResult, at: Date): Promise<void> {
+export async function applyTransition(db: Db, monitor: ResultSubject, from: string, to: string, result: CheckResult, at: Date, inMaintenance = false): Promise<void> {
   const open = await openIncidentOf(db, monitor.id);
   if (to === 'down' && !open) {
     const root = await rootCause(db, monitor);
@@ -60,7 +62,11 @@ export async function applyTransition(db: Db, monitor: ResultSubject, from: stri
     if (root) {
       await addEvent(db, { incidentId: id, organizationId: monitor.organization_id, kind: 'suppressed', at,
         message: `A monitor this one depends on is down (incident ${root}).`, fromStatus: 'open', toStatus: 'suppressed' });
+      return;
     }
+    const incident = { id, organization_id: monitor.organization_id, monitor_id: monitor.id, status };
+    await queueAlerts(db, incident, 'incident.opened', inMaintenance);
+    if (!inMaintenance) await startEscalation(db, incident, at);
     return;
   }
   if (!open) return;
@@ -68,6 +74,7 @@ export async function applyTransition(db: Db, monitor: ResultSubject, from: stri
     await db.updateTable('incidents').set({ status: 'resolved', resolved_at: at }).where('id', '=', open.id).execute();
     await addEvent(db, { incidentId: open.id, organizationId: monitor.organization_id, kind: 'resolved', at,
       message: `${monitor.name} is ${to}: ${result.message}`, fromStatus: open.status, toStatus: 'resolved' });
+    await queueAlerts(db, { id: open.id, organization_id: monitor.organization_id, monitor_id: monitor.id, status: 'resolved' }, 'incident.resolved', inMaintenance);
     return;
   }
   await addEvent(db, { incidentId: open.id, organizationId: monitor.organization_id, kind: 'status_changed', at,

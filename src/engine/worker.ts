@@ -7,6 +7,7 @@ import { housekeeping } from './housekeeping';
 import type { NetPolicy } from './net';
 import { writeResults, type FinishedCheck } from './results';
 import { runCheck } from './runCheck';
+import { underMaintenance } from '../alerting/maintenance';
 
 export interface WorkerOptions {
   db: Db;
@@ -69,7 +70,13 @@ export function startWorker(o: WorkerOptions): Worker {
       if (room > 0) {
         const batch = await claimDue(o.db, Math.min(room, 500), null);
         claimed = batch.length;
+        // A window with keepChecking false: not checked at all (the history shows a gap).
+        const quiet = batch.length ? await underMaintenance(o.db, batch.map((m) => m.id), new Date()) : new Map();
         for (const m of batch) {
+          if (quiet.get(m.id)?.keepChecking === false) {
+            pending.push({ monitor: m, result: null, at: new Date(), nextDueAt: nextDue(m, new Date()) });
+            continue;
+          }
           inFlight++;
           started++;
           void runOne(m).finally(() => { inFlight--; });

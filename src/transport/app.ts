@@ -7,6 +7,8 @@ import { connectMiddleware } from './connect';
 import { sendBytes, sendError, sendJson } from './respond';
 import { restRouter } from './rest';
 import { pingRouter } from './ping';
+import { feedRouter } from './feeds';
+import { confirmRouter } from './confirm';
 import { probeRouter } from './probeApi';
 import type { Db } from '../db/connect';
 import type { SecretBox } from '../crypto/secrets';
@@ -58,6 +60,8 @@ export function createApp(run: Runner, log: (msg: string, e: unknown) => void, d
 
   app.use('/api/v1', restRouter(run, log));
   app.use('/ping', pingRouter(deps.db, log));
+  app.use('/feeds', feedRouter(deps, log));
+  app.use('/confirm', confirmRouter(deps, log));
   app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));
   app.use(connectMiddleware(run, log));
   app.all('/mcp', (req, res) => sendError(req, res, new ApiError(501, 'not_implemented', 'The agent server (MCP) is not built yet.')));

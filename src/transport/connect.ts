@@ -7,6 +7,7 @@ import { ApiError } from '../pipeline/errors';
 import type { Runner } from '../pipeline/run';
 import { serviceDesc } from './registry';
 import { messageToShape, shapeToMessage } from './wire';
+import { fillAbsentLists } from './absentLists';
 
 const CODES: Record<number, Code> = {
   400: Code.InvalidArgument, 401: Code.Unauthenticated, 402: Code.FailedPrecondition, 403: Code.PermissionDenied,
@@ -49,7 +50,7 @@ export function connectMiddleware(run: Runner, log: (msg: string, e: unknown) =>
               const query: Record<string, unknown> = {};
               for (const p of route.pathParams) { if (input[p] !== undefined) path[p] = String(input[p]); delete input[p]; }
               for (const q of route.queryParams) { if (input[q.name] !== undefined) query[q.name] = input[q.name]; delete input[q.name]; }
-              const body = route.body === 'none' || Object.keys(input).length === 0 ? undefined : input;
+              const body = route.body === 'none' ? undefined : fillAbsentLists(route, input);
               const headers: Record<string, string | undefined> = {};
               ctx.requestHeader.forEach((v, k) => { headers[k] = v; });
               const result = await run(route, {

@@ -5,6 +5,7 @@ import type { Runner } from '../pipeline/run';
 import { PROTOBUF, sendBytes, sendError, sendJson, wantsProtobuf } from './respond';
 import { messageDesc } from './registry';
 import { decodeRequest, encodeMessage } from './wire';
+import { fillAbsentLists } from './absentLists';
 
 /** A file answer of raw-response operations (exports). */
 export interface FileAnswer { content: Buffer | string; contentType: string; filename: string }
@@ -18,23 +19,25 @@ function queryOf(req: Request): Record<string, unknown> {
 /** Decodes the request body by its content type: JSON (default) or protobuf. */
 function decodeBody(route: RouteDef, req: Request, query: Record<string, unknown>): unknown {
   const raw = req.body as Buffer | undefined;
-  if (!Buffer.isBuffer(raw) || raw.length === 0) return undefined;
+  const protobuf = String(req.headers['content-type'] ?? '').startsWith(PROTOBUF);
+  // An empty protobuf message is all fields absent, not no body.
+  if ((!Buffer.isBuffer(raw) || raw.length === 0) && !(protobuf && route.body !== 'none')) return undefined;
   if (route.rawRequest) return raw;
   const ct = String(req.headers['content-type'] ?? '');
   if (ct.startsWith(PROTOBUF)) {
     let decoded: Record<string, unknown>;
     try {
-      decoded = decodeRequest(messageDesc(route.requestMessage), raw);
+      decoded = decodeRequest(messageDesc(route.requestMessage), raw ?? Buffer.alloc(0));
     } catch {
       throw new ApiError(400, 'invalid_protobuf', `The body is not a valid ${route.requestMessage} message.`);
     }
     // Path and URL query values travel in the URL; the body keeps the rest.
     for (const p of route.pathParams) delete decoded[p];
     for (const q of route.queryParams) if (q.name in query) delete decoded[q.name];
-    return decoded;
+    return fillAbsentLists(route, decoded);
   }
   try {
-    return JSON.parse(raw.toString('utf8'));
+    return JSON.parse((raw ?? Buffer.alloc(0)).toString('utf8'));
   } catch {
     throw new ApiError(400, 'invalid_json', 'The body is not valid JSON.', {}, [{ field: 'body', reason: 'is not valid JSON' }]);
   }

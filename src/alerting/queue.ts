@@ -1,0 +1,37 @@
+import { Logger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker';
+import { sql } from 'kysely';
+import type pg from 'pg';
+import type { Db } from '../db/connect';
+import type { Logger as VigilLogger } from '../log';
+
+/**
+ * The job queue for side effects with retries (alert deliveries, escalation
+ * steps): graphile-worker on Vigil's own PostgreSQL. Jobs are added with SQL
+ * inside the transaction that decides them, so a crash can neither lose an
+ * alert nor send one for a change that rolled back.
+ */
+
+function queueLogger(log: VigilLogger): Logger {
+  return new Logger(() => (level, message) => {
+    if (level === 'error') log.error(`queue: ${message}`);
+    else if (level === 'warning') log.warn(`queue: ${message}`);
+  });
+}
+
+/** Creates or upgrades the queue's own schema (`graphile_worker`). */
+export async function migrateQueue(pool: pg.Pool, log: VigilLogger): Promise<void> {
+  await runMigrations({ pgPool: pool, logger: queueLogger(log) });
+}
+
+export interface JobOptions { runAt?: Date; maxAttempts?: number; jobKey?: string }
+
+/** Adds a job in the caller's transaction (or as its own statement when `db` is not one). */
+export async function enqueue(db: Db, task: string, payload: Record<string, unknown>, o: JobOptions = {}): Promise<void> {
+  await sql`select graphile_worker.add_job(${task}, ${JSON.stringify(payload)}::json,
+    run_at => ${o.runAt ?? null}::timestamptz, max_attempts => ${o.maxAttempts ?? null}::int, job_key => ${o.jobKey ?? null}::text)`.execute(db);
+}
+
+/** Runs the queue's tasks in this process until stopped. */
+export async function startQueue(pool: pg.Pool, tasks: TaskList, log: VigilLogger, concurrency = 10): Promise<Runner> {
+  return run({ pgPool: pool, taskList: tasks, concurrency, noHandleSignals: true, pollInterval: 1000, logger: queueLogger(log) });
+}
