@@ -69,11 +69,30 @@ export async function storedBetween(c: pg.Client, organizationId: string, from: 
   return r.rows[0].n as number;
 }
 
-/** The monitors table's health after a run: dead row versions, share of HOT updates, autovacuum runs, size. */
+/** The monitors table's health after a run: dead row versions, share of HOT updates, vacuums (auto or not), size. */
 export async function monitorsTable(c: pg.Client): Promise<string> {
-  const r = (await c.query(`select n_dead_tup as dead, n_tup_hot_upd::float8 / nullif(n_tup_upd, 0) as hot, autovacuum_count as av,
+  const r = (await c.query(`select n_dead_tup as dead, n_tup_hot_upd::float8 / nullif(n_tup_upd, 0) as hot, autovacuum_count + vacuum_count as av,
     pg_total_relation_size('monitors') as size from pg_stat_user_tables where relname = 'monitors'`)).rows[0];
-  return `monitors table: ${r.dead} dead row versions, ${Math.round(100 * (r.hot ?? 0))}% HOT updates, ${r.av} autovacuums, ${(Number(r.size) / 2 ** 20).toFixed(0)} MB`;
+  return `monitors table: ${r.dead} dead row versions, ${Math.round(100 * (r.hot ?? 0))}% HOT updates, ${r.av} vacuums, ${(Number(r.size) / 2 ** 20).toFixed(0)} MB`;
+}
+
+/**
+ * Stands in for autovacuum, which a production server runs but a test server
+ * may not (`autovacuum = off`: then the tables are never analysed nor vacuumed,
+ * and the claim's index scan wades through every dead row version). Every
+ * BENCH_VACUUM seconds (default 60, autovacuum's naptime, when the server has
+ * autovacuum off; else 0 = never), and once at once, runs `vacuum (analyze)`
+ * on the tables the worker updates, until the returned stop is called.
+ */
+export async function vacuumEvery(c: pg.Client): Promise<{ seconds: number; stop(): Promise<void> }> {
+  const off = (await c.query('show autovacuum')).rows[0].autovacuum === 'off';
+  const seconds = Number(process.env.BENCH_VACUUM ?? (off ? 60 : 0));
+  if (!seconds) return { seconds, stop: async () => undefined };
+  const vacuum = () => c.query('vacuum (analyze) monitors, rollup_hourly, rollup_daily').then(() => undefined, (e) => console.error(`vacuum: ${e.message}`));
+  let running = vacuum();
+  await running;
+  const timer = setInterval(() => { running = running.then(vacuum); }, seconds * 1000);
+  return { seconds, stop: async () => { clearInterval(timer); await running; } };
 }
 
 let tick = 0;
@@ -98,16 +117,17 @@ export function processCpu(pid: number): number {
 /**
  * CPU seconds of PostgreSQL from /proc: `all` = every process named postgres
  * (plus what postmasters collected from children that already exited); `own`
- * = the backends of `database` plus the shared background processes (WAL
- * writer, checkpointer, ...), i.e. without other databases' sessions (tests
- * sharing the server). Backends that exit during a window drop out of `own`.
+ * = the backends of `database` (`backends`) plus the shared background
+ * processes (WAL writer, checkpointer, ...), i.e. without other databases'
+ * sessions (tests sharing the server). Backends that exit during a window drop out of `own`.
  */
-export function postgresCpu(database: string): { all: number; own: number } {
+export function postgresCpu(database: string): { all: number; own: number; backends: number } {
   const all = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map((p) => ({ pid: p, s: stat(p) }));
   const pg = all.filter((p) => p.s?.comm === 'postgres');
   const pids = new Set(pg.map((p) => Number(p.pid)));
   let sum = 0;
   let own = 0;
+  let backends = 0;
   for (const p of pg) {
     sum += p.s!.self + (pids.has(p.s!.ppid) ? 0 : p.s!.children);
     let cmd = '';
@@ -115,8 +135,9 @@ export function postgresCpu(database: string): { all: number; own: number } {
     // Backends: "postgres: 15/main: <user> <db> <host(port)> <state>"; autovacuum: "... autovacuum worker <db>".
     const db = /^postgres: \S+: \S+ (\S+) (?:\S+\(\d+\)|\[local\])/.exec(cmd)?.[1] ?? /autovacuum worker (\S+)/.exec(cmd)?.[1];
     if (db === undefined ? pids.has(p.s!.ppid) : db === database) own += p.s!.self;
+    if (db === database) backends += p.s!.self;
   }
-  return { all: sum, own };
+  return { all: sum, own, backends };
 }
 
 /** CPU seconds the whole machine spent busy (all cores), from /proc/stat. */

@@ -1,17 +1,21 @@
 /**
  * Child process of `npm run bench:checks` (bench/checks.ts): the target the
  * http monitors check. A plain Node http server on 127.0.0.1 (ephemeral port)
- * answering every request `200 ok` at once, without keep-alive (Vigil's check
- * opens a fresh connection per check anyway). Sends `{ type: 'ready', url,
- * pid }` over IPC, and exits on `{ type: 'stop' }` or when the parent goes away.
+ * answering every request `200 ok`, without keep-alive (Vigil's check opens a
+ * fresh connection per check anyway): at once, or BENCH_TARGET_DELAY_MS late
+ * (a slow target, so that checks stay in flight longer). Sends `{ type:
+ * 'ready', url, pid }` over IPC, and exits on `{ type: 'stop' }` or when the
+ * parent goes away.
  */
 import http from 'node:http';
 
 export interface TargetReady { type: 'ready'; url: string; pid: number }
 
+const delay = Number(process.env.BENCH_TARGET_DELAY_MS || 0);
+const answer = (res: http.ServerResponse) => res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2', connection: 'close' }).end('ok');
 const server = http.createServer((req, res) => {
-  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2', connection: 'close' });
-  res.end('ok');
+  if (delay > 0) setTimeout(answer, delay, res);
+  else answer(res);
 });
 server.keepAliveTimeout = 0;
 server.maxConnections = 100_000;

@@ -2284,7 +2284,7 @@ export interface components {
              */
             config: string;
             /**
-             * @description Seconds between checks (for heartbeat, the expected ping period). Clamped up to the plan's floor, not refused.
+             * @description Seconds between checks (for heartbeat, the expected ping period). Clamped up to the plan's floor, not refused; at most 30 days.
              * @default 300
              */
             intervalSeconds: number;
@@ -3584,7 +3584,7 @@ export interface components {
         };
         UpdateMonitorBody: {
             name?: string;
-            /** @description Clamped up to the plan's floor, not refused. */
+            /** @description Clamped up to the plan's floor, not refused; at most 30 days. */
             intervalSeconds?: number;
             confirmations?: number;
             /** @description false switches the monitor off (no checks, no alerts). */
@@ -4886,7 +4886,7 @@ export interface operations {
                 status?: string;
                 /** @description true keeps the unresolved incidents (open, acknowledged, suppressed); false or absent filters nothing. */
                 open?: boolean;
-                /** @description At most this many incidents; default 50, values above 200 are clamped to 200. */
+                /** @description At most this many incidents; default 50, values above 200 are clamped to 200 and values below 1 to 1 (never refused). */
                 limit?: number;
             };
             header?: never;

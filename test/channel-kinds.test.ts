@@ -71,8 +71,8 @@ describe('kinds and targets', () => {
   const good: [ChannelKind, string, { target?: string; display: string; secretStored: boolean }][] = [
     ['email', ' Bob.Smith+ops@Example.COM ', { target: 'Bob.Smith+ops@example.com', display: 'Bob.Smith+ops@example.com', secretStored: false }],
     ['email', 'ops@bücher.de', { target: 'ops@xn--bcher-kva.de', display: 'ops@xn--bcher-kva.de', secretStored: false }],
-    ['webhook', 'https://user:pa55@hooks.example.com/in/vigil?token=abc#x', { display: 'https://hooks.example.com/in/vigil…', secretStored: true }],
-    ['webhook', 'http://10.0.0.5:8080/alerts', { target: 'http://10.0.0.5:8080/alerts', display: 'http://10.0.0.5:8080/alerts', secretStored: true }],
+    ['webhook', 'https://user:pa55@hooks.example.com/in/vigil?token=abc#x', { display: 'https://hooks.example.com/…', secretStored: true }],
+    ['webhook', 'http://10.0.0.5:8080/alerts', { target: 'http://10.0.0.5:8080/alerts', display: 'http://10.0.0.5:8080/…', secretStored: true }],
     ['slack', 'https://hooks.slack.com/services/T000/B000/XXXX', { display: 'https://hooks.slack.com/…', secretStored: true }],
     ['discord', 'https://discord.com/api/webhooks/1/abc', { display: 'https://discord.com/…', secretStored: true }],
     ['teams', 'https://prod-01.westus.logic.azure.com/workflows/abc/triggers/manual/paths/invoke?sig=s3cret', { display: 'https://prod-01.westus.logic.azure.com/…', secretStored: true }],

@@ -85,7 +85,7 @@ describe('POST /channels', () => {
     expect(ch).toMatchObject({ kind: 'webhook', name: 'Ops hook', workspaceId: null, enabled: true, confirmed: true, secretStored: true, config: '{}' });
     expect(ch.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
     // The query is where credentials live: masked in the display form.
-    expect(ch.target).toBe(`${hook.url}/hooks/vigil…`);
+    expect(ch.target).toBe(`${hook.url}/…`);
     expect(ch.owner).toMatchObject({ userId: o.userId });
     expect(JSON.parse(ch.config)).toEqual({});
 

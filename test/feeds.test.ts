@@ -120,7 +120,7 @@ describe('the feed content', () => {
     expect(items[0]).toContain('<guid isPermaLink="false">');
     const [b, a] = items;
     expect(inner(b, 'title')).toBe('<![CDATA[Billing worker — open]]>');
-    expect(inner(a, 'title')).toBe('<![CDATA[Checkout &lt;API&gt; &amp; co — resolved]]>');
+    expect(inner(a, 'title')).toBe('<![CDATA[Checkout <API> & co — resolved]]>');
     expect(inner(a, 'link')).toBe(srv.url);
     const { started_at: startA } = await srv.db.selectFrom('incidents').select('started_at').where('id', '=', ids.a).executeTakeFirstOrThrow();
     expect(inner(a, 'pubDate')).toBe(startA.toUTCString());

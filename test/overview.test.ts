@@ -92,9 +92,13 @@ describe('GET /setup and DELETE /setup', () => {
     await srv.member(o.organizationId, 'viewer');
     expect(ok('getSetup', await api.get('/setup')).hasColleague).toBe(true);
 
-    // Only a channel that could deliver now counts: confirmed and enabled.
+    // Only a channel that could deliver now counts: confirmed and enabled, and its
+    // provider configured (this server has no SMTP_URL: an e-mail channel never counts).
+    const mail = rid('ch');
+    await srv.db.insertInto('notification_channels').values({ id: mail, organization_id: o.organizationId, workspace_id: null, owner_membership_id: null, kind: 'email', name: 'mail', target: 'ops@example.test', confirmed_at: new Date() }).execute();
+    expect(ok('getSetup', await api.get('/setup')).hasConfirmedChannel).toBe(false);
     const ch = rid('ch');
-    await srv.db.insertInto('notification_channels').values({ id: ch, organization_id: o.organizationId, workspace_id: null, owner_membership_id: null, kind: 'email', name: 'ops', target: 'ops@example.test' }).execute();
+    await srv.db.insertInto('notification_channels').values({ id: ch, organization_id: o.organizationId, workspace_id: null, owner_membership_id: null, kind: 'webhook', name: 'ops', target: 'https://hooks.example.test/…' }).execute();
     expect(ok('getSetup', await api.get('/setup')).hasConfirmedChannel).toBe(false);
     await srv.db.updateTable('notification_channels').set({ confirmed_at: new Date(), enabled: false }).where('id', '=', ch).execute();
     expect(ok('getSetup', await api.get('/setup')).hasConfirmedChannel).toBe(false);

@@ -2,6 +2,7 @@ import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import type { AlertEvent } from './channels/channel';
 import { enqueue } from './queue';
+import { underMaintenance } from './maintenance';
 
 /** Attempts of one delivery before it is given up (graphile-worker backs off exponentially between them). */
 export const DELIVERY_ATTEMPTS = 8;
@@ -13,13 +14,14 @@ export interface AlertSubject { id: string; organization_id: string; monitor_id:
  * monitor, in the caller's transaction. A suppressed incident pages nobody,
  * and acknowledgements and resolutions go only where the opening went (an
  * incident that paged nobody — suppressed, or in maintenance — stays silent).
- * `maintenance` says whether the monitor is in a maintenance window now.
+ * During a maintenance window of the monitor nothing pages anybody.
  */
-export async function queueAlerts(db: Db, incident: AlertSubject, event: AlertEvent, inMaintenance: boolean): Promise<number> {
+export async function queueAlerts(db: Db, incident: AlertSubject, event: AlertEvent): Promise<number> {
   if (!incident.monitor_id) return 0;
+  if ((await underMaintenance(db, [incident.monitor_id], new Date())).size > 0) return 0;
   let channelIds: string[];
   if (event === 'incident.opened') {
-    if (incident.status === 'suppressed' || inMaintenance) return 0;
+    if (incident.status === 'suppressed') return 0;
     channelIds = (await db.selectFrom('monitor_channels as mc').innerJoin('notification_channels as c', 'c.id', 'mc.channel_id')
       .select('c.id').where('mc.monitor_id', '=', incident.monitor_id).where('c.enabled', '=', true)
       .where('c.confirmed_at', 'is not', null).execute()).map((r) => r.id);

@@ -3,6 +3,7 @@ import { addEvent } from '../engine/incidents';
 import { queueDeliveries, type AlertSubject } from './dispatch';
 import { enqueue } from './queue';
 import { policyForMonitor, stepChannels } from '../domain/oncall';
+import { underMaintenance } from './maintenance';
 
 type Step = { afterMinutes: number; targetType: 'schedule' | 'user' | 'channel'; targetId: string };
 type Policy = { id: string; name: string; repeat: number; steps: Step[] };
@@ -52,11 +53,16 @@ export function escalateTask(db: Db) {
       if (!row) return;
       const policy: Policy = { id: row.id, name: row.name, repeat: row.repeat, steps: row.steps };
       const step = policy.steps[n % policy.steps.length];
-      const channels = await stepChannels(tx, inc.organization_id, step, new Date());
+      // A paused monitor or a maintenance window pages nobody: the step passes silently.
+      const monitor = inc.monitor_id ? await tx.selectFrom('monitors').select('paused').where('id', '=', inc.monitor_id).executeTakeFirst() : undefined;
+      const quiet = monitor?.paused || (inc.monitor_id !== null && (await underMaintenance(tx, [inc.monitor_id], new Date())).size > 0);
+      const channels = quiet ? [] : await stepChannels(tx, inc.organization_id, step, new Date());
       await queueDeliveries(tx, inc, 'incident.escalated', channels);
       await addEvent(tx, {
         incidentId, organizationId: inc.organization_id, kind: 'escalation',
-        message: `${policy.name}: step ${(n % policy.steps.length) + 1} (${step.targetType}) notified ${channels.length} channel${channels.length === 1 ? '' : 's'}.`,
+        message: quiet
+          ? `${policy.name}: step ${(n % policy.steps.length) + 1} skipped (the monitor is paused or in maintenance).`
+          : `${policy.name}: step ${(n % policy.steps.length) + 1} (${step.targetType}) notified ${channels.length} channel${channels.length === 1 ? '' : 's'}.`,
       });
       await tx.updateTable('incidents').set({ escalation_step: n + 1 }).where('id', '=', incidentId).execute();
       const next = escalationDueAt(policy, n + 1, inc.started_at);

@@ -85,7 +85,8 @@ function parseRule(text: string | null): Rule | null {
   if (!freq || !(freq in FREQS)) return null;
   const int = (v: string | undefined, max: number) => (v !== undefined && /^\d{1,7}$/.test(v) && +v >= 1 && +v <= max ? +v : null);
   const interval = get('INTERVAL') === undefined ? 1 : int(get('INTERVAL'), 10_000);
-  const count = get('COUNT') === undefined ? null : int(get('COUNT'), 1_000_000);
+  // COUNT is walked occurrence by occurrence: above 5,000 the rule is not expanded (first occurrence only).
+  const count = get('COUNT') === undefined ? null : int(get('COUNT'), 5_000);
   const until = get('UNTIL') === undefined ? null : parseUntil(get('UNTIL')!);
   const wkst = get('WKST') === undefined ? null : WEEKDAYS.indexOf(get('WKST')!);
   const byday = get('BYDAY') === undefined ? null : WEEKDAYS.indexOf(get('BYDAY')!);

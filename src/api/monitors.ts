@@ -7,7 +7,7 @@ import { dismissSetup, setup, summary } from '../domain/overview';
 /** Monitors, summary and the setup checklist. */
 export const monitorHandlers = {
   getSummary: async (_i, ctx) => ({ data: await summary(ctx.db, ctx.caller) }),
-  getSetup: async (_i, ctx) => ({ data: await setup(ctx.db, ctx.caller) }),
+  getSetup: async (_i, ctx) => ({ data: await setup(ctx.db, ctx.caller, ctx.services.config.providers) }),
   dismissSetup: async (_i, ctx) => ({ data: await dismissSetup(ctx.db, ctx.caller) }),
   listMonitors: async ({ query }, ctx) => ({ data: await listMonitors(ctx.db, ctx.caller, query.tag) }),
   createMonitor: async ({ body }, ctx) => ({ data: await createMonitor(ctx.db, ctx.services.secrets, ctx.caller, body) }),

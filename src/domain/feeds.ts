@@ -175,7 +175,8 @@ export function renderFeed(format: FeedFormat, baseUrl: string, organizationId: 
   });
   for (const e of entries) {
     feed.addItem({
-      title: html(`${e.monitorName} — ${e.status}`),
+      // RSS titles are CDATA plain text (escaping would show "&amp;"); Atom titles are type="html".
+      title: format === 'atom' ? html(`${e.monitorName} — ${e.status}`) : xmlSafe(`${e.monitorName} — ${e.status}`).replace(/]]>/g, ']] >'),
       id: format === 'atom' ? `urn:vigil:incident:${e.id}` : e.id,
       guid: e.id,
       link: baseUrl,

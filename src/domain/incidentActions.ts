@@ -40,12 +40,12 @@ export async function changeIncident(db: Db, caller: Caller, id: string, body: I
       const to = row.status === 'resolved' ? 'resolved' : 'acknowledged';
       await tx.updateTable('incidents').set({ acknowledged_at: now, status: to }).where('id', '=', id).execute();
       await addEvent(tx, { incidentId: id, organizationId: row.organization_id, kind: 'acknowledged', at: now, actor: actorOf(caller), fromStatus: row.status, toStatus: to });
-      await queueAlerts(tx, { ...row, status: to }, 'incident.acknowledged', false);
+      await queueAlerts(tx, { ...row, status: to }, 'incident.acknowledged');
     }
     if (body.status === 'resolved' && row.status !== 'resolved') {
       await tx.updateTable('incidents').set({ resolved_at: now, status: 'resolved' }).where('id', '=', id).execute();
       await addEvent(tx, { incidentId: id, organizationId: row.organization_id, kind: 'resolved', at: now, actor: actorOf(caller), fromStatus: row.status, toStatus: 'resolved' });
-      await queueAlerts(tx, { ...row, status: 'resolved' }, 'incident.resolved', false);
+      await queueAlerts(tx, { ...row, status: 'resolved' }, 'incident.resolved');
     }
     if (comment) {
       await addEvent(tx, { incidentId: id, organizationId: row.organization_id, kind: 'comment', at: now, actor: actorOf(caller), message: comment, public: body.publish === true });
@@ -58,9 +58,10 @@ export async function changeIncident(db: Db, caller: Caller, id: string, body: I
 export async function writePostmortem(db: Db, caller: Caller, id: string, body: string) {
   const text = body.trim();
   if (!text) throw new ApiError(400, 'postmortem_required', 'The postmortem is empty.', {}, [{ field: 'body', reason: 'must not be blank' }]);
-  if (text.length > MAX_POSTMORTEM) {
-    throw new ApiError(400, 'postmortem_too_long', `The postmortem is ${text.length} characters long; at most ${MAX_POSTMORTEM} are kept.`,
-      { limit: String(MAX_POSTMORTEM), length: String(text.length) }, [{ field: 'body', reason: `at most ${MAX_POSTMORTEM} characters` }]);
+  const length = [...text].length; // characters as people count them (code points)
+  if (length > MAX_POSTMORTEM) {
+    throw new ApiError(400, 'postmortem_too_long', `The postmortem is ${length} characters long; at most ${MAX_POSTMORTEM} are kept.`,
+      { limit: String(MAX_POSTMORTEM), length: String(length) }, [{ field: 'body', reason: `at most ${MAX_POSTMORTEM} characters` }]);
   }
   const incident = await getIncident(db, caller, id);
   if (incident.status !== 'resolved') throw conflict('incident_not_resolved', 'A postmortem can only be written for a resolved incident.', { status: incident.status });

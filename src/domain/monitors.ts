@@ -118,7 +118,9 @@ export async function createMonitor(db: Db, secrets: SecretBox, caller: Caller, 
     await audit(tx, caller, { action: 'monitor.created', resourceType: 'monitor', resourceId: id, workspaceId: ws.id,
       changes: diff(null, { name, kind: input.kind, intervalSeconds: interval, confirmations: input.confirmations ?? 1, tags, dependsOn, config: true }, AUDITED) });
   });
-  return getMonitor(db, caller, id);
+  // `paused` belongs to the single read only (spec); the detail kinds show their null lastCheckDetail.
+  const m = await findMonitor(db, caller, id);
+  return { ...monitorOut(m), ...(DETAIL_KINDS.has(m.kind) ? { lastCheckDetail: null } : {}) };
 }
 
 export interface UpdateMonitorInput {
@@ -131,7 +133,7 @@ export interface UpdateMonitorInput {
  */
 export async function updateMonitor(db: Db, secrets: SecretBox, caller: Caller, id: string, input: UpdateMonitorInput, require: (p: 'monitor:update' | 'monitor:pause') => void) {
   const keys = Object.keys(input).filter((k) => (input as Record<string, unknown>)[k] !== undefined);
-  if (keys.length === 0) throw new ApiError(400, 'empty_change', 'The request changes nothing: name at least one field.');
+  if (keys.length === 0) throw new ApiError(400, 'empty_change', 'The request changes nothing: name at least one field.', {}, [{ field: 'body', reason: 'names no field' }]);
   if (keys.some((k) => k !== 'paused')) require('monitor:update');
   if (keys.includes('paused')) require('monitor:pause');
   const before = await findMonitor(db, caller, id);

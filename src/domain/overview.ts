@@ -2,6 +2,12 @@ import { sql } from 'kysely';
 import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import { iso } from './tenancy';
+import type { Providers } from '../alerting/channels/channel';
+
+/** Kinds that cannot deliver on this server: enrolled kinds, and those whose provider is not configured. */
+function undeliverable(p: Pick<Providers, 'smtpUrl' | 'telegramBotToken'>): string[] {
+  return ['sms', 'whatsapp', 'satellite', 'push', ...(p.smtpUrl ? [] : ['email']), ...(p.telegramBotToken ? [] : ['telegram'])];
+}
 
 function inWorkspaces<T>(caller: Caller): readonly string[] | null {
   return caller.workspaceIds === null ? null : caller.workspaceIds.length ? caller.workspaceIds : [''];
@@ -35,8 +41,12 @@ export async function summary(db: Db, caller: Caller) {
   };
 }
 
-/** The setup checklist, derived on every read. */
-export async function setup(db: Db, caller: Caller) {
+/**
+ * The setup checklist, derived on every read. A channel counts as confirmed
+ * only when an alert could actually be delivered: enabled, confirmed, and its
+ * provider configured (SMTP for e-mail, a bot for Telegram).
+ */
+export async function setup(db: Db, caller: Caller, providers: Pick<Providers, 'smtpUrl' | 'telegramBotToken'>) {
   const org = caller.organizationId;
   const ws = inWorkspaces(caller);
   const exists = (q: { executeTakeFirst(): Promise<unknown> }) => q.executeTakeFirst().then(Boolean);
@@ -44,8 +54,8 @@ export async function setup(db: Db, caller: Caller) {
   if (ws) monitors = monitors.where('workspace_id', 'in', [...ws]);
   const [hasMonitor, hasConfirmedChannel, hasStatusPage, colleagues, row] = await Promise.all([
     exists(monitors.limit(1)),
-    // Only a channel that could deliver now counts: enabled and confirmed.
-    exists(db.selectFrom('notification_channels').select('id').where('organization_id', '=', org).where('enabled', '=', true).where('confirmed_at', 'is not', null).limit(1)),
+    exists(db.selectFrom('notification_channels').select('id').where('organization_id', '=', org).where('enabled', '=', true)
+      .where('confirmed_at', 'is not', null).where('kind', 'not in', undeliverable(providers)).limit(1)),
     exists(db.selectFrom('status_pages').select('id').where('organization_id', '=', org).limit(1)),
     db.selectFrom('memberships').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', org).executeTakeFirstOrThrow(),
     db.selectFrom('organizations').select('setup_dismissed_at').where('id', '=', org).executeTakeFirstOrThrow(),

@@ -16,7 +16,8 @@ export function workspaceOut(w: Row) {
 
 function checkName(name: string): string {
   const n = name.trim();
-  if (n.length < 1 || n.length > 80) throw invalid('name', 'must be 1 to 80 characters');
+  const chars = [...n].length; // code points, as the contract's maxLength counts them
+  if (chars < 1 || chars > 80) throw invalid('name', 'must be 1 to 80 characters');
   return n;
 }
 
@@ -41,6 +42,8 @@ export async function createWorkspace(db: Db, caller: Caller, input: { name: str
   }
   const name = checkName(input.name);
   return db.transaction().execute(async (tx) => {
+    // Creates in one organisation take turns, so two of the same name get distinct slugs.
+    await tx.selectFrom('organizations').select('id').where('id', '=', caller.organizationId).forUpdate().execute();
     const base = slugify(name);
     const taken = new Set((await tx.selectFrom('workspaces').select('slug').where('organization_id', '=', caller.organizationId)
       .where('slug', 'like', `${base}%`).execute()).map((r) => r.slug));
@@ -80,6 +83,8 @@ export async function deleteWorkspace(db: Db, caller: Caller, id: string) {
   const ws = await visibleWorkspace(db, caller, id, 'id');
   if (ws.is_default) throw conflict('default_workspace', 'The default workspace cannot be deleted.', { workspaceId: id }, 'id');
   await db.transaction().execute(async (tx) => {
+    // Raw results carry no foreign key (partitioned): they go with their monitors explicitly.
+    await tx.deleteFrom('check_results').where('monitor_id', 'in', tx.selectFrom('monitors').select('id').where('workspace_id', '=', id)).execute();
     await tx.deleteFrom('workspaces').where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();
     await audit(tx, caller, { action: 'workspace.deleted', resourceType: 'workspace', resourceId: id, workspaceId: id,
       changes: diff(workspaceOut(ws), null, ['name', 'slug']) });

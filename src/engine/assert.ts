@@ -1,3 +1,5 @@
+import { safeMatch } from './safeRegex';
+
 /** The assertion operators of the contract. */
 export type Operator = 'eq' | 'neq' | 'lt' | 'lte' | 'gt' | 'gte' | 'contains' | 'not_contains' | 'matches';
 
@@ -28,7 +30,7 @@ export function compare(operator: Operator, actual: string | number | null | und
     case 'contains': return a.includes(expected);
     case 'not_contains': return !a.includes(expected);
     case 'matches':
-      try { return new RegExp(expected).test(a); } catch { return false; }
+      return safeMatch(expected, a);
   }
 }
 

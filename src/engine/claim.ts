@@ -16,7 +16,7 @@ export function jobOf(m: ClaimedMonitor, secrets: SecretBox): CheckJob {
   try { config = plain === null ? null : JSON.parse(plain); } catch { config = null; }
   return {
     id: m.id, kind: m.kind, config, intervalSeconds: m.interval_seconds,
-    lastPingAt: m.last_ping_at, lastPingKind: m.last_ping_kind, statusSince: m.status_since,
+    lastPingAt: m.last_ping_at, lastPingKind: m.last_ping_kind, statusSince: m.status_since, status: m.status,
   };
 }
 

@@ -47,7 +47,7 @@ async function rootCause(db: Db, monitor: ResultSubject): Promise<string | null>
  * down); leaving down resolves it. Every move while an incident is open is a
  * timeline entry.
  */
-export async function applyTransition(db: Db, monitor: ResultSubject, from: string, to: string, result: CheckResult, at: Date, inMaintenance = false): Promise<void> {
+export async function applyTransition(db: Db, monitor: ResultSubject, from: string, to: string, result: CheckResult, at: Date): Promise<void> {
   const open = await openIncidentOf(db, monitor.id);
   if (to === 'down' && !open) {
     const root = await rootCause(db, monitor);
@@ -65,16 +65,18 @@ export async function applyTransition(db: Db, monitor: ResultSubject, from: stri
       return;
     }
     const incident = { id, organization_id: monitor.organization_id, monitor_id: monitor.id, status };
-    await queueAlerts(db, incident, 'incident.opened', inMaintenance);
-    if (!inMaintenance) await startEscalation(db, incident, at);
+    await queueAlerts(db, incident, 'incident.opened');
+    await startEscalation(db, incident, at);
     return;
   }
   if (!open) return;
-  if (from === 'down' && to !== 'down') {
+  // Any status but down ends the outage, whatever came before (a monitor
+  // paused while down comes back through pending).
+  if (to !== 'down') {
     await db.updateTable('incidents').set({ status: 'resolved', resolved_at: at }).where('id', '=', open.id).execute();
     await addEvent(db, { incidentId: open.id, organizationId: monitor.organization_id, kind: 'resolved', at,
       message: `${monitor.name} is ${to}: ${result.message}`, fromStatus: open.status, toStatus: 'resolved' });
-    await queueAlerts(db, { id: open.id, organization_id: monitor.organization_id, monitor_id: monitor.id, status: 'resolved' }, 'incident.resolved', inMaintenance);
+    await queueAlerts(db, { id: open.id, organization_id: monitor.organization_id, monitor_id: monitor.id, status: 'resolved' }, 'incident.resolved');
     return;
   }
   await addEvent(db, { incidentId: open.id, organizationId: monitor.organization_id, kind: 'status_changed', at,

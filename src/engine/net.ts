@@ -26,7 +26,7 @@ for (const [addr, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::
 export function isPrivateAddress(ip: string): boolean {
   const family = net.isIP(ip);
   if (family === 0) return false;
-  if (family === 6 && ip.toLowerCase().startsWith('::ffff:')) return isPrivateAddress(ip.slice(7));
+  // BlockList also matches IPv4-mapped IPv6 forms (::ffff:127.0.0.1 and ::ffff:7f00:1).
   return blockList.check(ip, family === 4 ? 'ipv4' : 'ipv6');
 }
 

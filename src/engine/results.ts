@@ -4,7 +4,6 @@ import type { CheckResult } from './kinds/kind';
 import { nextState, type CheckStatus } from './state';
 import { applyTransition } from './incidents';
 import { ensurePartitionFor } from './partitions';
-import { underMaintenance } from '../alerting/maintenance';
 
 /** What the writer needs of the monitor a result belongs to (as claimed). */
 export interface ResultSubject {
@@ -130,16 +129,15 @@ export async function writeResults(db: Db, all: FinishedCheck[]): Promise<void> 
         uptime_24h = (select round((100.0 * sum(h.checks - h.failures) / nullif(sum(h.checks), 0))::numeric, 3)::float8
           from rollup_hourly h where h.monitor_id = m.id and h.hour > now() - interval '24 hours'),
         uptime_30d = (select round((100.0 * sum(d.checks - d.failures) / nullif(sum(d.checks), 0))::numeric, 3)::float8
-          from rollup_daily d where d.monitor_id = m.id and d.day > current_date - 30)
+          from rollup_daily d where d.monitor_id = m.id and d.day > (now() at time zone 'UTC')::date - 30)
       from jsonb_to_recordset(${JSON.stringify(updates)}::jsonb)
         as v(id text, status text, failures int, status_since timestamptz, at timestamptz, rt float8, message text, detail jsonb, next_due timestamptz)
       where m.id = v.id`.execute(tx);
 
     // Incident transitions, in order, for monitors whose status moved.
-    const moved = [...finals.values()].filter((f) => f.changedAt !== null && f.from !== f.status);
-    const windows = moved.length ? await underMaintenance(tx, moved.map((f) => f.last.monitor.id), new Date()) : new Map();
-    for (const f of moved) {
-      await applyTransition(tx, f.last.monitor, f.from, f.status, f.last.result, f.changedAt!, windows.has(f.last.monitor.id));
+    for (const f of finals.values()) {
+      if (f.changedAt === null || f.from === f.status) continue;
+      await applyTransition(tx, f.last.monitor, f.from, f.status, f.last.result, f.changedAt);
     }
   });
 }

@@ -15,6 +15,7 @@ export interface CheckJob {
   lastPingAt: Date | null;
   lastPingKind: string | null;
   statusSince: Date;
+  status: string;
 }
 
 /**
@@ -33,7 +34,7 @@ export async function runCheck(job: CheckJob, net: NetPolicy, stop?: AbortSignal
       signal: AbortSignal.any([AbortSignal.timeout(CHECK_DEADLINE_MS), ...(stop ? [stop] : [])]),
       net,
       heartbeat: job.kind === 'heartbeat'
-        ? { lastPingAt: job.lastPingAt, lastPingKind: job.lastPingKind as 'success' | 'fail' | 'start' | null, since: job.statusSince }
+        ? { lastPingAt: job.lastPingAt, lastPingKind: job.lastPingKind as 'success' | 'fail' | 'start' | null, since: job.statusSince, pending: job.status === 'pending' }
         : undefined,
     });
   } catch (e) {

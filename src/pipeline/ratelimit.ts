@@ -31,13 +31,15 @@ export async function createRateLimits(config: Config, stores: RateLimitStores):
   for (const bucket of Object.keys(WINDOWS) as Bucket[]) {
     const { seconds, limit } = WINDOWS[bucket];
     const opts = { keyPrefix: `vigil_${bucket.toLowerCase()}`, points: config.limits[limit], duration: seconds };
+    // When the shared store is unreachable, each process limits on its own rather than failing requests.
+    const insuranceLimiter = new RateLimiterMemory(opts);
     if (config.rateLimitStore === 'redis') {
-      limiters[bucket] = new RateLimiterRedis({ ...opts, storeClient: stores.redis, rejectIfRedisNotReady: false });
+      limiters[bucket] = new RateLimiterRedis({ ...opts, storeClient: stores.redis, rejectIfRedisNotReady: true, insuranceLimiter });
     } else if (config.rateLimitStore === 'postgres') {
       if (!stores.pool) throw new Error('the postgres rate-limit store needs a pool');
       limiters[bucket] = await new Promise<RateLimiterPostgres>((resolve, reject) => {
         const l: RateLimiterPostgres = new RateLimiterPostgres(
-          { ...opts, storeClient: stores.pool, storeType: 'pool', tableName: 'rate_limits', clearExpiredByTimeout: false },
+          { ...opts, storeClient: stores.pool, storeType: 'pool', tableName: 'rate_limits', clearExpiredByTimeout: false, insuranceLimiter },
           (err?: Error) => (err ? reject(err) : resolve(l)),
         );
       });

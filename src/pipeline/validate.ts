@@ -45,9 +45,11 @@ export function check(validate: ValidateFunction | undefined, data: unknown, whe
   const first = errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'anyOf') ?? errors[0];
   const code = where === 'query' && codeOf(first) === 'invalid_field' ? 'invalid_query' : codeOf(first);
   if (code === 'empty_change') {
-    throw new ApiError(400, 'empty_change', 'The request changes nothing: name at least one field.');
+    throw new ApiError(400, 'empty_change', 'The request changes nothing: name at least one field.', {}, [{ field: 'body', reason: 'names no field' }]);
   }
   const fields = problemsOf(errors);
-  const f = fields[0] ?? { field: where, reason: 'is invalid' };
+  const f = { ...(fields[0] ?? { field: where, reason: 'is invalid' }) };
+  if (!f.field) f.field = where;
+  for (const p of fields) if (!p.field) p.field = where;
   throw new ApiError(400, code, `Invalid ${where === 'query' ? 'query parameter' : 'field'} ${f.field}: ${f.reason}.`, { field: f.field }, fields);
 }

@@ -9,6 +9,7 @@ const VERSION = '0.1.0';
 
 interface WireJob extends Omit<CheckJob, 'lastPingAt' | 'statusSince'> { lastPingAt: string | null; statusSince: string }
 
+
 /**
  * `npm run probe -- --server URL --token T`: a private probe. It pulls its due
  * monitors from the server, runs them with the same check code as the server's

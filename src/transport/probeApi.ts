@@ -4,6 +4,7 @@ import type { Db } from '../db/connect';
 import { claimDue, jobOf, nextDue } from '../engine/claim';
 import type { CheckResult } from '../engine/kinds/kind';
 import { writeResults } from '../engine/results';
+import { underMaintenance } from '../alerting/maintenance';
 import { probeByToken } from '../domain/probes';
 import { ApiError, invalid } from '../pipeline/errors';
 import { sendError, sendJson } from './respond';
@@ -40,12 +41,23 @@ export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: un
     }).where('id', '=', probe.id).execute();
     const max = Math.min(Math.max(Number(body.max) || 50, 1), 500);
     const claimed = await claimDue(db, max, probe.id);
-    sendJson(req, res, 200, { jobs: claimed.map((m) => jobOf(m, secrets)) });
+    const now = new Date();
+    const quiet = claimed.length ? await underMaintenance(db, claimed.map((m) => m.id), now) : new Map();
+    const skipped = claimed.filter((m) => quiet.get(m.id)?.keepChecking === false);
+    if (skipped.length) await writeResults(db, skipped.map((m) => ({ monitor: m, result: null, at: now, nextDueAt: nextDue(m, now) })));
+    sendJson(req, res, 200, { jobs: claimed.filter((m) => !skipped.includes(m)).map((m) => jobOf(m, secrets)) });
   }));
 
   router.post('/results', authed(async (probe, req, res) => {
     const items = (req.body as { results?: unknown })?.results;
     if (!Array.isArray(items)) throw invalid('results', 'must be a list');
+    items.forEach((r, i) => {
+      const item = r as { monitorId?: unknown; result?: { outcome?: unknown; message?: unknown } | null } | null;
+      if (!item || typeof item !== 'object' || typeof item.monitorId !== 'string') throw invalid(`results.${i}.monitorId`, 'must be a monitor id');
+      if (item.result !== null && item.result !== undefined && (typeof item.result !== 'object' || typeof item.result.message !== 'string')) {
+        throw invalid(`results.${i}.result`, 'must be a check result with a message, or null');
+      }
+    });
     const ids = [...new Set(items.map((r) => String((r as { monitorId?: unknown }).monitorId)))];
     const monitors = ids.length === 0 ? [] : await db.selectFrom('monitors')
       .select(['id', 'organization_id', 'workspace_id', 'name', 'kind', 'status', 'consecutive_failures', 'confirmations', 'depends_on', 'interval_seconds', 'next_due_at'])
@@ -59,8 +71,10 @@ export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: un
       // A monitor moved off this probe (or another organisation's) is not this probe's to report.
       if (!m) continue;
       if (r.result && !OUTCOMES.has(r.result.outcome)) throw invalid(`results.${i}.result.outcome`, 'must be up, degraded or down');
-      const at = r.at ? new Date(r.at) : now;
-      batch.push({ monitor: m, result: r.result ?? null, at: Number.isNaN(at.getTime()) || at > now ? now : at, nextDueAt: nextDue({ kind: m.kind, interval_seconds: m.interval_seconds, next_due_at: m.next_due_at ?? now }, now), probeId: probe.id });
+      const reported = r.at ? new Date(r.at) : now;
+      // A probe's clock is trusted within the last hour only (no results for arbitrary months).
+      const at = Number.isNaN(reported.getTime()) || reported > now || reported.getTime() < now.getTime() - 3_600_000 ? now : reported;
+      batch.push({ monitor: m, result: r.result ?? null, at, nextDueAt: nextDue({ kind: m.kind, interval_seconds: m.interval_seconds, next_due_at: m.next_due_at ?? now }, now), probeId: probe.id });
     }
     await writeResults(db, batch);
     sendJson(req, res, 200, { accepted: batch.length });

@@ -29,7 +29,7 @@ function decodeBody(route: RouteDef, req: Request, query: Record<string, unknown
     try {
       decoded = decodeRequest(messageDesc(route.requestMessage), raw ?? Buffer.alloc(0));
     } catch {
-      throw new ApiError(400, 'invalid_protobuf', `The body is not a valid ${route.requestMessage} message.`);
+      throw new ApiError(400, 'invalid_protobuf', `The body is not a valid ${route.requestMessage} message.`, {}, [{ field: 'body', reason: 'is not a valid protobuf message' }]);
     }
     // Path and URL query values travel in the URL; the body keeps the rest.
     for (const p of route.pathParams) delete decoded[p];

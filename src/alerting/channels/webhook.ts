@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { AlertMessage, ChannelKindDef } from './channel';
 import { postForResult } from '../http';
-import { parseHttpUrl, urlSecrets, withoutCredentials } from './url';
+import { parseHttpUrl, urlSecrets, hostOnly } from './url';
 
 /** How old (or how far in the future) a signed timestamp may be by default, in seconds. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
@@ -69,7 +69,7 @@ export const webhook: ChannelKindDef = {
   hasSecret: true,
   parseTarget(target) {
     const url = parseHttpUrl(target);
-    return { target: url.href, display: withoutCredentials(url), config: {}, secretStored: true };
+    return { target: url.href, display: hostOnly(url), config: {}, secretStored: true };
   },
   async deliver(channel, message, ctx) {
     // An unsigned delivery is indistinguishable from a forgery to a verifying receiver, so none is sent.

@@ -21,12 +21,15 @@ export const heartbeat: CheckKind = {
     if (hb.lastPingKind === 'fail' && hb.lastPingAt) {
       return { outcome: 'down', cause: 'heartbeat_failed', message: `The job reported a failure at ${hb.lastPingAt.toISOString()}.`, responseTimeMs: null };
     }
-    const since = hb.lastPingAt ?? hb.since;
+    // A monitor that is (re)starting (new, or just unpaused) gets a whole window
+    // from that moment; otherwise silence counts from the last ping.
+    const fresh = hb.pending && (!hb.lastPingAt || hb.lastPingAt < hb.since);
+    const since = fresh || !hb.lastPingAt ? hb.since : hb.lastPingAt;
     if (ctx.now.getTime() - since.getTime() > windowMs) {
       const what = hb.lastPingAt ? `No ping since ${hb.lastPingAt.toISOString()}` : 'No ping received yet';
       return { outcome: 'down', cause: 'heartbeat_missed', message: `${what} (expected every ${ctx.intervalSeconds} s, ${config.graceSeconds ?? 300} s grace).`, responseTimeMs: null };
     }
-    if (!hb.lastPingAt) return null;
+    if (fresh || !hb.lastPingAt) return null;
     return { outcome: 'up', cause: null, message: `Last ping at ${hb.lastPingAt.toISOString()}.`, responseTimeMs: null };
   },
 };

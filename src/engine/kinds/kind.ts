@@ -43,8 +43,12 @@ export interface CheckContext {
   signal: AbortSignal;
   /** The one seam for outbound network access (private-address policy, extra CAs). */
   net: NetPolicy;
-  /** Heartbeat monitors: what the ping endpoint has recorded. */
-  heartbeat?: { lastPingAt: Date | null; lastPingKind: 'success' | 'fail' | 'start' | null; since: Date };
+  /**
+   * Heartbeat monitors: what the ping endpoint has recorded. `since` is when the
+   * current status began; `pending` is true while monitoring has (re)started and
+   * nothing has been concluded yet (new or just unpaused).
+   */
+  heartbeat?: { lastPingAt: Date | null; lastPingKind: 'success' | 'fail' | 'start' | null; since: Date; pending: boolean };
 }
 
 /** One monitor kind: its config contract and how to check it. */
