@@ -40,7 +40,8 @@ export async function changeIncident(db: Db, caller: Caller, id: string, body: I
       const to = row.status === 'resolved' ? 'resolved' : 'acknowledged';
       await tx.updateTable('incidents').set({ acknowledged_at: now, status: to }).where('id', '=', id).execute();
       await addEvent(tx, { incidentId: id, organizationId: row.organization_id, kind: 'acknowledged', at: now, actor: actorOf(caller), fromStatus: row.status, toStatus: to });
-      await queueAlerts(tx, { ...row, status: to }, 'incident.acknowledged');
+      // Acknowledging what is already resolved is a note on the record, not news for anybody.
+      if (to === 'acknowledged') await queueAlerts(tx, { ...row, status: to }, 'incident.acknowledged');
     }
     if (body.status === 'resolved' && row.status !== 'resolved') {
       await tx.updateTable('incidents').set({ resolved_at: now, status: 'resolved' }).where('id', '=', id).execute();

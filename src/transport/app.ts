@@ -49,7 +49,7 @@ export function createApp(run: Runner, log: (msg: string, e: unknown) => void, d
   const protos = protoFiles();
   app.get('/openapi.json', (req, res) => sendBytes(req, res, 200, 'application/json; charset=utf-8', openapi));
   app.get('/api/proto', (req, res) => {
-    const base = `${req.protocol}://${req.get('host')}`;
+    const base = deps.services.baseUrl();
     sendJson(req, res, 200, { data: [...protos.keys()].map((name) => ({ name, package: 'vigil.v1', url: `${base}/api/proto/${name}` })) });
   });
   app.get('/api/proto/:file', (req, res) => {
