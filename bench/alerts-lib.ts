@@ -1,13 +1,40 @@
 /**
- * Helpers of the alert-latency benchmark (bench/alerts.ts): the webhook
- * channels (inserted directly, sealed with the shared master key), moving the
- * monitors' schedule, waiting on their state, the per-incident breakdown read
- * back from the database, percentiles and the markdown tables.
+ * Helpers of the alert-latency benchmark (bench/alerts.ts): IPC, CPU
+ * accounting, the webhook channels (inserted directly, sealed with the shared
+ * master key), moving the monitors' schedule, waiting on their state, and the
+ * per-incident breakdown read back from the database. Figures and tables are
+ * in bench/alerts-report.ts.
  */
+import os from 'node:os';
 import pg from 'pg';
+import type { Child } from './lib';
+import { machineBusy, postgresCpu, processCpu } from './checks-lib';
 import { createSecretBox } from '../src/crypto/secrets';
 import { newId } from '../src/crypto/ids';
 import { newToken } from '../src/crypto/tokens';
+
+/** Sends `msg` to a child and waits for its answer of the same type. */
+export function ask<T>(c: Child<unknown>, msg: { type: string } & Record<string, unknown>): Promise<T> {
+  return new Promise((resolve) => {
+    const on = (m: { type?: string }) => { if (m?.type === msg.type) { c.proc.off('message', on); resolve(m as T); } };
+    c.proc.on('message', on);
+    c.proc.send(msg);
+  });
+}
+
+/** CPU seconds so far (from /proc) of the Vigil child, this database's PostgreSQL, the rig (other children + this process) and the machine. */
+export function cpuNow(vigilPid: number, rigPids: number[], dbName: string) {
+  const me = process.cpuUsage();
+  return { vigil: processCpu(vigilPid), pg: postgresCpu(dbName).own, busy: machineBusy(), t: Date.now(),
+    rig: rigPids.reduce((sum, pid) => sum + processCpu(pid), (me.user + me.system) / 1e6) };
+}
+
+/** Where the CPU went between two `cpuNow` snapshots. */
+export function cpuLine(a: ReturnType<typeof cpuNow>, b: ReturnType<typeof cpuNow>): string {
+  const [secs, vigil, pgs, rig, busy] = [(b.t - a.t) / 1000, b.vigil - a.vigil, b.pg - a.pg, b.rig - a.rig, b.busy - a.busy];
+  return `CPU over ${secs.toFixed(0)} s: Vigil ${vigil.toFixed(1)} s, PostgreSQL ${pgs.toFixed(1)} s, target + receiver + this process ${rig.toFixed(1)} s, ` +
+    `other processes ${(busy - vigil - pgs - rig).toFixed(1)} s; machine busy ${Math.round((100 * busy) / (secs * os.cpus().length))}% of ${os.cpus().length} cores`;
+}
 
 /**
  * Inserts `count` org-wide webhook channels to `hook` (enabled, confirmed,
@@ -80,69 +107,4 @@ export async function incidentsSince(c: pg.Client, organizationId: string, since
     where i.organization_id = $1 and i.started_at >= $2`, [organizationId, new Date(since)]);
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return rows.map((r) => ({ incidentId: r.id, started: Number(r.started), checkMs: num(r.check_ms), queuedAt: num(r.queued), postStart: num(r.post_start), postMs: num(r.duration_ms) }));
-}
-
-/** Nearest-rank percentile of a sorted array (NaN when empty). */
-export function pct(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
-}
-
-/** count, p50, p90, p99, max of some values. */
-export function summary(values: number[]) {
-  const s = [...values].sort((a, b) => a - b);
-  return { count: s.length, p50: pct(s, 50), p90: pct(s, 90), p99: pct(s, 99), max: s.at(-1) ?? NaN };
-}
-
-/** The stages of the breakdown table, from the incidents' rows and the measured latencies. */
-export function stagesOf(incidents: Stages[], latencies: number[]) {
-  const got = (f: (i: Stages) => number | null) => incidents.map(f).filter((v): v is number => v !== null && Number.isFinite(v));
-  return [
-    { name: 'check response (ms)', s: summary(got((i) => i.checkMs)) },
-    { name: 'result transaction begins (ms)', s: summary(got((i) => (i.queuedAt === null ? null : i.queuedAt - i.started))) },
-    { name: 'queue pickup: tx begin → POST (ms)', s: summary(got((i) => (i.queuedAt === null || i.postStart === null ? null : i.postStart - i.queuedAt))) },
-    { name: 'POST starts (ms)', s: summary(got((i) => (i.postStart === null ? null : i.postStart - i.started))) },
-    { name: 'POST duration (ms)', s: summary(got((i) => i.postMs)) },
-    { name: 'webhook arrives (ms)', s: summary(latencies) },
-  ];
-}
-
-/** How the incidents flowed: result transactions that opened them (sizes, span) and the deliveries' rate. */
-export function flow(incidents: Stages[]): string {
-  const batches = new Map<number, number>();
-  for (const i of incidents) if (i.queuedAt !== null) batches.set(i.queuedAt, (batches.get(i.queuedAt) ?? 0) + 1);
-  const tx = [...batches.keys()].sort((a, b) => a - b);
-  const posts = incidents.map((i) => i.postStart).filter((v): v is number => v !== null).sort((a, b) => a - b);
-  const span = (xs: number[]) => (xs.length > 1 ? (xs.at(-1)! - xs[0]) / 1000 : 0);
-  return `${tx.length} result transactions opened them (largest ${Math.max(0, ...batches.values())} incidents; first to last began ${span(tx).toFixed(2)} s apart); ` +
-    `POSTs started over ${span(posts).toFixed(2)} s (${span(posts) ? Math.round(posts.length / span(posts)) : '–'}/s)`;
-}
-
-/** One scenario as the tables show it. */
-export interface PhaseRow {
-  name: string; spreadS: number; expected: number; incidents: number; latency: ReturnType<typeof summary>; missing: number; duplicates: number;
-  stages: { name: string; s: ReturnType<typeof summary> }[]; cpu: string;
-}
-
-const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }) : '–');
-
-/** True when the scenario meets the target: every expected incident opened, every webhook arrived, p99 under 2 s. */
-export const meets = (r: PhaseRow) => r.latency.p99 < 2000 && r.missing === 0 && r.incidents === r.expected;
-
-/** The README table: confirming check → webhook arrival, per scenario. */
-export function latencyTable(rows: PhaseRow[]): string {
-  const out = ['| Scenario | Incidents | p50 (ms) | p90 (ms) | p99 (ms) | max (ms) | Webhooks never arrived | Target met (p99 < 2 s, none lost) |',
-    '|---|---:|---:|---:|---:|---:|---:|:---:|'];
-  for (const r of rows) {
-    const l = r.latency;
-    out.push(`| ${r.name} | ${fmt(r.incidents)} | ${fmt(l.p50)} | ${fmt(l.p90)} | ${fmt(l.p99)} | ${fmt(l.max)} | ${fmt(r.missing)} | ${meets(r) ? 'yes' : 'no'} |`);
-  }
-  return out.join('\n');
-}
-
-/** Where the time goes, per scenario: p50 / p99 of each stage. */
-export function stagesTable(rows: PhaseRow[]): string {
-  const names = rows[0]?.stages.map((s) => s.name) ?? [];
-  const out = [`| Scenario | ${names.join(' | ')} |`, `|---|${names.map(() => '---:').join('|')}|`];
-  for (const r of rows) out.push(`| ${r.name} | ${r.stages.map((s) => `${fmt(s.s.p50)} / ${fmt(s.s.p99)}`).join(' | ')} |`);
-  return out.join('\n');
 }

@@ -35,8 +35,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { benchDatabase, startChild, type Child } from './lib';
-import { machineBusy, postgresCpu, processCpu, seedMonitors } from './checks-lib';
-import { flow, incidentsSince, latencyTable, meets, park, scheduleFrom, seedChannels, stagesOf, stagesTable, summary, waitFor, type PhaseRow } from './alerts-lib';
+import { seedMonitors } from './checks-lib';
+import { ask, cpuLine, cpuNow, incidentsSince, park, scheduleFrom, seedChannels, waitFor } from './alerts-lib';
+import { flow, latencyTable, meets, stagesOf, stagesTable, summary, type PhaseRow } from './alerts-report';
 import type { Arrival, ReceiverReady } from './alerts-receiver';
 import type { TargetReady } from './alerts-target';
 import type { SqlTime, VigilReady } from './alerts-vigil';
@@ -48,15 +49,6 @@ const TIMEOUT = Number(process.env.BENCH_TIMEOUT || 60) * 1000;
 const SCENARIOS: Record<string, number> = { steady: INTERVAL * 1000, burst: 0 };
 const MASTER_KEY = randomBytes(32);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Sends `msg` to a child and waits for its answer of the same type. */
-function ask<T>(c: Child<unknown>, msg: { type: string } & Record<string, unknown>): Promise<T> {
-  return new Promise((resolve) => {
-    const on = (m: { type?: string }) => { if (m?.type === msg.type) { c.proc.off('message', on); resolve(m as T); } };
-    c.proc.on('message', on);
-    c.proc.send(msg);
-  });
-}
 
 interface Rig { c: pg.Client; org: string; ids: string[]; dbName: string; target: Child<TargetReady>; receiver: Child<ReceiverReady>; vigil: Child<VigilReady> }
 
@@ -75,11 +67,7 @@ async function scenario(r: Rig, name: string, spreadMs: number): Promise<PhaseRo
   await ask(r.target, { type: 'fail', on: true });
   const since = Date.now();
   const start = since + 1000;
-  const cpu = () => {
-    const me = process.cpuUsage();
-    return { vigil: processCpu(r.vigil.ready.pid), pg: postgresCpu(r.dbName).own, busy: machineBusy(), t: Date.now(),
-      rig: processCpu(r.target.ready.pid) + processCpu(r.receiver.ready.pid) + (me.user + me.system) / 1e6 };
-  };
+  const cpu = () => cpuNow(r.vigil.ready.pid, [r.target.ready.pid, r.receiver.ready.pid], r.dbName);
   const c0 = cpu();
   const sqlTiming = process.env.BENCH_SQL_TIMING === '1';
   if (sqlTiming) await ask(r.vigil, { type: 'sql' });
@@ -103,16 +91,13 @@ async function scenario(r: Rig, name: string, spreadMs: number): Promise<PhaseRo
   const missing = incidents.filter((i) => !first.has(i.incidentId));
   const latencies = incidents.filter((i) => first.has(i.incidentId)).map((i) => { const a = first.get(i.incidentId)!; return a.at - Date.parse(a.startedAt); });
   const stages = stagesOf(incidents, latencies);
-  const secs = (c1.t - c0.t) / 1000;
-  const cpuLine = `CPU over ${secs.toFixed(0)} s: Vigil ${(c1.vigil - c0.vigil).toFixed(1)} s, PostgreSQL ${(c1.pg - c0.pg).toFixed(1)} s, ` +
-    `target + receiver + this process ${(c1.rig - c0.rig).toFixed(1)} s, other processes ${(c1.busy - c0.busy - (c1.vigil - c0.vigil) - (c1.pg - c0.pg) - (c1.rig - c0.rig)).toFixed(1)} s; ` +
-    `machine busy ${Math.round((100 * (c1.busy - c0.busy)) / (secs * os.cpus().length))}% of ${os.cpus().length} cores`;
+  const cpuText = cpuLine(c0, c1);
   const row: PhaseRow = { name: `${name}: ${N} due over ${spreadMs / 1000} s`, spreadS: spreadMs / 1000, expected: N, incidents: incidents.length, latency: summary(latencies),
-    missing: missing.length, duplicates, stages, cpu: cpuLine };
+    missing: missing.length, duplicates, stages, cpu: cpuText };
   const l = row.latency;
   console.log(`${name}: ${incidents.length} incidents opened (expected ${N}); webhooks: count ${l.count}, p50 ${l.p50} ms, p90 ${l.p90} ms, ` +
     `p99 ${l.p99} ms, max ${l.max} ms; never arrived: ${missing.length}${duplicates ? `; duplicates: ${duplicates}` : ''}${bad ? `; unreadable bodies: ${bad}` : ''}\n` +
-    `  ${flow(incidents)}\n  ${cpuLine}`);
+    `  ${flow(incidents)}\n  ${cpuText}`);
   for (const m of missing.slice(0, 20)) console.log(`  NEVER ARRIVED: incident ${m.incidentId} (started ${new Date(m.started).toISOString()})`);
 
   // Recovery (not measured): the target answers 200 again, every monitor comes back up and its resolution is delivered.
@@ -158,7 +143,7 @@ async function main(): Promise<void> {
     const cpus = os.cpus();
     console.log(`\nConfirming check started → incident.opened webhook arrived (includes the check itself, the ≤ 100 ms result batching, ` +
       `the result transaction, the queue pickup and the POST):\n\n${latencyTable(rows)}\n`);
-    console.log(`Where the time went (p50 / p99, ms from the confirming check's start unless said otherwise):\n\n${stagesTable(rows)}\n`);
+    console.log(`Where the time went (p50 / p99 in ms; columns without (ms) count from the confirming check's start):\n\n${stagesTable(rows)}\n`);
     console.log(`Node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${os.platform()} ${os.release()}, ` +
       `${Math.round(os.totalmem() / 2 ** 30)} GiB RAM; database: ${db.label}; ${N} http monitors (confirmations 1, interval ${INTERVAL} s), ` +
       `${CHANNELS} shared webhook channels; Vigil, target and receiver in separate processes on this machine.`);
