@@ -38,7 +38,7 @@ async function openDatabase(config: Config, log: Logger): Promise<{ url: string;
 /** Starts the API: database, migrations, first-start bootstrap, HTTP listener. */
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const { url: dbUrl, embedded } = await openDatabase(config, log);
-  const { db, pool } = connectDb(dbUrl, 20);
+  const { db, pool } = connectDb(dbUrl, 30);
   let redis: { quit(): Promise<unknown> } | undefined;
   try {
     await migrateToLatest(db);

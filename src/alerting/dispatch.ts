@@ -16,9 +16,11 @@ export interface AlertSubject { id: string; organization_id: string; monitor_id:
  * incident that paged nobody — suppressed, or in maintenance — stays silent).
  * During a maintenance window of the monitor nothing pages anybody.
  */
-export async function queueAlerts(db: Db, incident: AlertSubject, event: AlertEvent): Promise<number> {
+export async function queueAlerts(db: Db, incident: AlertSubject, event: AlertEvent, inMaintenance?: boolean): Promise<number> {
   if (!incident.monitor_id) return 0;
-  if ((await underMaintenance(db, [incident.monitor_id], new Date())).size > 0) return 0;
+  // Callers that already know (the result writer, for a whole batch) say so; others ask.
+  const quiet = inMaintenance ?? (await underMaintenance(db, [incident.monitor_id], new Date())).size > 0;
+  if (quiet) return 0;
   let channelIds: string[];
   if (event === 'incident.opened') {
     if (incident.status === 'suppressed') return 0;

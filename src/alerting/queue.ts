@@ -32,6 +32,6 @@ export async function enqueue(db: Db, task: string, payload: Record<string, unkn
 }
 
 /** Runs the queue's tasks in this process until stopped. */
-export async function startQueue(pool: pg.Pool, tasks: TaskList, log: VigilLogger, concurrency = 10): Promise<Runner> {
+export async function startQueue(pool: pg.Pool, tasks: TaskList, log: VigilLogger, concurrency = 24): Promise<Runner> {
   return run({ pgPool: pool, taskList: tasks, concurrency, noHandleSignals: true, pollInterval: 1000, logger: queueLogger(log) });
 }

@@ -47,7 +47,7 @@ async function rootCause(db: Db, monitor: ResultSubject): Promise<string | null>
  * down); leaving down resolves it. Every move while an incident is open is a
  * timeline entry.
  */
-export async function applyTransition(db: Db, monitor: ResultSubject, from: string, to: string, result: CheckResult, at: Date): Promise<void> {
+export async function applyTransition(db: Db, monitor: ResultSubject, from: string, to: string, result: CheckResult, at: Date, inMaintenance?: boolean): Promise<void> {
   const open = await openIncidentOf(db, monitor.id);
   if (to === 'down' && !open) {
     const root = await rootCause(db, monitor);
@@ -65,7 +65,7 @@ export async function applyTransition(db: Db, monitor: ResultSubject, from: stri
       return;
     }
     const incident = { id, organization_id: monitor.organization_id, monitor_id: monitor.id, status };
-    await queueAlerts(db, incident, 'incident.opened');
+    await queueAlerts(db, incident, 'incident.opened', inMaintenance);
     await startEscalation(db, incident, at);
     return;
   }
@@ -76,7 +76,7 @@ export async function applyTransition(db: Db, monitor: ResultSubject, from: stri
     await db.updateTable('incidents').set({ status: 'resolved', resolved_at: at }).where('id', '=', open.id).execute();
     await addEvent(db, { incidentId: open.id, organizationId: monitor.organization_id, kind: 'resolved', at,
       message: `${monitor.name} is ${to}: ${result.message}`, fromStatus: open.status, toStatus: 'resolved' });
-    await queueAlerts(db, { id: open.id, organization_id: monitor.organization_id, monitor_id: monitor.id, status: 'resolved' }, 'incident.resolved');
+    await queueAlerts(db, { id: open.id, organization_id: monitor.organization_id, monitor_id: monitor.id, status: 'resolved' }, 'incident.resolved', inMaintenance);
     return;
   }
   await addEvent(db, { incidentId: open.id, organizationId: monitor.organization_id, kind: 'status_changed', at,

@@ -4,6 +4,7 @@ import type { CheckResult } from './kinds/kind';
 import { nextState, type CheckStatus } from './state';
 import { applyTransition } from './incidents';
 import { ensurePartitionFor } from './partitions';
+import { underMaintenance } from '../alerting/maintenance';
 
 /** What the writer needs of the monitor a result belongs to (as claimed). */
 export interface ResultSubject {
@@ -135,9 +136,11 @@ export async function writeResults(db: Db, all: FinishedCheck[]): Promise<void> 
       where m.id = v.id`.execute(tx);
 
     // Incident transitions, in order, for monitors whose status moved.
-    for (const f of finals.values()) {
-      if (f.changedAt === null || f.from === f.status) continue;
-      await applyTransition(tx, f.last.monitor, f.from, f.status, f.last.result, f.changedAt);
+    const moved = [...finals.values()].filter((f) => f.changedAt !== null && f.from !== f.status);
+    // One maintenance lookup for the whole batch rather than one per incident.
+    const windows = moved.length ? await underMaintenance(tx, moved.map((f) => f.last.monitor.id), new Date()) : new Map();
+    for (const f of moved) {
+      await applyTransition(tx, f.last.monitor, f.from, f.status, f.last.result, f.changedAt!, windows.has(f.last.monitor.id));
     }
   });
 }
