@@ -1,16 +1,16 @@
 /**
  * Helpers of the check-engine benchmark (bench/checks.ts): its database, the
- * seeding of N http monitors, CPU accounting from /proc (PostgreSQL, any
- * process, the whole machine) and the markdown table.
+ * seeding of N http monitors, vacuuming in autovacuum's stead, and the
+ * markdown table (CPU accounting is in bench/checks-cpu.ts, re-exported here).
  */
-import { execSync } from 'node:child_process';
-import fs from 'node:fs';
 import pg from 'pg';
 import { createSecretBox } from '../src/crypto/secrets';
 import { newId } from '../src/crypto/ids';
 import { connectDb } from '../src/db/connect';
 import { migrateToLatest } from '../src/db/migrate';
 import { createOrganization } from '../src/domain/organizations';
+
+export { machineBusy, postgresCpu, postgresDelta, postgresSnapshot, processCpu, type PgSnapshot } from './checks-cpu';
 
 const LOCAL_ADMIN = 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -95,65 +95,14 @@ export async function vacuumEvery(c: pg.Client): Promise<{ seconds: number; stop
   return { seconds, stop: async () => { clearInterval(timer); await running; } };
 }
 
-let tick = 0;
-const clk = () => (tick ||= Number(execSync('getconf CLK_TCK').toString().trim()) || 100);
-
-function stat(pid: string | number): { comm: string; ppid: number; self: number; children: number } | null {
-  try {
-    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    const f = (k: number) => Number(rest[k - 3]); // field k of proc(5), 1-based
-    return { comm: s.slice(s.indexOf('(') + 1, s.lastIndexOf(')')), ppid: f(4), self: (f(14) + f(15)) / clk(), children: (f(16) + f(17)) / clk() };
-  } catch {
-    return null; // gone
-  }
-}
-
-/** CPU seconds (user + system) of one process, 0 when it is gone. */
-export function processCpu(pid: number): number {
-  return stat(pid)?.self ?? 0;
-}
-
-/**
- * CPU seconds of PostgreSQL from /proc: `all` = every process named postgres
- * (plus what postmasters collected from children that already exited); `own`
- * = the backends of `database` (`backends`) plus the shared background
- * processes (WAL writer, checkpointer, ...), i.e. without other databases'
- * sessions (tests sharing the server). Backends that exit during a window drop out of `own`.
- */
-export function postgresCpu(database: string): { all: number; own: number; backends: number } {
-  const all = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map((p) => ({ pid: p, s: stat(p) }));
-  const pg = all.filter((p) => p.s?.comm === 'postgres');
-  const pids = new Set(pg.map((p) => Number(p.pid)));
-  let sum = 0;
-  let own = 0;
-  let backends = 0;
-  for (const p of pg) {
-    sum += p.s!.self + (pids.has(p.s!.ppid) ? 0 : p.s!.children);
-    let cmd = '';
-    try { cmd = fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim(); } catch { continue; }
-    // Backends: "postgres: 15/main: <user> <db> <host(port)> <state>"; autovacuum: "... autovacuum worker <db>".
-    const db = /^postgres: \S+: \S+ (\S+) (?:\S+\(\d+\)|\[local\])/.exec(cmd)?.[1] ?? /autovacuum worker (\S+)/.exec(cmd)?.[1];
-    if (db === undefined ? pids.has(p.s!.ppid) : db === database) own += p.s!.self;
-    if (db === database) backends += p.s!.self;
-  }
-  return { all: sum, own, backends };
-}
-
-/** CPU seconds the whole machine spent busy (all cores), from /proc/stat. */
-export function machineBusy(): number {
-  const [, ...v] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-  const [user, nice, system, , , irq, softirq, steal] = v;
-  return (user + nice + system + irq + softirq + (steal ?? 0)) / clk();
-}
-
 /** One benchmark run, as the table shows it. */
 export interface RunRow {
   n: number; interval: number; concurrency: number; checksPerSec: number; p50: number; p99: number;
   workerPer1k: number; pgPer1k: number; rssMb: number; missed: number; late: number; bare: number | null;
 }
 
-const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+/** A number for people (en-US grouping); '–' for none (NaN, or null as NaN arrives over IPC). */
+export const fmt = (x: number | null, d = 0) => (x === null || Number.isNaN(x) ? '–' : x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
 
 /** True when the run meets the target: p99 lag under 2 s and no check missed. */
 export const meets = (r: RunRow) => r.p99 < 2000 && r.missed === 0;

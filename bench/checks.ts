@@ -40,7 +40,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { startChild, type Child } from './lib';
 import {
-  checksDatabase, checksTable, machineBusy, meets, monitorsTable, postgresCpu, processCpu, seedMonitors, shiftSchedule, storedBetween, vacuumEvery, type RunRow,
+  checksDatabase, checksTable, fmt, machineBusy, meets, monitorsTable, postgresDelta, postgresSnapshot, processCpu, seedMonitors, shiftSchedule, storedBetween, vacuumEvery, type RunRow,
 } from './checks-lib';
 import type { BareResult } from './checks-bare';
 import type { TargetReady } from './checks-target';
@@ -54,7 +54,6 @@ const MASTER_KEY = randomBytes(32);
 let vacuumNote = '';
 
 const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
-const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
 /** Sends `msg` to a child and waits for its answer of the same type. */
 function ask<T>(c: Child<unknown>, msg: { type: string } & Record<string, unknown>): Promise<T> {
@@ -86,7 +85,7 @@ async function run(n: number, target: TargetReady, bare: number | null): Promise
   let org = '';
   let vacuum: { seconds: number; stop(): Promise<void> } | undefined;
   try {
-    let t = Date.now();
+    const t = Date.now();
     const seeded = await seedMonitors(db.url, MASTER_KEY, n, INTERVAL, target.url);
     org = seeded.organizationId;
     console.error(`N=${fmt(n)}: seeded in ${((Date.now() - t) / 1000).toFixed(1)} s (${db.label}); warm-up ${WARMUP} s, measuring ${DURATION} s`);
@@ -106,7 +105,7 @@ async function run(n: number, target: TargetReady, bare: number | null): Promise
     const snap = async () => {
       const w = await ask<{ cpu: number; rss: number }>(worker!, { type: 'snap' });
       const me = process.cpuUsage();
-      return { ...w, pg: postgresCpu(db.name), target: processCpu(target.pid), busy: machineBusy(), me: (me.user + me.system) / 1e6 };
+      return { ...w, pg: postgresSnapshot(db.name), target: processCpu(target.pid), busy: machineBusy(), me: (me.user + me.system) / 1e6 };
     };
     await sleepUntil(from);
     const s0 = await snap();
@@ -118,7 +117,8 @@ async function run(n: number, target: TargetReady, bare: number | null): Promise
 
     const expected = Math.floor((n * DURATION) / INTERVAL);
     const k = w.startedInWindow / 1000;
-    const cpu = { worker: s1.cpu - s0.cpu, pg: s1.pg.own - s0.pg.own, pgAll: s1.pg.all - s0.pg.all, pgBack: s1.pg.backends - s0.pg.backends, target: s1.target - s0.target, busy: s1.busy - s0.busy, me: s1.me - s0.me };
+    const pgd = postgresDelta(s0.pg, s1.pg);
+    const cpu = { worker: s1.cpu - s0.cpu, pg: pgd.own, pgAll: pgd.all, pgBack: pgd.backends, target: s1.target - s0.target, busy: s1.busy - s0.busy, me: s1.me - s0.me };
     const other = cpu.busy - cpu.worker - cpu.pgAll - cpu.target - cpu.me;
     const sec = w.perSecond;
     console.error(`N=${fmt(n)}: started ${fmt(w.startedInWindow)} in the window (${fmt(Math.min(...sec))}–${fmt(Math.max(...sec))}/s), ` +
@@ -129,7 +129,7 @@ async function run(n: number, target: TargetReady, bare: number | null): Promise
       `worker RSS ${fmt(s0.rss / 2 ** 20)} → ${fmt(s1.rss / 2 ** 20)} MB; ${await monitorsTable(client)}` +
       (vacuum.seconds ? ` (vacuumed every ${vacuum.seconds} s)` : ''));
     return {
-      n, interval: INTERVAL, concurrency: worker.ready.concurrency, checksPerSec: w.startedInWindow / DURATION, p50: w.p50, p99: w.p99,
+      n, interval: INTERVAL, concurrency: worker.ready.concurrency, checksPerSec: w.startedInWindow / DURATION, p50: w.p50 ?? NaN, p99: w.p99 ?? NaN,
       workerPer1k: cpu.worker / k, pgPer1k: cpu.pg / k, rssMb: s1.rss / 2 ** 20, missed: Math.max(0, expected - w.due) + w.late, late: w.late, bare,
     };
   } finally {

@@ -43,6 +43,9 @@ export function startWorker(o: WorkerOptions): Worker {
   let pending: FinishedCheck[] = [];
   let flushing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
+  // Set while every slot is busy: the first half of the slots freeing up wakes the scheduler
+  // at once instead of after a whole poll (otherwise throughput caps near concurrency / poll).
+  let atCap = false;
 
   const flush = () => {
     if (pending.length === 0) return flushing;
@@ -79,14 +82,22 @@ export function startWorker(o: WorkerOptions): Worker {
           }
           inFlight++;
           started++;
-          void runOne(m).finally(() => { inFlight--; });
+          void runOne(m).finally(() => {
+            inFlight--;
+            if (atCap && inFlight <= o.concurrency / 2 && !stopping.signal.aborted) {
+              atCap = false;
+              clearTimeout(timer);
+              timer = setTimeout(() => void tick(), 0);
+            }
+          });
         }
       }
     } catch (e) {
       o.log.error('claiming due monitors', e);
     }
-    // Keep claiming while there is a backlog; otherwise poll.
-    if (!stopping.signal.aborted) timer = setTimeout(() => void tick(), claimed > 0 && inFlight < o.concurrency ? 0 : pollMs);
+    // Keep claiming while there is a backlog; otherwise poll (or wait for slots, see atCap).
+    atCap = inFlight >= o.concurrency;
+    if (!stopping.signal.aborted) timer = setTimeout(() => void tick(), claimed > 0 && !atCap ? 0 : pollMs);
   };
 
   const house = () => housekeeping(o.db).catch((e) => o.log.error('housekeeping', e));
