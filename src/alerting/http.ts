@@ -3,6 +3,7 @@
  * network policy, and the turning of what came back (or the exception) into
  * a DeliveryResult carrying the provider's own words.
  */
+import { SOCKET_WORDS } from '../engine/http/errors';
 import http, { STATUS_CODES } from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -177,14 +178,6 @@ export function answerResult(answer: HttpAnswer, words: (text: string) => string
   return { delivered: false, error, permanent: status >= 400 && status < 500 && status !== 408 && status !== 429 };
 }
 
-const SOCKET_WORDS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  EPIPE: 'connection closed by the peer',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ETIMEDOUT: 'connection timed out',
-};
 const UNTRUSTED = /^(UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED|CERT_UNTRUSTED)/;
 
 /**

@@ -1,3 +1,4 @@
+import type { Config } from '../../config';
 import type { NetPolicy } from '../../engine/net';
 
 /** The channel kinds Vigil knows; the first eight can be created through the API. */
@@ -35,14 +36,7 @@ export interface AlertMessage {
 export interface ChannelSecrets { id: string; name: string; target: string; secret: string | null; config: Record<string, string> }
 
 /** Provider endpoints and credentials from the server configuration (tests point them at local fakes). */
-export interface Providers {
-  smtpUrl: string | null;
-  mailFrom: string;
-  telegramApiUrl: string;
-  telegramBotToken: string | null;
-  pagerdutyEventsUrl: string;
-  jsmApiUrl: string;
-}
+export type Providers = Config['providers'];
 
 /** What a delivery may use. */
 export interface DeliveryContext { net: NetPolicy; providers: Providers; signal: AbortSignal; baseUrl: string }

@@ -24,7 +24,8 @@ const TLS_WORDS: Record<string, string> = {
   CERT_REVOKED: 'certificate revoked',
   ERR_TLS_CERT_ALTNAME_INVALID: 'certificate does not match the host name',
 };
-const SOCKET_WORDS: Record<string, string> = {
+/** Socket error codes in words, for check and delivery messages alike. */
+export const SOCKET_WORDS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset',
   EPIPE: 'connection closed by the peer',
