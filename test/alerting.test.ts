@@ -170,3 +170,16 @@ test('escalation: an unacknowledged incident climbs the policy; acknowledging st
   await escalateTask(server.db)({ incidentId: down.openIncidentId, n: 1 });
   expect(events('pager').filter((e) => e === 'incident.escalated')).toHaveLength(1);
 });
+
+test('an unconfirmed e-mail channel gets nothing but its confirmation message', async () => {
+  const { id } = await monitorWithWebhook('mailbox');
+  const mail = ok('createChannel', await api.post('/channels', { kind: 'email', name: 'ops mail', target: 'ops@example.test', workspaceId: org.workspaceId }), 201);
+  expect(mail.confirmed).toBe(false);
+  const hook = ok('listMonitorChannels', await api.get(`/monitors/${id}/channels`))[0].id;
+  ok('setMonitorChannels', await api.put(`/monitors/${id}/channels`, { channelIds: [hook, mail.id] }));
+  targetStatus = 500;
+  const down = await checkNow(id);
+  await until('the webhook alert', async () => events('mailbox').includes('incident.opened'));
+  const deliveries = await server.db.selectFrom('deliveries').select('channel_id').where('incident_id', '=', down.openIncidentId).execute();
+  expect(deliveries.map((d) => d.channel_id)).toEqual([hook]);
+});
