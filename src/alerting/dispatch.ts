@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import type { AlertEvent } from './channels/channel';
-import { enqueue } from './queue';
+import { enqueueMany } from './queue';
 import { underMaintenance } from './maintenance';
 
 /** Attempts of one delivery before it is given up (graphile-worker backs off exponentially between them). */
@@ -10,37 +10,51 @@ export const DELIVERY_ATTEMPTS = 8;
 export interface AlertSubject { id: string; organization_id: string; monitor_id: string | null; status: string }
 
 /**
- * Queues `event` for every enabled, confirmed channel of the incident's
- * monitor, in the caller's transaction. A suppressed incident pages nobody,
- * and acknowledgements and resolutions go only where the opening went (an
+ * Queues `event` for every enabled, confirmed channel of each incident's
+ * monitor, in the caller's transaction, in a few statements whatever the
+ * number of incidents. A suppressed incident pages nobody, and
+ * acknowledgements and resolutions go only where the opening went (an
  * incident that paged nobody — suppressed, or in maintenance — stays silent).
- * During a maintenance window of the monitor nothing pages anybody.
+ * During a maintenance window of the monitor nothing pages anybody: `quiet`
+ * names the monitors in one (looked up when not given).
  */
-export async function queueAlerts(db: Db, incident: AlertSubject, event: AlertEvent, inMaintenance?: boolean): Promise<number> {
-  if (!incident.monitor_id) return 0;
-  // Callers that already know (the result writer, for a whole batch) say so; others ask.
-  const quiet = inMaintenance ?? (await underMaintenance(db, [incident.monitor_id], new Date())).size > 0;
-  if (quiet) return 0;
-  let channelIds: string[];
+export async function queueAlertsFor(db: Db, incidents: AlertSubject[], event: AlertEvent, quiet?: ReadonlySet<string>): Promise<number> {
+  const withMonitor = incidents.filter((i) => i.monitor_id !== null && !(event === 'incident.opened' && i.status === 'suppressed'));
+  if (withMonitor.length === 0) return 0;
+  const monitorIds = [...new Set(withMonitor.map((i) => i.monitor_id!))];
+  const silent = quiet ?? new Set((await underMaintenance(db, monitorIds, new Date())).keys());
+  const live = withMonitor.filter((i) => !silent.has(i.monitor_id!));
+  if (live.length === 0) return 0;
+  const pairs: { incident: AlertSubject; channelId: string }[] = [];
   if (event === 'incident.opened') {
-    if (incident.status === 'suppressed') return 0;
-    channelIds = (await db.selectFrom('monitor_channels as mc').innerJoin('notification_channels as c', 'c.id', 'mc.channel_id')
-      .select('c.id').where('mc.monitor_id', '=', incident.monitor_id).where('c.enabled', '=', true)
-      .where('c.confirmed_at', 'is not', null).execute()).map((r) => r.id);
+    const links = await db.selectFrom('monitor_channels as mc').innerJoin('notification_channels as c', 'c.id', 'mc.channel_id')
+      .select(['mc.monitor_id', 'c.id']).where('mc.monitor_id', 'in', [...new Set(live.map((i) => i.monitor_id!))])
+      .where('c.enabled', '=', true).where('c.confirmed_at', 'is not', null).execute();
+    for (const i of live) for (const l of links) if (l.monitor_id === i.monitor_id) pairs.push({ incident: i, channelId: l.id });
   } else {
-    channelIds = (await db.selectFrom('deliveries as d').innerJoin('notification_channels as c', 'c.id', 'd.channel_id')
-      .select('c.id').distinct().where('d.incident_id', '=', incident.id).where('d.event', 'in', ['incident.opened', 'incident.escalated'])
-      .where('c.enabled', '=', true).execute()).map((r) => r.id);
+    const sent = await db.selectFrom('deliveries as d').innerJoin('notification_channels as c', 'c.id', 'd.channel_id')
+      .select(['d.incident_id', 'c.id']).distinct().where('d.incident_id', 'in', live.map((i) => i.id))
+      .where('d.event', 'in', ['incident.opened', 'incident.escalated']).where('c.enabled', '=', true).execute();
+    for (const i of live) for (const r of sent) if (r.incident_id === i.id) pairs.push({ incident: i, channelId: r.id });
   }
-  return queueDeliveries(db, incident, event, channelIds);
+  return insertDeliveries(db, event, pairs);
+}
+
+/** One incident's alerts (see queueAlertsFor). */
+export async function queueAlerts(db: Db, incident: AlertSubject, event: AlertEvent, inMaintenance?: boolean): Promise<number> {
+  const quiet = inMaintenance === undefined ? undefined : new Set(inMaintenance && incident.monitor_id ? [incident.monitor_id] : []);
+  return queueAlertsFor(db, [incident], event, quiet);
 }
 
 /** Queues one delivery of `event` per channel (escalation steps name their own channels). */
 export async function queueDeliveries(db: Db, incident: Pick<AlertSubject, 'id' | 'organization_id'>, event: AlertEvent, channelIds: string[]): Promise<number> {
-  for (const channelId of new Set(channelIds)) {
-    const id = newId('dlv');
-    await db.insertInto('deliveries').values({ id, organization_id: incident.organization_id, channel_id: channelId, incident_id: incident.id, event }).execute();
-    await enqueue(db, 'deliver', { deliveryId: id }, { maxAttempts: DELIVERY_ATTEMPTS });
-  }
-  return new Set(channelIds).size;
+  return insertDeliveries(db, event, [...new Set(channelIds)].map((channelId) => ({ incident, channelId })));
+}
+
+async function insertDeliveries(db: Db, event: AlertEvent, pairs: { incident: Pick<AlertSubject, 'id' | 'organization_id'>; channelId: string }[]): Promise<number> {
+  if (pairs.length === 0) return 0;
+  const rows = pairs.map((p) => ({ id: newId('dlv'), organization_id: p.incident.organization_id, channel_id: p.channelId, incident_id: p.incident.id, event }));
+  await db.insertInto('deliveries').values(rows).execute();
+  await enqueueMany(db, 'deliver', rows.map((r) => ({ deliveryId: r.id })), DELIVERY_ATTEMPTS);
+  return rows.length;
 }

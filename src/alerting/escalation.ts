@@ -2,7 +2,8 @@ import type { Db } from '../db/connect';
 import { addEvent } from '../engine/incidents';
 import { queueDeliveries, type AlertSubject } from './dispatch';
 import { enqueue } from './queue';
-import { policyForMonitor, stepChannels } from '../domain/oncall';
+import { stepChannels } from '../domain/oncall';
+import { sql, type SqlBool } from 'kysely';
 import { underMaintenance } from './maintenance';
 
 type Step = { afterMinutes: number; targetType: 'schedule' | 'user' | 'channel'; targetId: string };
@@ -26,15 +27,24 @@ export function escalationDueAt(policy: Pick<Policy, 'repeat' | 'steps'>, n: num
   return new Date(startedAt.getTime() + (round * roundMinutes + step.afterMinutes) * 60_000);
 }
 
-/** Starts the escalation of a newly opened incident whose monitor has a policy (in the opening transaction). */
-export async function startEscalation(db: Db, incident: AlertSubject, startedAt: Date): Promise<void> {
-  if (!incident.monitor_id) return;
-  const policy = (await policyForMonitor(db, incident.organization_id, incident.monitor_id)) as Policy | null;
-  if (!policy) return;
-  const due = escalationDueAt(policy, 0, startedAt);
-  if (!due) return;
-  await db.updateTable('incidents').set({ escalation_policy_id: policy.id, escalation_step: 0 }).where('id', '=', incident.id).execute();
-  await enqueue(db, 'escalate', { incidentId: incident.id, n: 0 }, { runAt: due, jobKey: `escalate:${incident.id}` });
+/**
+ * Starts the escalation of newly opened incidents whose monitors have a policy
+ * (in the opening transaction): one policy lookup for all of them.
+ */
+export async function startEscalations(db: Db, incidents: (AlertSubject & { started_at: Date })[]): Promise<void> {
+  const monitorIds = incidents.map((i) => i.monitor_id).filter((m): m is string => m !== null);
+  if (monitorIds.length === 0) return;
+  const policies = await db.selectFrom('escalation_policies').select(['id', 'name', 'repeat', 'steps', 'monitor_ids', 'organization_id'])
+    .where('organization_id', 'in', [...new Set(incidents.map((i) => i.organization_id))])
+    .where(sql<SqlBool>`monitor_ids && ${sql.val(monitorIds)}::text[]`).execute();
+  for (const incident of incidents) {
+    const p = policies.find((x) => x.organization_id === incident.organization_id && incident.monitor_id !== null && x.monitor_ids.includes(incident.monitor_id));
+    if (!p) continue;
+    const due = escalationDueAt({ repeat: p.repeat, steps: p.steps }, 0, incident.started_at);
+    if (!due) continue;
+    await db.updateTable('incidents').set({ escalation_policy_id: p.id, escalation_step: 0 }).where('id', '=', incident.id).execute();
+    await enqueue(db, 'escalate', { incidentId: incident.id, n: 0 }, { runAt: due, jobKey: `escalate:${incident.id}` });
+  }
 }
 
 /**

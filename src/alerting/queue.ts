@@ -31,6 +31,14 @@ export async function enqueue(db: Db, task: string, payload: Record<string, unkn
     run_at => ${o.runAt ?? null}::timestamptz, max_attempts => ${o.maxAttempts ?? null}::int, job_key => ${o.jobKey ?? null}::text)`.execute(db);
 }
 
+/** Adds one job per payload in a single statement (in the caller's transaction). */
+export async function enqueueMany(db: Db, task: string, payloads: Record<string, unknown>[], maxAttempts?: number): Promise<void> {
+  if (payloads.length === 0) return;
+  await sql`select count(*) from graphile_worker.add_jobs(array(
+    select row(${task}, p, null, null, ${maxAttempts ?? null}::int, null, null, null)::graphile_worker.job_spec
+    from json_array_elements(${JSON.stringify(payloads)}::json) as p))`.execute(db);
+}
+
 /** Runs the queue's tasks in this process until stopped. */
 export async function startQueue(pool: pg.Pool, tasks: TaskList, log: VigilLogger, concurrency = 24): Promise<Runner> {
   return run({ pgPool: pool, taskList: tasks, concurrency, noHandleSignals: true, pollInterval: 1000, logger: queueLogger(log) });

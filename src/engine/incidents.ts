@@ -2,8 +2,9 @@ import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import type { CheckResult } from './kinds/kind';
 import type { ResultSubject } from './results';
-import { queueAlerts } from '../alerting/dispatch';
-import { startEscalation } from '../alerting/escalation';
+import { sql } from 'kysely';
+import { queueAlertsFor } from '../alerting/dispatch';
+import { startEscalations } from '../alerting/escalation';
 
 const UNRESOLVED = ['open', 'acknowledged', 'suppressed'] as const;
 
@@ -20,13 +21,6 @@ export async function addEvent(db: Db, e: {
   }).execute();
 }
 
-/** The unresolved incident of a monitor, if any. */
-function openIncidentOf(db: Db, monitorId: string) {
-  return db.selectFrom('incidents').select(['id', 'status', 'root_incident_id'])
-    .where('monitor_id', '=', monitorId).where('status', 'in', [...UNRESOLVED])
-    .orderBy('started_at', 'desc').limit(1).executeTakeFirst();
-}
-
 /**
  * The incident a new outage of `monitor` is the blast radius of: the open
  * incident of a dependency that is down (followed to its own root).
@@ -41,44 +35,77 @@ async function rootCause(db: Db, monitor: ResultSubject): Promise<string | null>
   return root ? root.root_incident_id ?? root.id : null;
 }
 
+/** One monitor whose status moved, as the result writer saw it. */
+export interface Move { monitor: ResultSubject; from: string; to: string; result: CheckResult; at: Date }
+
+type EventRow = { incidentId: string; organizationId: string; kind: string; at: Date; message: string | null; fromStatus?: string | null; toStatus?: string | null };
+
 /**
- * Opens, resolves or annotates incidents when a monitor's status moves:
+ * Opens, resolves or annotates incidents for every monitor of a result batch
+ * whose status moved, in a handful of statements whatever the batch size:
  * going down opens one (suppressed, with rootIncidentId, when a dependency is
- * down); leaving down resolves it. Every move while an incident is open is a
- * timeline entry.
+ * down); any other status ends it (a monitor paused while down comes back
+ * through pending). Every move while an incident is open is a timeline entry.
+ * Alerts and escalations are queued for the opened and resolved incidents,
+ * except for monitors in `quiet` (maintenance).
  */
-export async function applyTransition(db: Db, monitor: ResultSubject, from: string, to: string, result: CheckResult, at: Date, inMaintenance?: boolean): Promise<void> {
-  const open = await openIncidentOf(db, monitor.id);
-  if (to === 'down' && !open) {
-    const root = await rootCause(db, monitor);
-    const id = newId('inc');
-    const status = root ? 'suppressed' : 'open';
-    await db.insertInto('incidents').values({
-      id, organization_id: monitor.organization_id, workspace_id: monitor.workspace_id, monitor_id: monitor.id,
-      title: `${monitor.name} is down`, cause: result.cause ?? 'check_failed', severity: 'critical', status,
-      root_incident_id: root, started_at: at,
-    }).execute();
-    await addEvent(db, { incidentId: id, organizationId: monitor.organization_id, kind: 'opened', at, message: result.message, fromStatus: null, toStatus: 'open' });
-    if (root) {
-      await addEvent(db, { incidentId: id, organizationId: monitor.organization_id, kind: 'suppressed', at,
-        message: `A monitor this one depends on is down (incident ${root}).`, fromStatus: 'open', toStatus: 'suppressed' });
-      return;
+export async function applyTransitions(db: Db, moves: Move[], quiet: ReadonlySet<string>): Promise<void> {
+  if (moves.length === 0) return;
+  const open = await db.selectFrom('incidents').select(['id', 'status', 'monitor_id'])
+    .where('monitor_id', 'in', moves.map((m) => m.monitor.id)).where('status', 'in', [...UNRESOLVED])
+    .orderBy('started_at', 'desc').execute();
+  const openOf = new Map<string, { id: string; status: string }>();
+  for (const o of open) if (o.monitor_id && !openOf.has(o.monitor_id)) openOf.set(o.monitor_id, o);
+
+  const created: { id: string; organization_id: string; workspace_id: string; monitor_id: string; title: string; cause: string; severity: string; status: string; root_incident_id: string | null; started_at: Date }[] = [];
+  const resolved: { id: string; organization_id: string; monitor_id: string; at: Date }[] = [];
+  const events: EventRow[] = [];
+  // Monitors without dependencies first, so that a dependant going down in the
+  // same batch finds its dependency's new incident.
+  const ordered = [...moves].sort((a, b) => a.monitor.depends_on.length - b.monitor.depends_on.length);
+  const createdFor = new Map<string, { id: string; root: string | null }>();
+  for (const { monitor, from, to, result, at } of ordered) {
+    const current = openOf.get(monitor.id);
+    if (to === 'down' && !current) {
+      const inBatch = monitor.depends_on.map((d) => createdFor.get(d)).find(Boolean);
+      // Dependencies are rare: their lookup stays per monitor.
+      const root = inBatch ? inBatch.root ?? inBatch.id : await rootCause(db, monitor);
+      const id = newId('inc');
+      created.push({ id, organization_id: monitor.organization_id, workspace_id: monitor.workspace_id, monitor_id: monitor.id,
+        title: `${monitor.name} is down`, cause: result.cause ?? 'check_failed', severity: 'critical', status: root ? 'suppressed' : 'open',
+        root_incident_id: root, started_at: at });
+      createdFor.set(monitor.id, { id, root });
+      events.push({ incidentId: id, organizationId: monitor.organization_id, kind: 'opened', at, message: result.message, fromStatus: null, toStatus: 'open' });
+      if (root) {
+        events.push({ incidentId: id, organizationId: monitor.organization_id, kind: 'suppressed', at,
+          message: `A monitor this one depends on is down (incident ${root}).`, fromStatus: 'open', toStatus: 'suppressed' });
+      }
+    } else if (current && to !== 'down') {
+      resolved.push({ id: current.id, organization_id: monitor.organization_id, monitor_id: monitor.id, at });
+      events.push({ incidentId: current.id, organizationId: monitor.organization_id, kind: 'resolved', at,
+        message: `${monitor.name} is ${to}: ${result.message}`, fromStatus: current.status, toStatus: 'resolved' });
+    } else if (current) {
+      events.push({ incidentId: current.id, organizationId: monitor.organization_id, kind: 'status_changed', at,
+        message: `${monitor.name} went from ${from} to ${to}: ${result.message}` });
     }
-    const incident = { id, organization_id: monitor.organization_id, monitor_id: monitor.id, status };
-    await queueAlerts(db, incident, 'incident.opened', inMaintenance);
-    await startEscalation(db, incident, at);
-    return;
   }
-  if (!open) return;
-  // Any status but down ends the outage, whatever came before (a monitor
-  // paused while down comes back through pending).
-  if (to !== 'down') {
-    await db.updateTable('incidents').set({ status: 'resolved', resolved_at: at }).where('id', '=', open.id).execute();
-    await addEvent(db, { incidentId: open.id, organizationId: monitor.organization_id, kind: 'resolved', at,
-      message: `${monitor.name} is ${to}: ${result.message}`, fromStatus: open.status, toStatus: 'resolved' });
-    await queueAlerts(db, { id: open.id, organization_id: monitor.organization_id, monitor_id: monitor.id, status: 'resolved' }, 'incident.resolved', inMaintenance);
-    return;
+  if (created.length) await db.insertInto('incidents').values(created).execute();
+  if (resolved.length) {
+    await sql`update incidents i set status = 'resolved', resolved_at = v.at
+      from jsonb_to_recordset(${JSON.stringify(resolved.map((r) => ({ id: r.id, at: r.at.toISOString() })))}::jsonb) as v(id text, at timestamptz)
+      where i.id = v.id`.execute(db);
   }
-  await addEvent(db, { incidentId: open.id, organizationId: monitor.organization_id, kind: 'status_changed', at,
-    message: `${monitor.name} went from ${from} to ${to}: ${result.message}` });
+  if (events.length) await addEvents(db, events);
+  const opened = created.filter((c) => c.status === 'open');
+  await queueAlertsFor(db, opened, 'incident.opened', quiet);
+  await queueAlertsFor(db, resolved.map((r) => ({ ...r, status: 'resolved' })), 'incident.resolved', quiet);
+  await startEscalations(db, opened);
+}
+
+/** Records several timeline entries in one statement. */
+async function addEvents(db: Db, rows: EventRow[]): Promise<void> {
+  await db.insertInto('incident_events').values(rows.map((e) => ({
+    id: newId('evt'), incident_id: e.incidentId, organization_id: e.organizationId, kind: e.kind, at: e.at,
+    message: e.message, from_status: e.fromStatus ?? null, to_status: e.toStatus ?? null, public: false, actor_type: 'system', actor_id: null, actor_name: null,
+  }))).execute();
 }

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import type { CheckResult } from './kinds/kind';
 import { nextState, type CheckStatus } from './state';
-import { applyTransition } from './incidents';
+import { applyTransitions } from './incidents';
 import { ensurePartitionFor } from './partitions';
 import { underMaintenance } from '../alerting/maintenance';
 
@@ -137,10 +137,8 @@ export async function writeResults(db: Db, all: FinishedCheck[]): Promise<void> 
 
     // Incident transitions, in order, for monitors whose status moved.
     const moved = [...finals.values()].filter((f) => f.changedAt !== null && f.from !== f.status);
-    // One maintenance lookup for the whole batch rather than one per incident.
-    const windows = moved.length ? await underMaintenance(tx, moved.map((f) => f.last.monitor.id), new Date()) : new Map();
-    for (const f of moved) {
-      await applyTransition(tx, f.last.monitor, f.from, f.status, f.last.result, f.changedAt!, windows.has(f.last.monitor.id));
-    }
+    // One maintenance lookup and one set of incident statements for the whole batch.
+    const quiet = moved.length ? new Set((await underMaintenance(tx, moved.map((f) => f.last.monitor.id), new Date())).keys()) : new Set<string>();
+    await applyTransitions(tx, moved.map((f) => ({ monitor: f.last.monitor, from: f.from, to: f.status, result: f.last.result, at: f.changedAt! })), quiet);
   });
 }
