@@ -41,9 +41,8 @@ export async function queueAlertsFor(db: Db, incidents: AlertSubject[], event: A
 }
 
 /** One incident's alerts (see queueAlertsFor). */
-export async function queueAlerts(db: Db, incident: AlertSubject, event: AlertEvent, inMaintenance?: boolean): Promise<number> {
-  const quiet = inMaintenance === undefined ? undefined : new Set(inMaintenance && incident.monitor_id ? [incident.monitor_id] : []);
-  return queueAlertsFor(db, [incident], event, quiet);
+export async function queueAlerts(db: Db, incident: AlertSubject, event: AlertEvent): Promise<number> {
+  return queueAlertsFor(db, [incident], event);
 }
 
 /** Queues one delivery of `event` per channel (escalation steps name their own channels). */

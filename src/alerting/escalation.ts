@@ -2,48 +2,34 @@ import type { Db } from '../db/connect';
 import { addEvent } from '../engine/incidents';
 import { queueDeliveries, type AlertSubject } from './dispatch';
 import { enqueue } from './queue';
-import { stepChannels } from '../domain/oncall';
-import { sql, type SqlBool } from 'kysely';
+import { policiesForMonitors, stepChannels } from '../domain/oncall';
+import { nextStep, stepDueAt } from './oncall';
 import { underMaintenance } from './maintenance';
 
 type Step = { afterMinutes: number; targetType: 'schedule' | 'user' | 'channel'; targetId: string };
 type Policy = { id: string; name: string; repeat: number; steps: Step[] };
 
-const MIN_ROUND_MINUTES = 5;
-
-/**
- * When the n-th step firing (counting across repeat rounds) is due: a step
- * fires `afterMinutes` after the incident opened, and each further round is
- * offset by the last step's `afterMinutes` (at least five minutes). Null
- * after the last round.
- */
+/** When the n-th step firing (counting across repeat rounds) is due; null after the last round. */
 export function escalationDueAt(policy: Pick<Policy, 'repeat' | 'steps'>, n: number, startedAt: Date): Date | null {
-  const perRound = policy.steps.length;
-  if (perRound === 0) return null;
-  const round = Math.floor(n / perRound);
-  if (round > policy.repeat) return null;
-  const step = policy.steps[n % perRound];
-  const roundMinutes = Math.max(policy.steps[perRound - 1].afterMinutes, MIN_ROUND_MINUTES);
-  return new Date(startedAt.getTime() + (round * roundMinutes + step.afterMinutes) * 60_000);
+  const next = nextStep(policy, n);
+  return next ? stepDueAt(policy, next.stepIndex, next.round, startedAt) : null;
 }
 
 /**
  * Starts the escalation of newly opened incidents whose monitors have a policy
- * (in the opening transaction): one policy lookup for all of them.
+ * (in the opening transaction): one policy lookup per organisation.
  */
 export async function startEscalations(db: Db, incidents: (AlertSubject & { started_at: Date })[]): Promise<void> {
-  const monitorIds = incidents.map((i) => i.monitor_id).filter((m): m is string => m !== null);
-  if (monitorIds.length === 0) return;
-  const policies = await db.selectFrom('escalation_policies').select(['id', 'name', 'repeat', 'steps', 'monitor_ids', 'organization_id'])
-    .where('organization_id', 'in', [...new Set(incidents.map((i) => i.organization_id))])
-    .where(sql<SqlBool>`monitor_ids && ${sql.val(monitorIds)}::text[]`).execute();
-  for (const incident of incidents) {
-    const p = policies.find((x) => x.organization_id === incident.organization_id && incident.monitor_id !== null && x.monitor_ids.includes(incident.monitor_id));
-    if (!p) continue;
-    const due = escalationDueAt({ repeat: p.repeat, steps: p.steps }, 0, incident.started_at);
-    if (!due) continue;
-    await db.updateTable('incidents').set({ escalation_policy_id: p.id, escalation_step: 0 }).where('id', '=', incident.id).execute();
-    await enqueue(db, 'escalate', { incidentId: incident.id, n: 0 }, { runAt: due, jobKey: `escalate:${incident.id}` });
+  for (const orgId of new Set(incidents.map((i) => i.organization_id))) {
+    const mine = incidents.filter((i) => i.organization_id === orgId && i.monitor_id !== null);
+    const policies = await policiesForMonitors(db, orgId, mine.map((i) => i.monitor_id!));
+    for (const incident of mine) {
+      const p = policies.get(incident.monitor_id!);
+      const due = p ? escalationDueAt(p, 0, incident.started_at) : null;
+      if (!p || !due) continue;
+      await db.updateTable('incidents').set({ escalation_policy_id: p.id, escalation_step: 0 }).where('id', '=', incident.id).execute();
+      await enqueue(db, 'escalate', { incidentId: incident.id, n: 0 }, { runAt: due, jobKey: `escalate:${incident.id}` });
+    }
   }
 }
 

@@ -305,10 +305,19 @@ export async function deleteOverride(db: Db, caller: Caller, id: string) {
 
 /** For the escalation runner: the policy escalating `monitorId`'s incidents, or null. */
 export async function policyForMonitor(db: Db, organizationId: string, monitorId: string): Promise<PolicyRow | null> {
-  const row = await db.selectFrom('escalation_policies').selectAll().where('organization_id', '=', organizationId)
-    .where(sql<SqlBool>`monitor_ids @> array[${monitorId}]::text[]` as Expression<SqlBool>)
-    .orderBy('created_at', 'desc').orderBy('id').executeTakeFirst();
-  return row ?? null;
+  return (await policiesForMonitors(db, organizationId, [monitorId])).get(monitorId) ?? null;
+}
+
+/** The escalation policy of each of `monitorIds` (those that have one), in one query. */
+export async function policiesForMonitors(db: Db, organizationId: string, monitorIds: readonly string[]): Promise<Map<string, PolicyRow>> {
+  const out = new Map<string, PolicyRow>();
+  if (monitorIds.length === 0) return out;
+  const rows = await db.selectFrom('escalation_policies').selectAll().where('organization_id', '=', organizationId)
+    .where(sql<SqlBool>`monitor_ids && ${sql.val([...monitorIds])}::text[]` as Expression<SqlBool>)
+    .orderBy('created_at', 'desc').orderBy('id').execute();
+  // Newest first: should a monitor appear in two policies, the newest one holds it.
+  for (const r of rows) for (const m of r.monitor_ids) if (monitorIds.includes(m) && !out.has(m)) out.set(m, r);
+  return out;
 }
 
 /**

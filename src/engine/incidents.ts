@@ -8,17 +8,26 @@ import { startEscalations } from '../alerting/escalation';
 
 const UNRESOLVED = ['open', 'acknowledged', 'suppressed'] as const;
 
-/** Records one timeline entry of an incident. */
-export async function addEvent(db: Db, e: {
+/** One timeline entry of an incident. */
+export interface IncidentEventInput {
   incidentId: string; organizationId: string; kind: string; at?: Date; message?: string | null;
   fromStatus?: string | null; toStatus?: string | null; public?: boolean;
   actor?: { type: string; id: string | null; name: string | null } | null;
-}): Promise<void> {
-  await db.insertInto('incident_events').values({
+}
+
+/** Records timeline entries in one statement. */
+export async function addEvents(db: Db, rows: IncidentEventInput[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insertInto('incident_events').values(rows.map((e) => ({
     id: newId('evt'), incident_id: e.incidentId, organization_id: e.organizationId, kind: e.kind, at: e.at ?? new Date(),
     message: e.message ?? null, from_status: e.fromStatus ?? null, to_status: e.toStatus ?? null, public: e.public ?? false,
     actor_type: e.actor?.type ?? 'system', actor_id: e.actor?.id ?? null, actor_name: e.actor?.name ?? null,
-  }).execute();
+  }))).execute();
+}
+
+/** Records one timeline entry of an incident. */
+export async function addEvent(db: Db, e: IncidentEventInput): Promise<void> {
+  await addEvents(db, [e]);
 }
 
 /**
@@ -38,7 +47,6 @@ async function rootCause(db: Db, monitor: ResultSubject): Promise<string | null>
 /** One monitor whose status moved, as the result writer saw it. */
 export interface Move { monitor: ResultSubject; from: string; to: string; result: CheckResult; at: Date }
 
-type EventRow = { incidentId: string; organizationId: string; kind: string; at: Date; message: string | null; fromStatus?: string | null; toStatus?: string | null };
 
 /**
  * Opens, resolves or annotates incidents for every monitor of a result batch
@@ -59,7 +67,7 @@ export async function applyTransitions(db: Db, moves: Move[], quiet: ReadonlySet
 
   const created: { id: string; organization_id: string; workspace_id: string; monitor_id: string; title: string; cause: string; severity: string; status: string; root_incident_id: string | null; started_at: Date }[] = [];
   const resolved: { id: string; organization_id: string; monitor_id: string; at: Date }[] = [];
-  const events: EventRow[] = [];
+  const events: IncidentEventInput[] = [];
   // Monitors without dependencies first, so that a dependant going down in the
   // same batch finds its dependency's new incident.
   const ordered = [...moves].sort((a, b) => a.monitor.depends_on.length - b.monitor.depends_on.length);
@@ -100,12 +108,4 @@ export async function applyTransitions(db: Db, moves: Move[], quiet: ReadonlySet
   await queueAlertsFor(db, opened, 'incident.opened', quiet);
   await queueAlertsFor(db, resolved.map((r) => ({ ...r, status: 'resolved' })), 'incident.resolved', quiet);
   await startEscalations(db, opened);
-}
-
-/** Records several timeline entries in one statement. */
-async function addEvents(db: Db, rows: EventRow[]): Promise<void> {
-  await db.insertInto('incident_events').values(rows.map((e) => ({
-    id: newId('evt'), incident_id: e.incidentId, organization_id: e.organizationId, kind: e.kind, at: e.at,
-    message: e.message, from_status: e.fromStatus ?? null, to_status: e.toStatus ?? null, public: false, actor_type: 'system', actor_id: null, actor_name: null,
-  }))).execute();
 }

@@ -34,11 +34,6 @@ export interface RunnerDeps {
 /** Runs one operation through the pipeline: auth, tenancy, limits, permission, validation, handler. */
 export type Runner = (route: RouteDef, raw: RawRequest, caller?: Caller) => Promise<unknown>;
 
-/** Resolves the caller for a request (exposed so transports can authenticate once). */
-export function createAuthenticator(db: Db) {
-  return (authorization: string | undefined) => authenticate(db, authorization);
-}
-
 /** Builds the runner every transport (REST JSON, REST protobuf, Connect, MCP) calls. */
 export function createRunner(deps: RunnerDeps): Runner {
   return async (route, raw, known) => {
