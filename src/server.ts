@@ -5,6 +5,7 @@ import { createSecretBox, loadMasterKey } from './crypto/secrets';
 import { connectDb, ensureDatabase, type Db } from './db/connect';
 import { startEmbedded, type EmbeddedServer } from './db/embedded';
 import { migrateToLatest } from './db/migrate';
+import { startChangeFeed, type ChangeFeed } from './db/changeFeed';
 import { createOrganization } from './domain/organizations';
 import { isEmpty } from './repo/organizations';
 import { handlers } from './api';
@@ -38,11 +39,14 @@ async function openDatabase(config: Config, log: Logger): Promise<{ url: string;
 /** Starts the API: database, migrations, first-start bootstrap, HTTP listener. */
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const { url: dbUrl, embedded } = await openDatabase(config, log);
-  const { db, pool } = connectDb(dbUrl, 30);
+  const { db, pool, clock } = connectDb(dbUrl, 30);
   let redis: { quit(): Promise<unknown> } | undefined;
+  let changes: ChangeFeed | undefined;
   try {
     await migrateToLatest(db);
     await migrateQueue(pool, log);
+    // Hot reads are cached while this feed tells us of other processes' writes.
+    changes = await startChangeFeed(dbUrl, clock, (m, e) => log.error(m, e));
     let bootstrapKey: string | null = null;
     if (await isEmpty(db)) {
       const org = await createOrganization(db, { name: 'My organisation', ownerEmail: 'owner@localhost', plan: config.bootstrapPlan });
@@ -83,11 +87,13 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         await alerting?.stop();
         await limits.close();
         await redis?.quit().catch(() => undefined);
+        await changes?.close();
         await db.destroy();
         await embedded?.stop();
       },
     };
   } catch (e) {
+    await changes?.close();
     await db.destroy().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);
     throw e;

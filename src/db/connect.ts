@@ -2,6 +2,8 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema';
 import { preparingPool } from './prepared';
+import { ChangeClock } from './changes';
+import { ReadCache } from './readCache';
 
 // Timestamps arrive as Date (default); bigint counts (type 20) as numbers,
 // which are safe for every count Vigil keeps.
@@ -12,13 +14,32 @@ pg.types.setTypeParser(1082, (v) => v);
 /** The database handle every repository takes. */
 export type Db = Kysely<Database>;
 
-/** Opens a pooled connection to `url`. */
-export function connectDb(url: string, max = 10): { db: Db; pool: pg.Pool } {
+const caches = new WeakMap<object, ReadCache>();
+
+/**
+ * Opens a pooled connection to `url`. Its change clock learns of every write
+ * made through `db`; the read cache serves nothing until a change feed makes
+ * the clock live (src/db/changeFeed.ts), so processes without one never cache.
+ */
+export function connectDb(url: string, max = 10): { db: Db; pool: pg.Pool; clock: ChangeClock } {
   const pool = new pg.Pool({ connectionString: url, max });
   pool.on('error', () => { /* an idle client died; the pool replaces it */ });
   // A checked-out client's socket error is reported on its query; the listener keeps it from crashing the process.
   pool.on('connect', (client) => { client.on('error', () => undefined); });
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) as unknown as pg.Pool }) }), pool };
+  const clock = new ChangeClock();
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, clock) as unknown as pg.Pool }) });
+  caches.set(db, new ReadCache(clock));
+  return { db, pool, clock };
+}
+
+/**
+ * Rows of a hot read through the read cache of `db` (see ReadCache). Inside a
+ * transaction (`db` is then not the root handle) it always reads, so a
+ * transaction sees its own writes.
+ */
+export function cachedRows<R>(db: Db, key: string, tables: readonly string[], load: () => Promise<R[]>): Promise<readonly R[]> {
+  const cache = caches.get(db);
+  return cache ? cache.rows(key, tables, load) : load();
 }
 
 /** Creates `database` on the server at `adminUrl` if it does not exist yet. */

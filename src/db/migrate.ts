@@ -4,6 +4,7 @@ import * as m0002 from './migrations/0002_incident_monitor_index';
 import * as m0003 from './migrations/0003_engine';
 import * as m0004 from './migrations/0004_alerting';
 import * as m0005 from './migrations/0005_monitor_storage';
+import * as m0006 from './migrations/0006_change_notifications';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003_engine': m0003,
   '0004_alerting': m0004,
   '0005_monitor_storage': m0005,
+  '0006_change_notifications': m0006,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { endsTransaction, tablesWritten, type ChangeClock } from './changes';
 
 /** How many distinct statements one connection keeps prepared before falling back to unnamed ones. */
 const MAX_PER_CONNECTION = 500;
@@ -7,23 +8,51 @@ const UNPREPARED = /^\s*(begin|commit|rollback|start transaction|savepoint|relea
 
 type Client = Pick<pg.PoolClient, 'query' | 'release'>;
 
+/** Statement names by text, so a hot statement is hashed once per process, not once per query. */
+const names = new Map<string, string | undefined>();
+const MAX_NAMES = 5000;
+
+function statementName(text: string): string | undefined {
+  let name = names.get(text);
+  if (name !== undefined || names.has(text)) return name;
+  name = UNPREPARED.test(text) ? undefined : `k${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
+  if (names.size < MAX_NAMES) names.set(text, name);
+  return name;
+}
+
+/** What a statement writes, memoised like its name (the statements of a process are few). */
+const writes = new Map<string, string[] | 'all'>();
+
+function written(text: string): string[] | 'all' {
+  let w = writes.get(text);
+  if (w === undefined) {
+    w = tablesWritten(text);
+    if (writes.size < MAX_NAMES) writes.set(text, w);
+  }
+  return w;
+}
+
 /**
- * Wraps a pool so that every query Kysely sends runs as a named prepared
- * statement (named by a hash of its text): PostgreSQL then parses and plans a
- * statement once per connection instead of on every request, which is most of
- * its cost for the short queries of the API.
+ * The pool seam every Kysely query goes through. It
+ * - runs each statement as a named prepared statement (named by a hash of its
+ *   text): PostgreSQL then parses and plans a statement once per connection
+ *   instead of on every request, which is most of its cost for the short
+ *   queries of the API;
+ * - tells `clock` which tables this process writes: when the statement is sent,
+ *   when it returns, and when its transaction ends, so that no read cached in
+ *   between outlives the write (src/db/readCache.ts).
  */
-export function preparingPool(pool: pg.Pool): { connect(): Promise<Client>; end(): Promise<void> } {
+export function preparingPool(pool: pg.Pool, clock?: ChangeClock): { connect(): Promise<Client>; end(): Promise<void> } {
   const wrappers = new WeakMap<pg.PoolClient, Client>();
   const prepared = new WeakMap<pg.PoolClient, Set<string>>();
   const nameFor = (client: pg.PoolClient, text: string): string | undefined => {
-    if (UNPREPARED.test(text)) return undefined;
-    const name = `k${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
-    let names = prepared.get(client);
-    if (!names) prepared.set(client, (names = new Set()));
-    if (!names.has(name)) {
-      if (names.size >= MAX_PER_CONNECTION) return undefined;
-      names.add(name);
+    const name = statementName(text);
+    if (name === undefined) return undefined;
+    let mine = prepared.get(client);
+    if (!mine) prepared.set(client, (mine = new Set()));
+    if (!mine.has(name)) {
+      if (mine.size >= MAX_PER_CONNECTION) return undefined;
+      mine.add(name);
     }
     return name;
   };
@@ -32,12 +61,33 @@ export function preparingPool(pool: pg.Pool): { connect(): Promise<Client>; end(
       const client = await pool.connect();
       let w = wrappers.get(client);
       if (!w) {
+        // Tables written in the open transaction of this connection.
+        let dirty: Set<string> | 'all' | null = null;
+        const settle = () => {
+          if (dirty) clock!.bump(dirty);
+          dirty = null;
+        };
         w = {
           query: ((text: unknown, values?: unknown[]) => {
             if (typeof text !== 'string') return client.query(text as never);
-            return client.query({ name: nameFor(client, text), text, values });
+            const run = client.query({ name: nameFor(client, text), text, values });
+            if (!clock) return run;
+            const tables = written(text);
+            const ends = endsTransaction(text);
+            if (tables !== 'all' && tables.length === 0 && !ends) return run;
+            if (tables === 'all' || dirty === 'all') dirty = 'all';
+            else if (tables.length) dirty = new Set([...(dirty ?? []), ...tables]);
+            if (dirty) clock.bump(dirty);
+            const after = () => {
+              if (dirty) clock.bump(dirty);
+              if (ends) settle();
+            };
+            return run.then((r) => { after(); return r; }, (e: unknown) => { after(); throw e; });
           }) as Client['query'],
-          release: (err?: Error | boolean) => client.release(err),
+          release: (err?: Error | boolean) => {
+            settle();
+            client.release(err);
+          },
         };
         wrappers.set(client, w);
       }

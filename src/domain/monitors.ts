@@ -4,7 +4,8 @@ import type { SecretBox } from '../crypto/secrets';
 import { newId } from '../crypto/ids';
 import { ApiError, invalid, limitReached, notFound } from '../pipeline/errors';
 import { isKind, kinds, parseConfig, type MonitorKind } from '../engine/kinds';
-import { countMonitors, selectMonitors, type MonitorRow } from '../repo/monitors';
+import { countMonitors, MONITOR_READ_TABLES, selectMonitors, type MonitorRow } from '../repo/monitors';
+import { cachedRows } from '../db/connect';
 import { newHeartbeatToken } from '../engine/ping';
 import { audit, diff } from './audit';
 import { MAX_TAG_LENGTH, normaliseTags, visibleWorkspace } from './tenancy';
@@ -49,9 +50,16 @@ function checkTags(tags: string[], field = 'tags'): string[] {
   return out;
 }
 
-/** Monitors visible to the caller, with every tag of `tags`. */
+/** The part of a cache key that says what the caller may see. */
+function scopeKey(caller: Caller): string {
+  return `${caller.organizationId}\u0000${caller.workspaceIds === null ? '*' : [...caller.workspaceIds].sort().join(',')}`;
+}
+
+/** Monitors visible to the caller, with every tag of `tags` (reads are the API's hottest path: cached until a write). */
 export async function listMonitors(db: Db, caller: Caller, tag?: string) {
-  const rows = await selectMonitors(db, { organizationId: caller.organizationId, workspaceIds: caller.workspaceIds, tags: tagFilter(tag) }).execute();
+  const tags = tagFilter(tag);
+  const rows = await cachedRows(db, `monitors\u0000${scopeKey(caller)}\u0000${tags.join(',')}`, MONITOR_READ_TABLES,
+    () => selectMonitors(db, { organizationId: caller.organizationId, workspaceIds: caller.workspaceIds, tags }).execute());
   return rows.map((m) => monitorOut(m));
 }
 
@@ -62,9 +70,12 @@ export async function findMonitor(db: Db, caller: Caller, id: string): Promise<M
   return row;
 }
 
-/** The single read. */
+/** The single read (cached like the list). */
 export async function getMonitor(db: Db, caller: Caller, id: string) {
-  return monitorOut(await findMonitor(db, caller, id), true);
+  const [row] = await cachedRows(db, `monitor\u0000${scopeKey(caller)}\u0000${id}`, MONITOR_READ_TABLES,
+    () => selectMonitors(db, { organizationId: caller.organizationId, workspaceIds: caller.workspaceIds, id }).execute());
+  if (!row) throw notFound('monitor', 'id');
+  return monitorOut(row, true);
 }
 
 async function checkDependencies(db: Db, caller: Caller, ids: string[], self?: string): Promise<string[]> {

@@ -17,6 +17,9 @@ export function isoText(column: string) {
   return sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
+/** The tables `selectMonitors` reads (what its cached results depend on). */
+export const MONITOR_READ_TABLES = ['monitors', 'workspaces', 'monitor_hosts', 'hosts', 'incidents'] as const;
+
 /** Monitors with their workspace, hosts and open incident, in one query (read columns only: never the config). */
 export function selectMonitors(db: Db, f: MonitorFilter) {
   let q = db.selectFrom('monitors as m')

@@ -1,0 +1,76 @@
+import pg from 'pg';
+import { cascadeReach, type ChangeClock } from './changes';
+
+const CHANNEL = 'vigil_changes';
+const TRIGGER = 'vigil_notify_change';
+
+/** Reads the foreign-key actions and the watched tables from the catalog into the clock. */
+async function configure(client: pg.Client, clock: ChangeClock): Promise<void> {
+  const fks = await client.query<{ parent: string; child: string }>(`
+    select confrelid::regclass::text as parent, conrelid::regclass::text as child
+      from pg_constraint
+     where contype = 'f' and (confdeltype in ('c', 'n', 'd') or confupdtype in ('c', 'n', 'd'))`);
+  const watched = await client.query<{ name: string }>(
+    'select distinct tgrelid::regclass::text as name from pg_trigger where tgname = $1', [TRIGGER]);
+  clock.configure(cascadeReach(fks.rows), watched.rows.map((r) => r.name));
+}
+
+/** The running listener; `close` stops it for good. */
+export interface ChangeFeed { close(): Promise<void> }
+
+/**
+ * Keeps one connection LISTENing to the change notifications of migration 0006
+ * and advances `clock` for every table another process (or this one) wrote.
+ * When the connection drops, the clock stops being live at once (caches serve
+ * nothing) and everything counts as changed; the feed reconnects with backoff.
+ */
+export async function startChangeFeed(url: string, clock: ChangeClock, log: (msg: string, e: unknown) => void): Promise<ChangeFeed> {
+  let client: pg.Client | null = null;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  let delay = 500;
+
+  const down = (c: pg.Client, e?: unknown) => {
+    if (client !== c) return;
+    client = null;
+    clock.live = false;
+    clock.bump('all');
+    c.end().catch(() => undefined);
+    if (closed) return;
+    if (e) log('change feed: connection lost; reads are not cached until it is back', e);
+    retry = setTimeout(() => void connect(), delay);
+    delay = Math.min(delay * 2, 30_000);
+  };
+
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString: url, application_name: 'vigil-change-feed' });
+    client = c;
+    c.on('error', (e) => down(c, e));
+    c.on('end', () => down(c, new Error('connection ended')));
+    c.on('notification', (n) => { if (n.channel === CHANNEL && n.payload) clock.bump([n.payload]); });
+    try {
+      await c.connect();
+      await c.query(`listen ${CHANNEL}`);
+      await configure(c, clock);
+      if (client !== c || closed) return;
+      // Whatever changed while nobody listened is unknown: start from a clean slate.
+      clock.bump('all');
+      clock.live = true;
+      delay = 500;
+    } catch (e) {
+      down(c, e);
+    }
+  };
+
+  await connect();
+  return {
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      const c = client;
+      client = null;
+      clock.live = false;
+      await c?.end().catch(() => undefined);
+    },
+  };
+}

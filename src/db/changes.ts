@@ -1,0 +1,112 @@
+/**
+ * Which tables have changed, as one counter per table, so that a read cache can
+ * tell whether what it holds went stale (src/db/readCache.ts).
+ *
+ * The clock is fed from two sides:
+ * - statements this process sends, seen at the pool seam (src/db/prepared.ts)
+ *   before they run, when they return and when their transaction ends, so a
+ *   write is visible to the very next read of the same process;
+ * - NOTIFYs from statement triggers (migration 0006, src/db/changeFeed.ts) for
+ *   writes of other processes (workers, the CLI, other API processes, psql),
+ *   which arrive within milliseconds of their commit.
+ * While the notification connection is down the clock is not `live`, and
+ * nothing may be served from a cache.
+ */
+export class ChangeClock {
+  private readonly gens = new Map<string, number>();
+  private everything = 0;
+  /** Tables a write to the key may also change through foreign-key actions (cascade, set null). */
+  private cascades = new Map<string, readonly string[]>();
+  /** Tables whose writes by other processes arrive as notifications. */
+  private watched = new Set<string>();
+  /** True while notifications from other processes are being received. */
+  live = false;
+
+  /** Records that `tables` (and what their foreign-key actions reach) changed; 'all' when unknown. */
+  bump(tables: Iterable<string> | 'all'): void {
+    if (tables === 'all') {
+      this.everything++;
+      return;
+    }
+    for (const t of tables) {
+      this.gens.set(t, (this.gens.get(t) ?? 0) + 1);
+      for (const c of this.cascades.get(t) ?? []) this.gens.set(c, (this.gens.get(c) ?? 0) + 1);
+    }
+  }
+
+  /**
+   * A number that changes whenever any of `tables` changes (counters only grow,
+   * so their sum does too). Null when reads of `tables` must not be cached now.
+   */
+  stamp(tables: readonly string[]): number | null {
+    if (!this.live) return null;
+    let n = this.everything;
+    for (const t of tables) {
+      if (!this.watched.has(t)) return null;
+      n += this.gens.get(t) ?? 0;
+    }
+    return n;
+  }
+
+  /** Installs the foreign-key reach and the watched tables (read from the catalog by the change feed). */
+  configure(cascades: Map<string, readonly string[]>, watched: Iterable<string>): void {
+    this.cascades = cascades;
+    this.watched = new Set(watched);
+  }
+}
+
+const TARGET = String.raw`("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)(?:\s*\.\s*("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*))?`;
+// `for update` / `for no key update` lock rows and `do update` is part of an
+// upsert already counted by its `insert into`: none of them names a table.
+const WRITE = new RegExp(String.raw`(?<!\bfor\s+(?:no\s+key\s+)?|\bdo\s+)\b(?:insert\s+into|update|delete\s+from|merge\s+into|truncate(?:\s+table)?)\s+(?:only\s+)?${TARGET}`, 'gi');
+const DDL = /^\s*(create|alter|drop|comment|grant|revoke|reindex|cluster|vacuum|copy|do|call)\b/i;
+const NEVER_WRITES = /^\s*(begin|commit|rollback|start transaction|savepoint|release|set |show |listen |unlisten |notify )/i;
+const MAYBE_WRITES = /\b(insert|update|delete|merge|truncate)\b/i;
+
+const unquote = (name: string) => (name.startsWith('"') ? name.slice(1, -1).replace(/""/g, '"') : name.toLowerCase());
+
+/**
+ * The tables a statement writes: [] for none, 'all' when it cannot tell (DDL,
+ * procedure calls). Names are as the catalog prints them (`public.` dropped).
+ */
+export function tablesWritten(text: string): string[] | 'all' {
+  if (NEVER_WRITES.test(text)) return [];
+  if (DDL.test(text)) return 'all';
+  if (!MAYBE_WRITES.test(text)) return [];
+  const out = new Set<string>();
+  for (const m of text.matchAll(WRITE)) {
+    const [schema, table] = m[2] ? [unquote(m[1]), unquote(m[2])] : ['public', unquote(m[1])];
+    out.add(schema === 'public' ? table : `${schema}.${table}`);
+  }
+  return [...out];
+}
+
+/** True for the statements that end a transaction (its writes become visible to others then). */
+export function endsTransaction(text: string): boolean {
+  return /^\s*(commit|rollback|end|abort)\b/i.test(text);
+}
+
+/**
+ * The foreign-key reach of each table: the tables a write to it may also change
+ * (ON DELETE/UPDATE CASCADE, SET NULL, SET DEFAULT), followed transitively.
+ */
+export function cascadeReach(edges: readonly { parent: string; child: string }[]): Map<string, readonly string[]> {
+  const direct = new Map<string, Set<string>>();
+  for (const { parent, child } of edges) {
+    if (!direct.has(parent)) direct.set(parent, new Set());
+    direct.get(parent)!.add(child);
+  }
+  const out = new Map<string, readonly string[]>();
+  for (const start of direct.keys()) {
+    const seen = new Set<string>();
+    const stack = [...direct.get(start)!];
+    while (stack.length) {
+      const t = stack.pop()!;
+      if (seen.has(t) || t === start) continue;
+      seen.add(t);
+      stack.push(...(direct.get(t) ?? []));
+    }
+    out.set(start, [...seen]);
+  }
+  return out;
+}
