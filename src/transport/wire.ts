@@ -3,6 +3,7 @@ import {
   type DescField, type DescMessage, type JsonObject, type JsonValue,
 } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { encodeShape } from './protoEncode';
 
 /**
  * One generic converter between the JSON shape handlers speak (empty = null,
@@ -43,20 +44,23 @@ export function fromProtoJson(schema: DescMessage, json: JsonObject, mode: 'requ
 }
 
 const TIMESTAMP = 'google.protobuf.Timestamp';
+const JSON_WKT = new Set(['google.protobuf.Struct', 'google.protobuf.Value', 'google.protobuf.ListValue']);
+
+/** The init value of a message-typed value: nested init, Timestamp, or a well-known type. */
+function messageInit(m: DescMessage, v: unknown): unknown {
+  if (m.typeName === STRING_LIST) return { values: v };
+  if (m.typeName === TIMESTAMP) return timestampFromMs(v instanceof Date ? v.getTime() : Date.parse(String(v)));
+  // protobuf-es holds Struct, Value and ListValue fields as plain JSON.
+  if (JSON_WKT.has(m.typeName)) return v;
+  return isWkt(m) ? fromJson(m, v as JsonValue) : toInit(m, v as Record<string, unknown>);
+}
 
 function initValue(field: DescField, v: unknown): unknown {
-  if (field.fieldKind === 'message') {
-    const m = field.message;
-    if (m.typeName === STRING_LIST) return { values: v };
-    if (m.typeName === TIMESTAMP) return timestampFromMs(v instanceof Date ? v.getTime() : Date.parse(String(v)));
-    return isWkt(m) ? fromJson(m, v as JsonValue) : toInit(m, v as Record<string, unknown>);
-  }
-  if (field.fieldKind === 'list' && field.listKind === 'message') {
-    return (v as unknown[]).map((x) => (isWkt(field.message) ? fromJson(field.message, x as JsonValue) : toInit(field.message, x as Record<string, unknown>)));
-  }
+  if (field.fieldKind === 'message') return messageInit(field.message, v);
+  if (field.fieldKind === 'list' && field.listKind === 'message') return (v as unknown[]).map((x) => messageInit(field.message, x));
   if (field.fieldKind === 'map' && field.mapKind === 'message') {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v as Record<string, Record<string, unknown>>)) out[k] = toInit(field.message, x);
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = messageInit(field.message, x);
     return out;
   }
   if (field.fieldKind === 'scalar' && typeof v === 'string' && field.scalar === ScalarType.BYTES) return Buffer.from(v, 'base64');
@@ -74,8 +78,13 @@ function toInit(schema: DescMessage, value: Record<string, unknown>): Record<str
   return out;
 }
 
-/** Encodes a JSON-shaped value as the binary message `schema`. */
+/** Encodes a JSON-shaped value as the binary message `schema` (directly; via protobuf-es for shapes the direct encoder does not know). */
 export function encodeMessage(schema: DescMessage, value: Record<string, unknown>): Uint8Array {
+  return encodeShape(schema, value, () => referenceEncoding(schema, value));
+}
+
+/** What protobuf-es writes for a JSON-shaped value: the reference the direct encoder is tested against. */
+export function referenceEncoding(schema: DescMessage, value: Record<string, unknown>): Uint8Array {
   return toBinary(schema, create(schema, toInit(schema, value) as never));
 }
 
