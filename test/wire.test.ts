@@ -7,6 +7,7 @@ import {
   MonitorService, UpdateMonitorRequestSchema,
 } from '../gen/proto/vigil/v1/monitors_pb';
 import { WorkspaceService } from '../gen/proto/vigil/v1/workspaces_pb';
+import { AuditService, ListAuditEntriesResponseSchema } from '../gen/proto/vigil/v1/audit_pb';
 import { startTestServer, type TestServer } from './support/harness';
 
 // One handler behind every wire format: REST JSON, REST protobuf (gzip both
@@ -197,5 +198,26 @@ describe('published contract', () => {
     const res = await fetch(list.find((f) => f.name === 'monitors.proto')!.url);
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('service MonitorService');
+  });
+});
+
+describe('JSON-carrying fields (google.protobuf.Struct)', () => {
+  test('audit changes are the same object over JSON, protobuf and Connect', async () => {
+    const api = server.api(key);
+    expect((await api.patch(`/monitors/${monitorId}`, { name: 'Audited rename' })).status).toBe(200);
+    const json = (await api.get('/audit')).body.data as { id: string; changes: unknown }[];
+    const entry = json.find((e) => (e.changes as Record<string, unknown> | null)?.name);
+    expect(entry).toBeDefined();
+    const { res, bytes } = await raw('/api/v1/audit', { headers: { accept: PB } });
+    expect(res.headers.get('content-type')).toBe(PB);
+    const pb = fromBinary(ListAuditEntriesResponseSchema, bytes).data.find((e) => e.id === entry!.id);
+    expect(pb?.changes).toEqual(entry!.changes);
+    for (const binary of [true, false]) {
+      const audit = createClient(AuditService, createConnectTransport({
+        baseUrl: `${server.url}/rpc`, httpVersion: '1.1', useBinaryFormat: binary, interceptors: [(next) => (req) => { req.header.set('authorization', `Bearer ${key}`); return next(req); }],
+      }));
+      const viaConnect = (await audit.listAuditEntries({})).data.find((e) => e.id === entry!.id);
+      expect(viaConnect?.changes).toEqual(entry!.changes);
+    }
   });
 });

@@ -11,7 +11,7 @@ export interface ReadCacheOptions {
   maxRows: number;
 }
 
-const DEFAULTS: ReadCacheOptions = { ttlMs: 2000, maxRows: 50_000 };
+const DEFAULTS: ReadCacheOptions = { ttlMs: 2000, maxRows: 20_000 };
 
 function deepFreeze<T>(v: T): T {
   if (v && typeof v === 'object' && !Object.isFrozen(v)) {
