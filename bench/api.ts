@@ -5,7 +5,8 @@
  * protobuf via `Accept: application/x-protobuf`) on an organisation of 1,000
  * monitors created through the API, and compares each with a bare Express 5
  * app serving the same JSON bytes from memory. Vigil and the bare app each run
- * in a child process; autocannon (10 connections, pipelining 1) runs here.
+ * in a child process; autocannon (10 connections, pipelining 1) runs here. Each
+ * case is measured in two halves, in mirrored order (see main).
  * Prints requests/s, p50/p99 latency and the ratio to the bare app as a
  * markdown table, plus the machine it ran on.
  *
@@ -15,7 +16,7 @@
  *   BENCH_DATABASE_URL  PostgreSQL database to use (left as is); otherwise a
  *                       fresh `vigil_bench_<pid>` on postgres://postgres@127.0.0.1:5432
  *                       (dropped at the end), or the embedded server if that is down.
- *   BENCH_DURATION      seconds per case (default 10); BENCH_WARMUP (default 2).
+ *   BENCH_DURATION      seconds per case (default 10, run as two halves); BENCH_WARMUP (default 2).
  *   BENCH_CPU_PROF      a folder: run the Vigil child with `--cpu-prof` into it.
  *   BENCH_ONLY          `single` or `list`: run only those cases (for profiling).
  */
@@ -23,7 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { benchDatabase, machine, measure, startChild, table, type Child, type Measured, type Row } from './lib';
+import { benchDatabase, combine, machine, measure, startChild, table, type Child, type Measured, type Row } from './lib';
 import type { BarePayloads, BareReady } from './serve-bare';
 import type { VigilReady } from './serve-vigil';
 
@@ -102,14 +103,25 @@ async function main(): Promise<void> {
     ];
     const only = process.env.BENCH_ONLY;
     if (only) cases.splice(0, cases.length, ...cases.filter((c) => (c.url.endsWith('/monitors') ? 'list' : 'single') === only));
+    // Each case runs twice, in the order bare, JSON, protobuf, protobuf, JSON, bare within its group, half
+    // the duration each time: drift of the shared machine over the run then weighs on every case alike.
+    const half = Number(process.env.BENCH_DURATION || 10) / 2;
+    const warmup = Number(process.env.BENCH_WARMUP ?? 2);
+    const runs = new Map<string, Measured[]>();
+    for (const group of ['single', 'list']) {
+      const mine = cases.filter((c) => (c.url.endsWith('/monitors') ? 'list' : 'single') === group);
+      for (const c of [...mine, ...[...mine].reverse()]) {
+        if (warmup > 0 && !runs.has(c.name)) await autocannon({ url: c.url, headers: c.headers, connections: 10, duration: warmup });
+        t = Date.now();
+        const m = await measure(c.url, c.headers, half);
+        console.error(`${c.name}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms (${((Date.now() - t) / 1000).toFixed(0)} s)`);
+        runs.set(c.name, [...(runs.get(c.name) ?? []), m]);
+      }
+    }
     const base: Record<string, Measured> = {};
     const rows: Row[] = [];
-    const warmup = Number(process.env.BENCH_WARMUP ?? 2);
     for (const c of cases) {
-      if (warmup > 0) await autocannon({ url: c.url, headers: c.headers, connections: 10, duration: warmup });
-      t = Date.now();
-      const m = await measure(c.url, c.headers);
-      console.error(`${c.name}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms (${((Date.now() - t) / 1000).toFixed(0)} s)`);
+      const m = combine(runs.get(c.name)!);
       if (!c.baseline) base[c.url.endsWith('/monitors') ? 'list' : 'single'] = m;
       rows.push({ name: c.name, m, baseline: c.baseline ? base[c.baseline] : null });
     }

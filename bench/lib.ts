@@ -62,13 +62,21 @@ export async function startChild<T>(file: string, env: NodeJS.ProcessEnv, first?
 /** What one load run measured. */
 export interface Measured { rps: number; p50: number; p99: number; bytes: number; total: number; bad: number }
 
-/** Loads one URL with autocannon (10 connections, pipelining 1) for BENCH_DURATION seconds (default 10). */
-export async function measure(url: string, headers: Record<string, string>): Promise<Measured> {
-  const duration = Number(process.env.BENCH_DURATION || 10);
+/** Loads one URL with autocannon (10 connections, pipelining 1) for `duration` s (default BENCH_DURATION, else 10). */
+export async function measure(url: string, headers: Record<string, string>, duration = Number(process.env.BENCH_DURATION || 10)): Promise<Measured> {
   const r = await autocannon({ url, headers, connections: 10, pipelining: 1, duration });
   return {
     rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bytes: r.throughput.average,
     total: r.requests.total, bad: r.non2xx + r.errors + r.timeouts,
+  };
+}
+
+/** Several runs of one case as one: mean rates and medians, the worst p99, summed counts. */
+export function combine(runs: Measured[]): Measured {
+  const mean = (f: (m: Measured) => number) => runs.reduce((a, m) => a + f(m), 0) / runs.length;
+  return {
+    rps: mean((m) => m.rps), p50: mean((m) => m.p50), p99: Math.max(...runs.map((m) => m.p99)), bytes: mean((m) => m.bytes),
+    total: runs.reduce((a, m) => a + m.total, 0), bad: runs.reduce((a, m) => a + m.bad, 0),
   };
 }
 

@@ -108,3 +108,11 @@ test('timestamps: every day of years 0 to 9999 reads as Date.parse reads it', ()
   }
   expect(() => encodeMessage(monitor, { createdAt: 'not a time' })).toThrow(/not a timestamp/);
 });
+
+test('an int32 out of range is an error, as in protobuf-es, not a wrapped number', () => {
+  const monitor = messages.find((m) => m.typeName === 'vigil.v1.Monitor')!;
+  for (const bad of [2 ** 31, 1.5, -(2 ** 31) - 1]) {
+    expect(() => encodeMessage(monitor, { intervalSeconds: bad })).toThrow(/int32/);
+    expect(() => referenceEncoding(monitor, { intervalSeconds: bad })).toThrow(/int32/);
+  }
+});

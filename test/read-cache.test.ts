@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { sql } from 'kysely';
-import { cascadeReach, tablesWritten } from '../src/db/changes';
+import { cascadeReach, endsTransaction, tablesWritten } from '../src/db/changes';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { ok, until } from './support/expect';
 
@@ -23,6 +23,8 @@ describe('which tables a statement writes', () => {
     ['update only "public"."hosts" set name = $1', ['hosts']],
     ['delete from graphile_worker.jobs where id = $1', ['graphile_worker.jobs']],
     ['truncate table monitor_hosts', ['monitor_hosts']],
+    ['TRUNCATE only "monitors", public.hosts RESTART IDENTITY', ['monitors', 'hosts']],
+    ['truncate workspaces cascade', 'all'],
     ['begin', []],
     ['commit', []],
     ['alter table monitors add column x int', 'all'],
@@ -30,6 +32,12 @@ describe('which tables a statement writes', () => {
   ])('%s', (text, expected) => {
     const got = tablesWritten(text);
     expect(Array.isArray(got) ? [...got].sort() : got).toEqual(Array.isArray(expected) ? [...expected].sort() : expected);
+  });
+
+  test('a rollback to a savepoint does not end the transaction', () => {
+    expect(['commit', 'rollback', 'ROLLBACK WORK', 'end'].map(endsTransaction)).toEqual([true, true, true, true]);
+    expect(['rollback to "sp"', 'ROLLBACK TO SAVEPOINT sp', 'rollback transaction to sp', 'release savepoint sp', 'savepoint sp'].map(endsTransaction))
+      .toEqual([false, false, false, false, false]);
   });
 
   test('foreign-key reach is transitive', () => {
@@ -109,6 +117,22 @@ describe('cached monitor reads through the API', () => {
       expect(await name()).toBe('Cached');
     });
     expect(await name()).toBe('In transaction');
+  });
+
+  test('a write before a savepoint that was rolled back to still counts at commit', async () => {
+    expect(await name()).toBe('Cached');
+    const trx = await server.db.startTransaction().execute();
+    await sql`set local session_replication_role = replica`.execute(trx);
+    await trx.updateTable('monitors').set({ name: 'Kept' }).where('id', '=', id).execute();
+    await trx.savepoint('sp').execute();
+    await trx.rollbackToSavepoint('sp').execute();
+    expect(await name()).toBe('Cached');
+    await trx.commit().execute();
+    expect(await name()).toBe('Kept');
+  });
+
+  test('an over-long id is answered (404), not cached', async () => {
+    expect((await api.get(`/monitors/${'x'.repeat(2000)}`)).status).toBe(404);
   });
 
   test("another process's writes are seen once their notification arrives", async () => {

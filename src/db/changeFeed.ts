@@ -3,6 +3,9 @@ import { cascadeReach, type ChangeClock } from './changes';
 
 const CHANNEL = 'vigil_changes';
 const TRIGGER = 'vigil_notify_change';
+/** A connection that died without closing (a dropped route, a frozen peer) would lose notifications unseen: probe it. */
+const HEARTBEAT_MS = 10_000;
+const HEARTBEAT_DEADLINE_MS = 5_000;
 
 /** Reads the foreign-key actions and the watched tables from the catalog into the clock. */
 async function configure(client: pg.Client, clock: ChangeClock): Promise<void> {
@@ -29,6 +32,12 @@ export async function startChangeFeed(url: string, clock: ChangeClock, log: (msg
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   let delay = 500;
+  const heartbeat = setInterval(() => {
+    const c = client;
+    if (!c || !clock.live) return;
+    c.query('select 1').catch((e: unknown) => down(c, e));
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
 
   const down = (c: pg.Client, e?: unknown) => {
     if (client !== c) return;
@@ -43,7 +52,9 @@ export async function startChangeFeed(url: string, clock: ChangeClock, log: (msg
   };
 
   const connect = async (): Promise<void> => {
-    const c = new pg.Client({ connectionString: url, application_name: 'vigil-change-feed' });
+    const c = new pg.Client({
+      connectionString: url, application_name: 'vigil-change-feed', keepAlive: true, query_timeout: HEARTBEAT_DEADLINE_MS,
+    });
     client = c;
     c.on('error', (e) => down(c, e));
     c.on('end', () => down(c, new Error('connection ended')));
@@ -67,6 +78,7 @@ export async function startChangeFeed(url: string, clock: ChangeClock, log: (msg
     async close() {
       closed = true;
       clearTimeout(retry);
+      clearInterval(heartbeat);
       const c = client;
       client = null;
       clock.live = false;

@@ -60,6 +60,8 @@ const TARGET = String.raw`("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)(?:\s*\.\s*("(?:[^"]
 // upsert already counted by its `insert into`: none of them names a table.
 const WRITE = new RegExp(String.raw`(?<!\bfor\s+(?:no\s+key\s+)?|\bdo\s+)\b(?:insert\s+into|update|delete\s+from|merge\s+into|truncate(?:\s+table)?)\s+(?:only\s+)?${TARGET}`, 'gi');
 const DDL = /^\s*(create|alter|drop|comment|grant|revoke|reindex|cluster|vacuum|copy|do|call)\b/i;
+// TRUNCATE names a list, and with CASCADE empties every table that refers to it, whatever its foreign-key actions.
+const TRUNCATE = /^\s*truncate\b(.*)$/is;
 const NEVER_WRITES = /^\s*(begin|commit|rollback|start transaction|savepoint|release|set |show |listen |unlisten |notify )/i;
 const MAYBE_WRITES = /\b(insert|update|delete|merge|truncate)\b/i;
 
@@ -73,6 +75,15 @@ export function tablesWritten(text: string): string[] | 'all' {
   if (NEVER_WRITES.test(text)) return [];
   if (DDL.test(text)) return 'all';
   if (!MAYBE_WRITES.test(text)) return [];
+  const truncate = TRUNCATE.exec(text);
+  if (truncate) {
+    if (/\bcascade\b/i.test(truncate[1])) return 'all';
+    const list = truncate[1].replace(/\b(table|only|restart identity|continue identity|restrict)\b/gi, ' ');
+    return [...new Set(list.split(',').map((t) => t.trim().replace(/\*$/, '').trim()).filter(Boolean).map((t) => {
+      const parts = t.split('.').map((x) => unquote(x.trim()));
+      return parts.length === 2 && parts[0] !== 'public' ? `${parts[0]}.${parts[1]}` : parts[parts.length - 1];
+    }))];
+  }
   const out = new Set<string>();
   for (const m of text.matchAll(WRITE)) {
     const [schema, table] = m[2] ? [unquote(m[1]), unquote(m[2])] : ['public', unquote(m[1])];
@@ -81,9 +92,12 @@ export function tablesWritten(text: string): string[] | 'all' {
   return [...out];
 }
 
-/** True for the statements that end a transaction (its writes become visible to others then). */
+/**
+ * True for the statements that end a transaction (its writes become visible to
+ * others then); `rollback to savepoint` does not end one.
+ */
 export function endsTransaction(text: string): boolean {
-  return /^\s*(commit|rollback|end|abort)\b/i.test(text);
+  return /^\s*(commit|end|abort|rollback(?!\s+(work\s+|transaction\s+)?to\b))\b/i.test(text);
 }
 
 /**

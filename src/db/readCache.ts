@@ -12,6 +12,10 @@ export interface ReadCacheOptions {
 }
 
 const DEFAULTS: ReadCacheOptions = { ttlMs: 2000, maxRows: 20_000 };
+/** Keys carry request input (ids, tag filters): longer ones are not worth a slot, and could fill memory. */
+const MAX_KEY_LENGTH = 256;
+/** What an entry counts against `maxRows`: its rows, and at least one (an empty answer is an entry too). */
+const weight = (e: Entry) => Math.max(1, e.rows.length);
 
 function deepFreeze<T>(v: T): T {
   if (v && typeof v === 'object' && !Object.isFrozen(v)) {
@@ -40,7 +44,7 @@ export class ReadCache {
 
   /** The rows under `key`, from memory when still fresh, else from `load` (rows of `tables` only). */
   async rows<R>(key: string, tables: readonly string[], load: () => Promise<R[]>): Promise<readonly R[]> {
-    const stamp = this.clock.stamp(tables);
+    const stamp = key.length > MAX_KEY_LENGTH ? null : this.clock.stamp(tables);
     if (stamp === null) return load();
     const now = Date.now();
     const hit = this.entries.get(key);
@@ -71,18 +75,19 @@ export class ReadCache {
   private store(key: string, entry: Entry): void {
     const old = this.entries.get(key);
     if (old) this.drop(key, old);
-    if (entry.rows.length > this.opts.maxRows) return;
+    if (weight(entry) > this.opts.maxRows) return;
     this.entries.set(key, entry);
-    this.rowsHeld += entry.rows.length;
-    // Oldest first: a Map iterates in insertion order.
+    this.rowsHeld += weight(entry);
+    // Oldest first (a Map iterates in insertion order), and expired ones wherever they are met on the way.
+    const now = Date.now();
     for (const [k, e] of this.entries) {
-      if (this.rowsHeld <= this.opts.maxRows && this.entries.size <= this.opts.maxRows) break;
+      if (this.rowsHeld <= this.opts.maxRows && e.until > now) break;
       this.drop(k, e);
     }
   }
 
   private drop(key: string, entry: Entry): void {
     this.entries.delete(key);
-    this.rowsHeld -= entry.rows.length;
+    this.rowsHeld -= weight(entry);
   }
 }

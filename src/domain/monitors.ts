@@ -59,7 +59,7 @@ function scopeKey(caller: Caller): string {
 export async function listMonitors(db: Db, caller: Caller, tag?: string) {
   const tags = tagFilter(tag);
   const rows = await cachedRows(db, `monitors\u0000${scopeKey(caller)}\u0000${tags.join(',')}`, MONITOR_READ_TABLES,
-    () => selectMonitors(db, { organizationId: caller.organizationId, workspaceIds: caller.workspaceIds, tags }).execute());
+    () => selectMonitors(db, { organizationId: caller.organizationId, workspaceIds: caller.workspaceIds, tags, detail: false }).execute());
   return rows.map((m) => monitorOut(m));
 }
 

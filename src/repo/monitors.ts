@@ -10,6 +10,8 @@ export interface MonitorFilter {
   id?: string;
   /** Every tag must be present (AND). */
   tags?: string[];
+  /** False leaves out `last_check_detail` (only the single read shows it; it can be large). */
+  detail?: boolean;
 }
 
 /** A timestamp column rendered by PostgreSQL as RFC 3339 UTC text (no Date round trip). */
@@ -27,7 +29,7 @@ export function selectMonitors(db: Db, f: MonitorFilter) {
     .select([
       'm.id', 'm.name', 'm.kind', 'm.status', 'm.paused', 'm.enabled', 'm.interval_seconds', 'm.tags', 'm.workspace_id',
       'm.last_response_time_ms', 'm.last_message', 'm.uptime_24h', 'm.uptime_30d', 'm.confirmations', 'm.depends_on', 'm.probe_id',
-      'm.last_check_detail',
+      f.detail === false ? sql<null>`null`.as('last_check_detail') : 'm.last_check_detail',
       isoText('m.status_since').as('status_since'), isoText('m.last_checked_at').as('last_checked_at'),
       isoText('m.created_at').as('created_at'), isoText('m.updated_at').as('updated_at'),
       'w.name as workspace_name', 'w.slug as workspace_slug',

@@ -70,7 +70,7 @@ function varint64(lo: number, hi: number): void {
   buf[pos++] = (hi >>> 31) & 0x01;
 }
 
-const tag = (no: number, wireType: number) => varint((no << 3) | wireType);
+const tag = (no: number, wireType: number) => varint(((no << 3) | wireType) >>> 0);
 
 /** Starts a length-delimited part: reserves one byte for its length and returns where its content starts. */
 function begin(): number {
@@ -194,6 +194,16 @@ function millis(v: unknown): number {
 
 type Write = (v: any) => void;
 
+// Like protobuf-es, a value out of its type's range is an error, not silently wrapped.
+function int32(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v > 0x7fffffff || v < -0x80000000) throw new Error(`invalid int32: ${String(v)}`);
+  return v;
+}
+function uint32(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v > 0xffffffff || v < 0) throw new Error(`invalid uint32: ${String(v)}`);
+  return v;
+}
+
 /** Writer of one scalar value (no tag), and its wire type. */
 function scalarWriter(type: ScalarType): [Write, number] {
   switch (type) {
@@ -201,11 +211,11 @@ function scalarWriter(type: ScalarType): [Write, number] {
     case ScalarType.BOOL: return [(v: boolean) => { ensure(1); buf[pos++] = v ? 1 : 0; }, 0];
     case ScalarType.DOUBLE: return [(v: number) => { ensure(8); pos = buf.writeDoubleLE(v, pos); }, 1];
     case ScalarType.FLOAT: return [(v: number) => { ensure(4); pos = buf.writeFloatLE(v, pos); }, 5];
-    case ScalarType.INT32: return [(v: number) => varint(v | 0), 0];
-    case ScalarType.UINT32: return [(v: number) => varint(v >>> 0), 0];
-    case ScalarType.SINT32: return [(v: number) => varint(((v << 1) ^ (v >> 31)) >>> 0), 0];
-    case ScalarType.FIXED32: return [(v: number) => { ensure(4); pos = buf.writeUInt32LE(v >>> 0, pos); }, 5];
-    case ScalarType.SFIXED32: return [(v: number) => { ensure(4); pos = buf.writeInt32LE(v | 0, pos); }, 5];
+    case ScalarType.INT32: return [(v: number) => varint(int32(v)), 0];
+    case ScalarType.UINT32: return [(v: number) => varint(uint32(v)), 0];
+    case ScalarType.SINT32: return [(v: number) => { const n = int32(v); varint(((n << 1) ^ (n >> 31)) >>> 0); }, 0];
+    case ScalarType.FIXED32: return [(v: number) => { ensure(4); pos = buf.writeUInt32LE(uint32(v), pos); }, 5];
+    case ScalarType.SFIXED32: return [(v: number) => { ensure(4); pos = buf.writeInt32LE(int32(v), pos); }, 5];
     case ScalarType.BYTES: return [bytes, LEN];
     case ScalarType.INT64: return [(v: unknown) => { const { lo, hi } = protoInt64.enc(v as never); varint64(lo, hi); }, 0];
     case ScalarType.UINT64: return [(v: unknown) => { const { lo, hi } = protoInt64.uEnc(v as never); varint64(lo, hi); }, 0];
@@ -233,10 +243,8 @@ function zeroTest(type: ScalarType): (v: unknown) => boolean {
 type MessageWriter = (v: Record<string, unknown>) => void;
 const compiled = new WeakMap<DescMessage, MessageWriter>();
 
-/** The writer of a message-typed value (with its tag): nested, StringList, Timestamp or another well-known type. */
-function messageValue(field: DescField & { message: DescMessage }): Write {
-  const m = field.message;
-  const no = field.number;
+/** The writer of a value of message type `m` as field `no` (with its tag): nested, StringList, Timestamp or another well-known type. */
+function messageValue(m: DescMessage, no: number): Write {
   if (m.typeName === STRING_LIST) {
     return (v: string[]) => {
       tag(no, LEN);
@@ -290,12 +298,12 @@ function fieldWriter(field: DescField): MessageWriter {
       };
     }
     case 'message': {
-      const write = messageValue(field);
+      const write = messageValue(field.message, no);
       return (o) => { const v = o[key]; if (v !== null && v !== undefined) write(v); };
     }
     case 'list': {
       if (field.listKind === 'message') {
-        const write = messageValue(field as never);
+        const write = messageValue(field.message, no);
         return (o) => { const v = o[key] as unknown[] | null | undefined; if (v) for (const x of v) write(x); };
       }
       const type = field.listKind === 'enum' ? ScalarType.INT32 : field.scalar;
@@ -314,12 +322,18 @@ function fieldWriter(field: DescField): MessageWriter {
     }
     case 'map': {
       const [writeKey, keyWire] = scalarWriter(field.mapKey);
+      // Map keys are object keys, so strings: back to the key's own type (64-bit ones stay strings, as protobuf-es takes them).
       const keyOf = field.mapKey === ScalarType.STRING ? (k: string) => k
         : field.mapKey === ScalarType.BOOL ? (k: string) => k === 'true'
-          : (k: string) => Number.parseInt(k, 10);
-      const value: Write = field.mapKind === 'message'
-        ? ((w) => (v: Record<string, unknown>) => { tag(2, LEN); const at = begin(); w(v); end(at); })(writerOf(field.message))
-        : ((([w, wt]) => (v: unknown) => { tag(2, wt); w(v); })(scalarWriter(field.mapKind === 'enum' ? ScalarType.INT32 : field.scalar)));
+          : [ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64].includes(field.mapKey) ? (k: string) => k
+            : (k: string) => Number.parseInt(k, 10);
+      let value: Write;
+      if (field.mapKind === 'message') {
+        value = messageValue(field.message, 2);
+      } else {
+        const [w, wt] = scalarWriter(field.mapKind === 'enum' ? ScalarType.INT32 : field.scalar);
+        value = (v: unknown) => { tag(2, wt); w(v); };
+      }
       return (o) => {
         const v = o[key] as Record<string, unknown> | null | undefined;
         if (!v) return;
