@@ -2284,7 +2284,7 @@ export interface components {
              */
             config: string;
             /**
-             * @description Seconds between checks (for heartbeat, the expected ping period). Clamped up to the plan's floor, not refused; at most 30 days.
+             * @description Seconds between checks (for heartbeat, the expected ping period). Clamped up to the plan's floor and down to 30 days, not refused.
              * @default 300
              */
             intervalSeconds: number;
@@ -3342,8 +3342,8 @@ export interface components {
             data: components["schemas"]["OrganizationMembership"];
         };
         SetIncidentPostmortemBody: {
-            /** @description Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; postmortem_required, postmortem_too_long). */
-            body: string;
+            /** @description Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, empty or blank is postmortem_required, longer is postmortem_too_long). */
+            body?: string;
         };
         SetIncidentPostmortemResponse: {
             data: components["schemas"]["IncidentDetail"];
@@ -3584,7 +3584,7 @@ export interface components {
         };
         UpdateMonitorBody: {
             name?: string;
-            /** @description Clamped up to the plan's floor, not refused; at most 30 days. */
+            /** @description Clamped up to the plan's floor and down to 30 days, not refused. */
             intervalSeconds?: number;
             confirmations?: number;
             /** @description false switches the monitor off (no checks, no alerts). */
@@ -4211,7 +4211,7 @@ export interface operations {
     listAuditEntries: {
         parameters: {
             query?: {
-                /** @description At most this many entries; default 50, values above 200 are clamped to 200. */
+                /** @description At most this many entries; default 50, values above 200 are clamped to 200 and values below 1 to 1 (never refused). */
                 limit?: number;
                 /** @description The cursor from a previous response's `nextBefore`; entries older than it. Opaque. */
                 before?: string;
@@ -5346,7 +5346,7 @@ export interface operations {
     listMonitorGraphs: {
         parameters: {
             query?: {
-                /** @description Window in hours ending now; default 24, values above 168 are clamped to 168. */
+                /** @description Window in hours ending now; default 24, values above 168 are clamped to 168 and values below 1 to 1 (never refused). */
                 hours?: number;
             };
             header?: never;
@@ -5519,7 +5519,7 @@ export interface operations {
     getMonitorGraph: {
         parameters: {
             query?: {
-                /** @description Window in hours ending now; default 24, values above 168 are clamped to 168. */
+                /** @description Window in hours ending now; default 24, values above 168 are clamped to 168 and values below 1 to 1 (never refused). */
                 hours?: number;
             };
             header?: never;
@@ -5549,7 +5549,7 @@ export interface operations {
     getMonitorHistory: {
         parameters: {
             query?: {
-                /** @description Number of days ending today (UTC); default 30, clamped to the plan's history retention. */
+                /** @description Number of days ending today (UTC); default 30, clamped to the plan's history retention and values below 1 to 1 (never refused). */
                 days?: number;
             };
             header?: never;

@@ -21,10 +21,10 @@ const HOUR = 3_600_000;
 /** A hand-over time 12 hours away, so that nothing hands over while a test runs. */
 const handoffIn12h = () => new Date(Date.now() + 12 * HOUR).toISOString().slice(11, 16);
 
-async function channel(membershipId: string | null, opts: { enabled?: boolean; confirmed?: boolean; organizationId?: string } = {}) {
+async function channel(membershipId: string | null, opts: { enabled?: boolean; confirmed?: boolean; organizationId?: string; kind?: string } = {}) {
   const id = newId('ch');
   await srv.db.insertInto('notification_channels').values({
-    id, organization_id: opts.organizationId ?? o.organizationId, workspace_id: null, owner_membership_id: membershipId, kind: 'email',
+    id, organization_id: opts.organizationId ?? o.organizationId, workspace_id: null, owner_membership_id: membershipId, kind: opts.kind ?? 'email',
     name: `Mail ${id.slice(-4)}`, target: `${id}@example.test`, enabled: opts.enabled ?? true, confirmed_at: opts.confirmed === false ? null : new Date(),
   }).execute();
   return id;
@@ -48,7 +48,8 @@ const field = (res: { status: number; body: any }, status: number, name: string)
 };
 
 beforeAll(async () => {
-  srv = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
+  // Mail is configured (nothing is sent here): an email channel can reach its owner; Telegram is not.
+  srv = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000', SMTP_URL: 'smtp://127.0.0.1:1' });
   o = await srv.org({ plan: 'business' });
   owner = srv.api(o.apiKey);
   alice = await srv.member(o.organizationId, 'member');
@@ -149,6 +150,10 @@ describe('unreachable', () => {
     const email = (await srv.db.selectFrom('users').select('email').where('id', '=', carol.userId).executeTakeFirstOrThrow()).email;
     const elsewhere = await addMember(srv.db, { organizationId: other.organizationId, email, role: 'member' });
     await channel(elsewhere.membershipId, { organizationId: other.organizationId });
+    expect(await has()).toBe(true);
+    // A kind this server cannot deliver (Telegram without a bot token, SMS enrolment) reaches nobody.
+    await channel(carol.membershipId, { kind: 'telegram' });
+    await channel(carol.membershipId, { kind: 'sms' });
     expect(await has()).toBe(true);
     await channel(carol.membershipId);
     expect(await has()).toBe(false);

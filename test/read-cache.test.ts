@@ -124,8 +124,8 @@ describe('cached monitor reads through the API', () => {
     const trx = await server.db.startTransaction().execute();
     await sql`set local session_replication_role = replica`.execute(trx);
     await trx.updateTable('monitors').set({ name: 'Kept' }).where('id', '=', id).execute();
-    await trx.savepoint('sp').execute();
-    await trx.rollbackToSavepoint('sp').execute();
+    const sp = await trx.savepoint('sp').execute();
+    await sp.rollbackToSavepoint('sp').execute();
     expect(await name()).toBe('Cached');
     await trx.commit().execute();
     expect(await name()).toBe('Kept');

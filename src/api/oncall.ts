@@ -6,7 +6,7 @@ import {
 
 /** On-call schedules, escalation policies and overrides. */
 export const oncallHandlers = {
-  getOnCall: async (_i, ctx) => ({ data: await getOnCall(ctx.db, ctx.caller, ctx.now) }),
+  getOnCall: async (_i, ctx) => ({ data: await getOnCall(ctx.db, ctx.caller, ctx.now, ctx.services.config.providers) }),
   createSchedule: async ({ body }, ctx) => ({ data: await createSchedule(ctx.db, ctx.caller, body) }),
   deleteSchedule: async ({ path }, ctx) => ({ data: await deleteSchedule(ctx.db, ctx.caller, path.id) }),
   createEscalationPolicy: async ({ body }, ctx) => ({ data: await createEscalationPolicy(ctx.db, ctx.caller, body) }),

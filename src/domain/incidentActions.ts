@@ -18,8 +18,10 @@ export interface IncidentChange { status?: 'acknowledged' | 'resolved'; comment?
  * Acknowledges, resolves and/or comments on an incident, each part checked
  * against its own permission (publish: status_page:manage too). Acknowledging
  * or resolving stops any escalation and alerts the channels the opening went to.
- * A resolved incident stays resolved when acknowledged (only `acknowledgedAt`
- * is filled in); resolving twice changes nothing.
+ * Acknowledging moves any other state to acknowledged (spec: Incident status,
+ * "any"), a resolved incident included, which is then unresolved again and
+ * keeps the first `acknowledgedAt`; acknowledging or resolving twice changes
+ * nothing.
  */
 export async function changeIncident(db: Db, caller: Caller, id: string, body: IncidentChange, require: (p: Permission) => void) {
   if (body.status === undefined && body.comment === undefined) {
@@ -36,12 +38,11 @@ export async function changeIncident(db: Db, caller: Caller, id: string, body: I
   await db.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('incidents').select(['id', 'organization_id', 'monitor_id', 'status', 'acknowledged_at', 'resolved_at'])
       .where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
-    if (body.status === 'acknowledged' && !row.acknowledged_at) {
-      const to = row.status === 'resolved' ? 'resolved' : 'acknowledged';
-      await tx.updateTable('incidents').set({ acknowledged_at: now, status: to }).where('id', '=', id).execute();
-      await addEvent(tx, { incidentId: id, organizationId: row.organization_id, kind: 'acknowledged', at: now, actor: actorOf(caller), fromStatus: row.status, toStatus: to });
-      // Acknowledging what is already resolved is a note on the record, not news for anybody.
-      if (to === 'acknowledged') await queueAlerts(tx, { ...row, status: to }, 'incident.acknowledged');
+    if (body.status === 'acknowledged' && row.status !== 'acknowledged') {
+      await tx.updateTable('incidents').set({ acknowledged_at: row.acknowledged_at ?? now, status: 'acknowledged', resolved_at: null })
+        .where('id', '=', id).execute();
+      await addEvent(tx, { incidentId: id, organizationId: row.organization_id, kind: 'acknowledged', at: now, actor: actorOf(caller), fromStatus: row.status, toStatus: 'acknowledged' });
+      await queueAlerts(tx, { ...row, status: 'acknowledged' }, 'incident.acknowledged');
     }
     if (body.status === 'resolved' && row.status !== 'resolved') {
       await tx.updateTable('incidents').set({ resolved_at: now, status: 'resolved' }).where('id', '=', id).execute();

@@ -13,6 +13,13 @@ import { MAX_TAG_LENGTH, normaliseTags, visibleWorkspace } from './tenancy';
 /** Kinds whose latest check result is shown as `lastCheckDetail`. */
 const DETAIL_KINDS = new Set(['mail_posture', 'tls_audit', 'snmp']);
 export const DEFAULT_INTERVAL = 300;
+/** The longest interval kept: 30 days. */
+const MAX_INTERVAL = 2_592_000;
+
+/** An interval as stored: clamped up to the plan's floor and down to 30 days, never refused (spec: Limits). */
+function clampInterval(asked: number, caller: Caller): number {
+  return Math.min(Math.max(asked, caller.plan.interval_floor_seconds, 1), MAX_INTERVAL);
+}
 
 /** The API shape of a monitor; `single` adds `paused` and, for some kinds, `lastCheckDetail`. Config never. */
 export function monitorOut(m: MonitorRow, single = false) {
@@ -105,11 +112,12 @@ export async function createMonitor(db: Db, secrets: SecretBox, caller: Caller, 
   const tags = checkTags(input.tags ?? []);
   const dependsOn = await checkDependencies(db, caller, input.dependsOn ?? []);
   if (input.probeId !== undefined) {
-    const probe = await db.selectFrom('probes').select('id').where('organization_id', '=', caller.organizationId)
-      .where('id', '=', input.probeId).where('revoked_at', 'is', null).executeTakeFirst();
+    const probe = await db.selectFrom('probes').select(['id', 'revoked_at']).where('organization_id', '=', caller.organizationId)
+      .where('id', '=', input.probeId).executeTakeFirst();
     if (!probe) throw notFound('probe', 'probeId');
+    if (probe.revoked_at) throw invalid('probeId', 'the probe is revoked: it takes no more work');
   }
-  const interval = Math.max(input.intervalSeconds ?? DEFAULT_INTERVAL, caller.plan.interval_floor_seconds);
+  const interval = clampInterval(input.intervalSeconds ?? DEFAULT_INTERVAL, caller);
   const id = newId('mon');
   const ping = kinds[input.kind].hasPingUrl ? newHeartbeatToken(secrets) : null;
   await db.transaction().execute(async (tx) => {
@@ -154,7 +162,7 @@ export async function updateMonitor(db: Db, secrets: SecretBox, caller: Caller, 
     if (!name || name.length > 200) throw invalid('name', 'must be 1 to 200 characters');
     set.name = name;
   }
-  if (input.intervalSeconds !== undefined) set.interval_seconds = Math.max(input.intervalSeconds, caller.plan.interval_floor_seconds);
+  if (input.intervalSeconds !== undefined) set.interval_seconds = clampInterval(input.intervalSeconds, caller);
   if (input.confirmations !== undefined) set.confirmations = input.confirmations;
   if (input.enabled !== undefined) set.enabled = input.enabled;
   // Switched back on: check soon rather than at the old schedule.

@@ -9,6 +9,7 @@ import { selectMonitors } from '../repo/monitors';
 import { onCallAt } from '../alerting/oncall';
 import { audit, diff } from './audit';
 import { visibleWorkspace } from './tenancy';
+import { undeliverableKinds, type Providers } from '../alerting/channels/channel';
 
 /*
  * On-call schedules, escalation policies and overrides.
@@ -124,8 +125,12 @@ async function visiblePolicies(db: Db, caller: Caller, id?: string) {
   return { rows: rows.filter((p) => p.monitor_ids.every((m) => seen(monitors.get(m)))), monitors };
 }
 
-/** GET /on-call: schedules, policies, current and future overrides, who is on call at `now`, and who cannot be reached. */
-export async function getOnCall(db: Db, caller: Caller, now: Date) {
+/**
+ * GET /on-call: schedules, policies, current and future overrides, who is on
+ * call at `now`, and who cannot be reached (no enabled, confirmed channel of a
+ * kind this server can deliver: see the setup checklist).
+ */
+export async function getOnCall(db: Db, caller: Caller, now: Date, providers: Pick<Providers, 'smtpUrl' | 'telegramBotToken'>) {
   const org = caller.organizationId;
   const scheduleRows = await schedules(db, caller).orderBy('created_at').orderBy('id').execute();
   const overrides = scheduleRows.length
@@ -138,7 +143,8 @@ export async function getOnCall(db: Db, caller: Caller, now: Date) {
   const named = [...scheduleRows.flatMap((s) => s.participant_ids), ...stepUsers];
   const persons = await people(db, [...named, ...overrides.map((o) => o.user_id)]);
   const reachable = new Set(named.length
-    ? (await ownedChannels(db, org).select('m.user_id').where('m.user_id', 'in', named).execute()).map((r) => r.user_id)
+    ? (await ownedChannels(db, org).select('m.user_id').where('m.user_id', 'in', named).where('c.kind', 'not in', undeliverableKinds(providers))
+      .execute()).map((r) => r.user_id)
     : []);
   const onCallNow = scheduleRows.map((s) => {
     const r = onCallAt(s, overrides.filter((o) => o.schedule_id === s.id), now);

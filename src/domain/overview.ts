@@ -2,12 +2,7 @@ import { sql } from 'kysely';
 import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import { iso } from './tenancy';
-import type { Providers } from '../alerting/channels/channel';
-
-/** Kinds that cannot deliver on this server: enrolled kinds, and those whose provider is not configured. */
-function undeliverable(p: Pick<Providers, 'smtpUrl' | 'telegramBotToken'>): string[] {
-  return ['sms', 'whatsapp', 'satellite', 'push', ...(p.smtpUrl ? [] : ['email']), ...(p.telegramBotToken ? [] : ['telegram'])];
-}
+import { undeliverableKinds as undeliverable, type Providers } from '../alerting/channels/channel';
 
 function inWorkspaces<T>(caller: Caller): readonly string[] | null {
   return caller.workspaceIds === null ? null : caller.workspaceIds.length ? caller.workspaceIds : [''];

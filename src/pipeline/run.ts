@@ -19,6 +19,8 @@ export interface RawRequest {
   body: unknown;
   /** Extra inputs some transports carry (headers of raw uploads). */
   headers?: Record<string, string | undefined>;
+  /** Why the body could not be decoded (not JSON, not the message): answered after auth and permission, like any bad input. */
+  bodyError?: ApiError;
 }
 
 /** A handler as the runner sees it: one per operation, typed in src/api. */
@@ -47,6 +49,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     // An operation not built yet says so whatever the input.
     if ((handler as { [NOT_BUILT]?: boolean })[NOT_BUILT]) throw notImplementedError(route.operationId);
 
+    if (raw.bodyError) throw raw.bodyError;
     const query = { ...raw.query };
     check(queryValidators[route.operationId], query, 'query');
     let body = raw.body;

@@ -64,7 +64,14 @@ export function restRouter(run: Runner, log: (msg: string, e: unknown) => void):
     router[method](route.expressPath, async (req: Request, res: Response) => {
       try {
         const query = queryOf(req);
-        const body = decodeBody(route, req, query);
+        let body: unknown;
+        let bodyError: ApiError | undefined;
+        try {
+          body = decodeBody(route, req, query);
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          bodyError = e;
+        }
         const headers: Record<string, string | undefined> = {};
         for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
         const result = await run(route, {
@@ -73,6 +80,7 @@ export function restRouter(run: Runner, log: (msg: string, e: unknown) => void):
           query,
           body,
           headers,
+          bodyError,
         });
         sendResult(route, req, res, result);
       } catch (err) {

@@ -38,6 +38,11 @@ export interface ChannelSecrets { id: string; name: string; target: string; secr
 /** Provider endpoints and credentials from the server configuration (tests point them at local fakes). */
 export type Providers = Config['providers'];
 
+/** Kinds that cannot deliver on this server: enrolled kinds, and those whose provider is not configured. */
+export function undeliverableKinds(p: Pick<Providers, 'smtpUrl' | 'telegramBotToken'>): string[] {
+  return ['sms', 'whatsapp', 'satellite', 'push', ...(p.smtpUrl ? [] : ['email']), ...(p.telegramBotToken ? [] : ['telegram'])];
+}
+
 /** What a delivery may use. */
 export interface DeliveryContext { net: NetPolicy; providers: Providers; signal: AbortSignal; baseUrl: string }
 
