@@ -711,8 +711,10 @@ export interface paths {
         /**
          * Acknowledge, resolve or comment on an incident
          * @description Either `status` or `comment` or both (`publish` alone is 400).
-         *     `status: acknowledged` needs `incident:acknowledge` and sets
-         *     `acknowledgedAt`; `status: resolved` needs `incident:resolve` and sets
+         *     `status: acknowledged` needs `incident:acknowledge`, moves the
+         *     incident from any state to acknowledged (a resolved one is unresolved
+         *     again) and sets `acknowledgedAt` (the first acknowledgement's time is
+         *     kept); `status: resolved` needs `incident:resolve` and sets
          *     `resolvedAt` and `durationSeconds`; `comment` needs `incident:comment`
          *     and adds a timeline entry; `publish: true` on a comment also needs
          *     `status_page:manage` and marks the comment public (shown on status
@@ -945,10 +947,10 @@ export interface paths {
         /**
          * Create a monitor
          * @description Creates a monitor in `workspaceId`. `intervalSeconds` defaults to 300
-         *     and is clamped up to the plan's floor, not refused. The response is
-         *     201 with the new monitor (as the single read returns it: `paused` is
-         *     false, and `lastCheckDetail` is null for mail_posture, tls_audit and
-         *     snmp until the first check).
+         *     and is clamped up to the plan's floor (and down to 30 days), not
+         *     refused. The response is 201 with the new monitor as the list shows
+         *     it (`paused` is only on the single read), plus `lastCheckDetail`,
+         *     null until the first check, for mail_posture, tls_audit and snmp.
          *
          *     A workspace, probe or `dependsOn` monitor the caller cannot see is 404.
          *     A revoked probe is 400 on `probeId`. Over the plan's monitor cap: 402
@@ -1632,10 +1634,10 @@ export interface paths {
         post?: never;
         /**
          * Delete a workspace
-         * @description Deletes an empty workspace. The default workspace is refused with 409
-         *     `default_workspace`; a workspace that still holds monitors, status
-         *     pages, notification channels, maintenance windows or agents is
-         *     refused with 409 `workspace_not_empty` (move or delete them first).
+         * @description Deletes a workspace and everything in it: its monitors with their
+         *     history and incidents, notification channels, maintenance windows and
+         *     on-call rules (one audit entry records the deletion). The default
+         *     workspace is refused with 409 `default_workspace`.
          *     The spec has this operation check a permission of its own whose name
          *     is not shown: the permission is `workspace:update`.
          */
@@ -3084,8 +3086,9 @@ export interface components {
         };
         /**
          * @description A monitor. `config` is never returned. `paused` and `lastCheckDetail`
-         *     are only on the single read (and on the create and update responses,
-         *     which return the monitor the same way).
+         *     are only on the single read (and on the update response, which is the
+         *     single read; the create response carries `lastCheckDetail` but not
+         *     `paused`).
          */
         Monitor: {
             id: string;
@@ -3093,7 +3096,7 @@ export interface components {
             /** @enum {string} */
             kind: "http" | "heartbeat" | "tcp" | "dns" | "tls_audit" | "mail_posture" | "snmp";
             /**
-             * @description pending until the first check; paused while paused or switched off (enabled false).
+             * @description pending until the first check; paused while `paused` is set (a monitor switched off with `enabled` false keeps its last status and is not checked).
              * @enum {string}
              */
             status: "up" | "degraded" | "down" | "paused" | "pending";
@@ -3164,7 +3167,7 @@ export interface components {
              * @description End of the last hour (exclusive).
              */
             to: string;
-            /** @description For an uptime graph: one point per hour, oldest first; empty for a value graph. */
+            /** @description One point per hour, oldest first: the pass ratio of the checks (for a value graph, of its threshold checks), null when there were none. */
             uptime: components["schemas"]["UptimePoint"][];
             /** @description For a value graph: one series per reading; empty for an uptime graph. */
             series: components["schemas"]["ValueSeries"][];
