@@ -24,7 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { benchDatabase, combine, machine, measure, startChild, table, type Child, type Measured, type Row } from './lib';
+import { benchDatabase, combine, cpuMs, machine, measure, startChild, table, type Child, type Measured, type Row } from './lib';
 import type { BarePayloads, BareReady } from './serve-bare';
 import type { VigilReady } from './serve-vigil';
 
@@ -123,13 +123,20 @@ async function main(): Promise<void> {
     const part = Number(process.env.BENCH_DURATION || 10) / rounds;
     const warmup = Number(process.env.BENCH_WARMUP ?? 2);
     const runs = new Map<string, Measured[]>();
+    // Vigil's own CPU time per request: steadier than requests/s on a shared machine.
+    const cpu = new Map<string, { ms: number; requests: number }>();
     for (const group of ['single', 'list']) {
       const mine = cases.filter((c) => (c.url.endsWith('/monitors') ? 'list' : 'single') === group);
       const order = Array.from({ length: rounds }, (_, r) => (r % 2 === 0 ? mine : [...mine].reverse())).flat();
       for (const c of order) {
         if (warmup > 0 && !runs.has(c.name)) await autocannon({ url: c.url, headers: c.headers, connections: 10, duration: warmup });
         t = Date.now();
+        const cpuBefore = c.baseline ? cpuMs(vigil.proc.pid!) : 0;
         const m = await measure(c.url, c.headers, part);
+        if (c.baseline) {
+          const used = cpu.get(c.name) ?? { ms: 0, requests: 0 };
+          cpu.set(c.name, { ms: used.ms + cpuMs(vigil.proc.pid!) - cpuBefore, requests: used.requests + m.total });
+        }
         console.error(`${c.name}: ${Math.round(m.rps)} req/s, p99 ${m.p99} ms (${((Date.now() - t) / 1000).toFixed(0)} s)`);
         runs.set(c.name, [...(runs.get(c.name) ?? []), m]);
       }
@@ -143,6 +150,7 @@ async function main(): Promise<void> {
     }
 
     console.log(`\n${table(rows)}\n\n${machine(db.label)}\n`);
+    for (const [name, { ms, requests }] of cpu) if (requests) console.log(`${name}: ${(ms * 1000 / requests).toFixed(0)} µs of Vigil CPU per request`);
     const bad = rows.filter((r) => r.m.bad > 0);
     for (const r of bad) console.log(`WARNING: ${r.name}: ${r.m.bad} of ${r.m.total} responses were not 2xx (or failed)`);
     if (!bad.length) console.log('All responses were 2xx.');

@@ -3,6 +3,7 @@
  * starting the server children, one autocannon run, and the markdown table.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -69,6 +70,16 @@ export async function measure(url: string, headers: Record<string, string>, dura
     rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bytes: r.throughput.average,
     total: r.requests.total, bad: r.non2xx + r.errors + r.timeouts,
   };
+}
+
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc; 0 elsewhere). */
+export function cpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in clock ticks of 10 ms
+  } catch {
+    return 0;
+  }
 }
 
 /** Several runs of one case as one: mean rates and medians, the worst p99, summed counts. */
