@@ -225,8 +225,9 @@ export interface paths {
          *     Paginated: the response carries `nextBefore` (null on the last page);
          *     pass it back as `before` for the next page. `limit` defaults to 50
          *     and is clamped to 200, not refused. The audit log is included from
-         *     the Business plan up; on a plan without it: 402
-         *     `audit_log_not_included`.
+         *     the Business plan up: on a plan without it no key holds
+         *     `audit_log:read`, so the answer is 403 naming that permission (and the
+         *     index lists the route as not allowed).
          */
         get: operations["listAuditEntries"];
         put?: never;

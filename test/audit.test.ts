@@ -150,10 +150,13 @@ describe('pagination', () => {
 });
 
 describe('who may read it', () => {
-  it.each(['free', 'pro'])('the %s plan is refused with 402 audit_log_not_included', async (plan) => {
-    const res = await srv.api((await srv.org({ plan })).apiKey).get('/audit');
-    expect(res.status).toBe(402);
-    expect(res.body.code).toBe('audit_log_not_included');
+  it.each(['free', 'pro'])('on the %s plan even the owner lacks audit_log:read: 403 naming it, not allowed in the index', async (plan) => {
+    const api = srv.api((await srv.org({ plan })).apiKey);
+    const res = await api.get('/audit');
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ code: 'forbidden', vars: { permission: 'audit_log:read' } });
+    const index = (await api.get('')).body.data;
+    expect(index.routes.find((r: { path: string }) => r.path === '/audit')).toMatchObject({ allowed: false });
   });
 
   it.each(['business', 'enterprise'])('the %s plan is allowed', async (plan) => {

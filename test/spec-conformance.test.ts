@@ -4,6 +4,8 @@
  * "any" state acknowledged, a revoked probe, and the pipeline's order for a
  * body that cannot be decoded.
  */
+import { create, toBinary } from '@bufbuild/protobuf';
+import { CreateWorkspaceRequestSchema } from '../gen/proto/vigil/v1/workspaces_pb';
 import { newId } from '../src/crypto/ids';
 import { createProbe, revokeProbe } from '../src/domain/probes';
 import { ok } from './support/expect';
@@ -128,5 +130,47 @@ describe('a body that cannot be decoded is judged after the key and the permissi
   test('with the permission: 400 invalid_json', async () => {
     const res = await owner.post('/monitors', '{"name": ', { 'content-type': 'application/json' });
     expect(res).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
+  });
+});
+
+describe('NUL characters (PostgreSQL text cannot hold them)', () => {
+  test('in a path id: 404 like any unknown id', async () => {
+    for (const path of ['/monitors/%00', '/workspaces/ws%00x', '/incidents/%00']) {
+      const res = await owner.get(path);
+      expect(res).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    }
+    expect((await owner.request('PATCH', '/workspaces/%00', { name: 'x' })).status).toBe(404);
+  });
+
+  test('in a body or query value: 400 naming the field', async () => {
+    const ws = await owner.post('/workspaces', { name: 'a\u0000b' });
+    expect(ws).toMatchObject({ status: 400, body: { details: { field: 'name' } } });
+    const key = await owner.post('/api-keys', { name: 'k', scopes: ['monitor:read\u0000'] });
+    expect(key).toMatchObject({ status: 400, body: { details: { field: 'scopes.0' } } });
+    expect(await owner.get('/monitors?tag=%00')).toMatchObject({ status: 400, body: { details: { field: 'tag' } } });
+    expect((await owner.delete('/api-keys?id=%00')).status).toBe(400);
+  });
+});
+
+describe('content negotiation', () => {
+  const raw = (path: string, init: RequestInit) => fetch(`${server.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${org.apiKey}`, ...(init.headers as Record<string, string>) } });
+
+  test('a protobuf request is answered in protobuf even when Accept names JSON (a client default)', async () => {
+    const body = toBinary(CreateWorkspaceRequestSchema, create(CreateWorkspaceRequestSchema, { name: 'Negotiated' }));
+    const res = await raw('/workspaces', { method: 'POST', body, headers: { 'content-type': 'application/x-protobuf', accept: 'application/json, text/plain, */*' } });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toBe('application/x-protobuf');
+  });
+
+  test('q-values count: protobuf at q=0 or below JSON is not asked for; gzip at q=0 is not sent', async () => {
+    for (const accept of ['application/x-protobuf;q=0, application/json', 'application/json;q=0.9, application/x-protobuf;q=0.1']) {
+      const res = await raw('/me', { headers: { accept } });
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    }
+    expect((await raw('/me', { headers: { accept: 'application/json;q=0.5, application/x-protobuf' } })).headers.get('content-type')).toBe('application/x-protobuf');
+    const plain = await raw('/me', { headers: { 'accept-encoding': 'gzip;q=0, identity' } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    const zipped = await raw('/me', { headers: { 'accept-encoding': 'br;q=1, gzip;q=0.5' } });
+    expect(zipped.headers.get('content-encoding')).toBe('gzip');
   });
 });

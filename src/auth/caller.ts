@@ -21,9 +21,20 @@ export interface Caller {
   actor: { type: 'api_key' | 'user' | 'system'; id: string; name: string };
 }
 
-/** True when the caller holds `permission`. */
+/**
+ * Permissions a plan must include besides the role granting them (spec:
+ * "audit_log:read (Business plan and above)"): below it the permission is
+ * not held, so the answer is the 403 naming it.
+ */
+const PLAN_GATED: Partial<Record<Permission, (plan: Plan) => boolean>> = {
+  'audit_log:read': (plan) => plan.audit_log_included,
+};
+
+/** True when the caller holds `permission` (by role, key scopes and plan). */
 export function can(caller: Caller, permission: Permission): boolean {
-  return caller.permissions.has(permission);
+  if (!caller.permissions.has(permission)) return false;
+  const gate = PLAN_GATED[permission];
+  return gate ? gate(caller.plan) : true;
 }
 
 /** True when a row of `workspaceId` is visible to the caller. */

@@ -8,9 +8,6 @@ import { iso } from './tenancy';
  * previous page's `nextBefore` as `before`. Business plan and above.
  */
 export async function listAudit(db: Db, caller: Caller, query: { limit?: number; before?: string }) {
-  if (!caller.plan.audit_log_included) {
-    throw new ApiError(402, 'audit_log_not_included', `The audit log is included from the Business plan; this organisation is on ${caller.plan.name}.`, { plan: caller.plan.code });
-  }
   const limit = Math.min(Math.max(query.limit ?? 50, 1), 200);
   let q = db.selectFrom('audit_log').selectAll().where('organization_id', '=', caller.organizationId);
   if (caller.workspaceIds !== null) q = q.where('workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);

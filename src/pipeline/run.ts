@@ -36,6 +36,36 @@ export interface RunnerDeps {
 /** Runs one operation through the pipeline: auth, tenancy, limits, permission, validation, handler. */
 export type Runner = (route: RouteDef, raw: RawRequest, caller?: Caller) => Promise<unknown>;
 
+/** The dotted path of the first string (or key) in `v` holding a NUL character, or null. */
+function nulAt(v: unknown, at: string): string | null {
+  if (typeof v === 'string') return v.includes('\u0000') ? at : null;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) { const f = nulAt(v[i], at ? `${at}.${i}` : String(i)); if (f !== null) return f; }
+    return null;
+  }
+  if (v && typeof v === 'object' && !Buffer.isBuffer(v)) {
+    for (const [k, x] of Object.entries(v)) {
+      const field = at ? `${at}.${k}` : k;
+      if (k.includes('\u0000')) return field;
+      const f = nulAt(x, field);
+      if (f !== null) return f;
+    }
+  }
+  return null;
+}
+
+/**
+ * PostgreSQL text cannot hold NUL: a path id with one names no record (404),
+ * and a query or body value with one is refused (400), before any query fails.
+ */
+function refuseNul(raw: RawRequest): void {
+  for (const [name, value] of Object.entries(raw.path)) {
+    if (value.includes('\u0000')) throw new ApiError(404, 'not_found', 'No such record.', {}, [{ field: name, reason: 'not found' }]);
+  }
+  const field = nulAt(raw.query, '') ?? nulAt(raw.body, '');
+  if (field !== null) throw new ApiError(400, 'invalid_field', `Invalid field ${field}: must not contain NUL characters.`, { field }, [{ field, reason: 'must not contain NUL characters' }]);
+}
+
 /** Builds the runner every transport (REST JSON, REST protobuf, Connect, MCP) calls. */
 export function createRunner(deps: RunnerDeps): Runner {
   return async (route, raw, known) => {
@@ -50,6 +80,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     if ((handler as { [NOT_BUILT]?: boolean })[NOT_BUILT]) throw notImplementedError(route.operationId);
 
     if (raw.bodyError) throw raw.bodyError;
+    refuseNul(raw);
     const query = { ...raw.query };
     check(queryValidators[route.operationId], query, 'query');
     let body = raw.body;

@@ -10,19 +10,48 @@ export function commonHeaders(res: Response): void {
   res.setHeader('Cache-Control', 'private, no-store');
 }
 
-/** True when the client asked for a protobuf answer (Accept, or a protobuf request body). */
+/**
+ * The q-value a header (Accept, Accept-Encoding) gives each listed name,
+ * lower-cased: `a/b;q=0.5, c/d` → {a/b: 0.5, c/d: 1}.
+ */
+export function qualities(header: string | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const part of (header ?? '').split(',')) {
+    const [name, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    if (!name) continue;
+    const q = params.find((p) => p.startsWith('q='));
+    const value = q ? Number(q.slice(2)) : 1;
+    out.set(name, Number.isFinite(value) ? Math.min(Math.max(value, 0), 1) : 0);
+  }
+  return out;
+}
+
+/**
+ * True when the answer is protobuf (spec: JSON unless `application/x-protobuf`
+ * is asked for; a protobuf request is answered in protobuf). Asked for: listed
+ * in Accept with a q above 0 and not below JSON's; a protobuf request body
+ * counts as asking unless Accept refuses protobuf outright (q=0).
+ */
 export function wantsProtobuf(req: Request): boolean {
-  const accept = req.headers.accept ?? '';
-  if (accept.includes(PROTOBUF)) return true;
-  const ct = req.headers['content-type'] ?? '';
-  return ct.startsWith(PROTOBUF) && !/application\/json/.test(accept);
+  const accept = qualities(req.headers.accept);
+  const pb = accept.get(PROTOBUF);
+  if (String(req.headers['content-type'] ?? '').startsWith(PROTOBUF)) return pb !== 0;
+  if (pb === undefined || pb === 0) return false;
+  return pb >= (accept.get('application/json') ?? 0);
+}
+
+/** True when the client accepts gzip (listed, or `*`, with a q above 0). */
+function acceptsGzip(req: Request): boolean {
+  const enc = qualities(String(req.headers['accept-encoding'] ?? ''));
+  const q = enc.get('gzip') ?? enc.get('*');
+  return q !== undefined && q > 0;
 }
 
 /** Sends `body` with its type, gzip-compressed when the client accepts it. */
 export function sendBytes(req: Request, res: Response, status: number, contentType: string, body: Buffer | Uint8Array | string): void {
   commonHeaders(res);
   let buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? '')) && buf.length > 0) {
+  if (buf.length > 0 && acceptsGzip(req)) {
     buf = zlib.gzipSync(buf, { level: 6 });
     res.setHeader('Content-Encoding', 'gzip');
   }
@@ -44,6 +73,13 @@ export function sendError(req: Request, res: Response, err: unknown, log?: (msg:
 }
 
 function internal(err: unknown, log?: (msg: string, e: unknown) => void): ApiError {
+  // PostgreSQL's data exceptions (class 22: a value out of range, not valid text, …) come from input
+  // no check caught: still a client error, and logged so that the missing check gets written.
+  const sqlState = (err as { code?: unknown } | null)?.code;
+  if (typeof sqlState === 'string' && /^22[0-9A-Z]{3}$/.test(sqlState)) {
+    log?.('input reached the database unchecked', err);
+    return new ApiError(400, 'invalid_input', 'A value in the request cannot be stored or compared as given.', {}, [{ field: 'body', reason: 'not a value the database accepts' }]);
+  }
   log?.('unhandled error', err);
   return new ApiError(500, 'internal', 'Something went wrong on our side; it has been logged.');
 }
