@@ -174,3 +174,12 @@ describe('content negotiation', () => {
     expect(zipped.headers.get('content-encoding')).toBe('gzip');
   });
 });
+
+test('NUL in the tokens of the routes outside /api/v1 is never a 500', async () => {
+  for (const path of ['/ping/%00', '/ping/a%00b/fail', '/feeds/incidents/%00/feed.xml', '/confirm/%00', '/api/proto/%00']) {
+    const res = await fetch(`${server.url}${path}`);
+    expect([400, 404]).toContain(res.status);
+  }
+  const probe = await fetch(`${server.url}/probe/v1/work`, { method: 'POST', headers: { authorization: 'Bearer pr_%00' } });
+  expect(probe.status).toBeLessThan(500);
+});
