@@ -183,3 +183,24 @@ test('NUL in the tokens of the routes outside /api/v1 is never a 500', async () 
   const probe = await fetch(`${server.url}/probe/v1/work`, { method: 'POST', headers: { authorization: 'Bearer pr_%00' } });
   expect(probe.status).toBeLessThan(500);
 });
+
+test('deleting a monitor others depend on: their outages stand on their own, and nothing depends on it any more', async () => {
+  const parent = ok('createMonitor', await owner.post('/monitors', http({ name: 'Parent' })), 201).id;
+  const child = ok('createMonitor', await owner.post('/monitors', http({ name: 'Child', dependsOn: [parent] })), 201).id;
+  const rootId = newId('inc');
+  const blastId = newId('inc');
+  const base = { organization_id: org.organizationId, workspace_id: org.workspaceId, cause: 'timeout', severity: 'critical', started_at: new Date() };
+  await server.db.insertInto('incidents').values([
+    { ...base, id: rootId, monitor_id: parent, title: 'Parent is down', status: 'open' },
+    { ...base, id: blastId, monitor_id: child, title: 'Child is down', status: 'suppressed', root_incident_id: rootId },
+  ]).execute();
+  const before = ok('getSummary', await owner.get('/summary'));
+  ok('deleteMonitor', await owner.delete(`/monitors/${parent}`));
+  expect(ok('getIncident', await owner.get(`/incidents/${blastId}`))).toMatchObject({ status: 'open', rootIncidentId: null });
+  expect(ok('getMonitor', await owner.get(`/monitors/${child}`)).dependsOn).toEqual([]);
+  const after = ok('getSummary', await owner.get('/summary'));
+  expect(after.suppressedIncidents).toBe(before.suppressedIncidents - 1);
+  expect(after.openIncidents).toBe(before.openIncidents); // the parent's went, the child's now counts
+  const events = ok('listIncidentEvents', await owner.get(`/incidents/${blastId}/events`));
+  expect(events.at(-1)).toMatchObject({ kind: 'status_changed', fromStatus: 'suppressed', toStatus: 'open' });
+});

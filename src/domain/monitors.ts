@@ -7,6 +7,7 @@ import { isKind, kinds, parseConfig, type MonitorKind } from '../engine/kinds';
 import { countMonitors, MONITOR_READ_TABLES, selectMonitors, type MonitorRow } from '../repo/monitors';
 import { cachedRows } from '../db/connect';
 import { newHeartbeatToken } from '../engine/ping';
+import { releaseDependants } from '../engine/incidents';
 import { audit, diff } from './audit';
 import { MAX_TAG_LENGTH, normaliseTags, visibleWorkspace } from './tenancy';
 
@@ -203,6 +204,7 @@ export async function pushUrl(db: Db, secrets: SecretBox, caller: Caller, id: st
 export async function deleteMonitor(db: Db, caller: Caller, id: string) {
   const before = await findMonitor(db, caller, id);
   await db.transaction().execute(async (tx) => {
+    await releaseDependants(tx, caller.organizationId, id);
     await tx.deleteFrom('check_results').where('monitor_id', '=', id).execute();
     await tx.deleteFrom('monitors').where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();
     await audit(tx, caller, { action: 'monitor.deleted', resourceType: 'monitor', resourceId: id, workspaceId: before.workspace_id,

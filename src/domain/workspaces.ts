@@ -6,6 +6,7 @@ import type { WorkspacesTable } from '../db/schema';
 import type { Selectable } from 'kysely';
 import { audit, diff } from './audit';
 import { iso, visibleWorkspace } from './tenancy';
+import { releaseDependants } from '../engine/incidents';
 
 type Row = Selectable<WorkspacesTable>;
 
@@ -83,6 +84,9 @@ export async function deleteWorkspace(db: Db, caller: Caller, id: string) {
   const ws = await visibleWorkspace(db, caller, id, 'id');
   if (ws.is_default) throw conflict('default_workspace', 'The default workspace cannot be deleted.', { workspaceId: id }, 'id');
   await db.transaction().execute(async (tx) => {
+    // Monitors elsewhere that depended on one of these, and their outages, stand on their own from now on.
+    const doomed = await tx.selectFrom('monitors').select('id').where('workspace_id', '=', id).execute();
+    for (const m of doomed) await releaseDependants(tx, caller.organizationId, m.id);
     // Raw results carry no foreign key (partitioned): they go with their monitors explicitly.
     await tx.deleteFrom('check_results').where('monitor_id', 'in', tx.selectFrom('monitors').select('id').where('workspace_id', '=', id)).execute();
     await tx.deleteFrom('workspaces').where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();

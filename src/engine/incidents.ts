@@ -109,3 +109,33 @@ export async function applyTransitions(db: Db, moves: Move[], quiet: ReadonlySet
   await queueAlertsFor(db, resolved.map((r) => ({ ...r, status: 'resolved' })), 'incident.resolved', quiet);
   await startEscalations(db, opened);
 }
+
+/**
+ * Before `monitorId` is deleted: the unresolved incidents that were the blast
+ * radius of its incidents stand on their own from now on (rootIncidentId
+ * cleared; a suppressed one opens and alerts like any new outage), and no
+ * monitor depends on it any more.
+ */
+export async function releaseDependants(db: Db, organizationId: string, monitorId: string, at = new Date()): Promise<void> {
+  await sql`update monitors set depends_on = array_remove(depends_on, ${monitorId})
+    where organization_id = ${organizationId} and depends_on @> array[${monitorId}]::text[]`.execute(db);
+  const { rows } = await sql<{ id: string; organization_id: string; monitor_id: string | null; status: string; was: string; started_at: Date }>`
+    with roots as (select id from incidents where monitor_id = ${monitorId}),
+    freed as (
+      select i.id, i.status as was from incidents i
+      where i.organization_id = ${organizationId} and i.root_incident_id in (select id from roots)
+        and i.status in ('open', 'acknowledged', 'suppressed')
+      for update
+    )
+    update incidents i set root_incident_id = null, status = case when i.status = 'suppressed' then 'open' else i.status end
+    from freed where i.id = freed.id
+    returning i.id, i.organization_id, i.monitor_id, i.status, freed.was, i.started_at`.execute(db);
+  if (!rows.length) return;
+  await addEvents(db, rows.map((r) => ({
+    incidentId: r.id, organizationId: r.organization_id, kind: 'status_changed', at, fromStatus: r.was, toStatus: r.status,
+    message: 'The monitor this outage was put down to was deleted: it stands on its own now.',
+  })));
+  const opened = rows.filter((r) => r.was === 'suppressed');
+  await queueAlertsFor(db, opened, 'incident.opened');
+  await startEscalations(db, opened);
+}

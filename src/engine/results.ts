@@ -70,8 +70,17 @@ export async function writeResults(db: Db, all: FinishedCheck[]): Promise<void> 
     const ids = [...new Set(batch.map((b) => b.monitor.id))];
     const current = await tx.selectFrom('monitors').select(['id', 'last_ping_at']).where('id', 'in', ids).forUpdate().execute();
     const pings = new Map(current.map((r) => [r.id, r.last_ping_at?.getTime() ?? null]));
-    batch = batch.filter((b) => pings.has(b.monitor.id)
-      && (b.judgedPingAt === undefined || (b.judgedPingAt?.getTime() ?? null) === pings.get(b.monitor.id)));
+    const judgedCurrent = (b: StoredCheck) => b.judgedPingAt === undefined || (b.judgedPingAt?.getTime() ?? null) === pings.get(b.monitor.id);
+    // A heartbeat judged on a ping that has since been replaced is not stored, but its claim
+    // still ends here (otherwise the monitor would wait out the whole lease), and it is judged
+    // again within a second on the new ping. (A ping's own result holds no claim: nextDueAt null.)
+    const superseded = batch.filter((b) => b.nextDueAt && pings.has(b.monitor.id) && !judgedCurrent(b));
+    if (superseded.length) {
+      await sql`update monitors m set next_due_at = least(v.next_due, now() + interval '1 second'), lease_until = null
+        from jsonb_to_recordset(${JSON.stringify(superseded.map((b) => ({ id: b.monitor.id, next_due: b.nextDueAt!.toISOString() })))}::jsonb)
+          as v(id text, next_due timestamptz) where m.id = v.id`.execute(tx);
+    }
+    batch = batch.filter((b) => pings.has(b.monitor.id) && judgedCurrent(b));
     if (batch.length === 0) return;
     await tx.insertInto('check_results').values(batch.map((b) => ({
       monitor_id: b.monitor.id, organization_id: b.monitor.organization_id, at: b.at, outcome: b.result.outcome,
