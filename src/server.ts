@@ -14,6 +14,7 @@ import { createRateLimits } from './pipeline/ratelimit';
 import { createRunner } from './pipeline/run';
 import type { Services } from './pipeline/context';
 import { createApp } from './transport/app';
+import { answerClientError } from './transport/respond';
 import { startWorker, type Worker } from './engine/worker';
 import { netPolicyFrom } from './engine/netPolicy';
 import { migrateQueue } from './alerting/queue';
@@ -69,6 +70,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const alerting = config.worker ? await startAlerting(pool, db, secrets, services, log) : null;
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;
+    server.on('clientError', answerClientError);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());

@@ -204,3 +204,39 @@ test('deleting a monitor others depend on: their outages stand on their own, and
   const events = ok('listIncidentEvents', await owner.get(`/incidents/${blastId}/events`));
   expect(events.at(-1)).toMatchObject({ kind: 'status_changed', fromStatus: 'suppressed', toStatus: 'open' });
 });
+
+describe('input no route could take', () => {
+  test('a body nested absurdly deep is 400, not a crash of the stack', async () => {
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const res = await owner.post('/workspaces', deep, { 'content-type': 'application/json' });
+    expect(res.status).toBe(400);
+    const obj = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+    expect((await owner.post('/hosts', obj, { 'content-type': 'application/json' })).status).toBe(400);
+  });
+
+  test('a lone surrogate in a value is 400 naming the field', async () => {
+    const res = await owner.post('/api-keys', '{"name":"key \\ud800 one"}', { 'content-type': 'application/json' });
+    expect(res).toMatchObject({ status: 400, body: { details: { field: 'name' } } });
+    // Percent-encoded bytes that are not UTF-8 cannot even be decoded: 400 with the error body.
+    expect(await owner.get('/monitors/mon_%ED%A0%80')).toMatchObject({ status: 400, body: { code: expect.any(String) } });
+    expect((await owner.get(`/monitors/${encodeURIComponent('mon_é')}`)).status).toBe(404);
+  });
+
+  test("what Node's HTTP parser refuses still gets the error body and the common headers", async () => {
+    const net = await import('node:net');
+    const { port } = new URL(server.url);
+    for (const head of ['FUZZ /api/v1/ HTTP/1.1', 'GET /api/v1/channels/\u00f1 HTTP/1.1']) {
+      const reply = await new Promise<string>((resolve, reject) => {
+        const s = net.connect(Number(port), '127.0.0.1', () => s.end(Buffer.from(`${head}\r\nHost: x\r\n\r\n`, 'latin1')));
+        let data = '';
+        s.on('data', (d) => { data += d.toString('utf8'); });
+        s.on('end', () => resolve(data));
+        s.on('error', reject);
+      });
+      expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+      expect(reply).toMatch(/\r\nVary: Accept, Content-Type\r\n/);
+      expect(reply).toMatch(/\r\nCache-Control: private, no-store\r\n/);
+      expect(JSON.parse(reply.split('\r\n\r\n')[1])).toMatchObject({ code: 'bad_request', vars: {}, details: null });
+    }
+  });
+});

@@ -36,34 +36,52 @@ export interface RunnerDeps {
 /** Runs one operation through the pipeline: auth, tenancy, limits, permission, validation, handler. */
 export type Runner = (route: RouteDef, raw: RawRequest, caller?: Caller) => Promise<unknown>;
 
-/** The dotted path of the first string (or key) in `v` holding a NUL character, or null. */
-function nulAt(v: unknown, at: string): string | null {
-  if (typeof v === 'string') return v.includes('\u0000') ? at : null;
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) { const f = nulAt(v[i], at ? `${at}.${i}` : String(i)); if (f !== null) return f; }
-    return null;
-  }
-  if (v && typeof v === 'object' && !Buffer.isBuffer(v)) {
-    for (const [k, x] of Object.entries(v)) {
+/** Deeper bodies than this are refused (no operation takes one; a deep one would only exhaust the stack). */
+const MAX_DEPTH = 64;
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Why a string cannot be stored as text: PostgreSQL holds neither NUL nor lone surrogates (not valid UTF-8). */
+function textProblem(s: string): string | null {
+  if (s.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(s)) return 'must be valid Unicode (a lone surrogate was sent)';
+  return null;
+}
+
+/** The first string or key in `v` that cannot be stored as text, or a nesting too deep, without recursion. */
+function badInput(v: unknown): { field: string; reason: string } | null {
+  const stack: { v: unknown; at: string; depth: number }[] = [{ v, at: '', depth: 0 }];
+  while (stack.length) {
+    const { v: x, at, depth } = stack.pop()!;
+    if (typeof x === 'string') {
+      const reason = textProblem(x);
+      if (reason) return { field: at || 'body', reason };
+      continue;
+    }
+    if (!x || typeof x !== 'object' || Buffer.isBuffer(x)) continue;
+    if (depth >= MAX_DEPTH) return { field: at || 'body', reason: `nested more than ${MAX_DEPTH} levels deep` };
+    const entries = Array.isArray(x) ? x.map((y, i) => [String(i), y] as const) : Object.entries(x);
+    for (const [k, y] of entries) {
       const field = at ? `${at}.${k}` : k;
-      if (k.includes('\u0000')) return field;
-      const f = nulAt(x, field);
-      if (f !== null) return f;
+      const reason = textProblem(k);
+      if (reason) return { field, reason };
+      stack.push({ v: y, at: field, depth: depth + 1 });
     }
   }
   return null;
 }
 
 /**
- * PostgreSQL text cannot hold NUL: a path id with one names no record (404),
- * and a query or body value with one is refused (400), before any query fails.
+ * Input PostgreSQL cannot take as text: a path id with it names no record
+ * (404); a query or body value with it, or a body nested absurdly deep, is
+ * refused (400) before any query could fail on it.
  */
-function refuseNul(raw: RawRequest): void {
+function refuseUnstorable(raw: RawRequest): void {
   for (const [name, value] of Object.entries(raw.path)) {
-    if (value.includes('\u0000')) throw new ApiError(404, 'not_found', 'No such record.', {}, [{ field: name, reason: 'not found' }]);
+    if (textProblem(value)) throw new ApiError(404, 'not_found', 'No such record.', {}, [{ field: name, reason: 'not found' }]);
   }
-  const field = nulAt(raw.query, '') ?? nulAt(raw.body, '');
-  if (field !== null) throw new ApiError(400, 'invalid_field', `Invalid field ${field}: must not contain NUL characters.`, { field }, [{ field, reason: 'must not contain NUL characters' }]);
+  const bad = badInput(raw.query) ?? badInput(raw.body);
+  if (bad) throw new ApiError(400, 'invalid_field', `Invalid field ${bad.field}: ${bad.reason}.`, { field: bad.field }, [bad]);
 }
 
 /** Builds the runner every transport (REST JSON, REST protobuf, Connect, MCP) calls. */
@@ -80,7 +98,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     if ((handler as { [NOT_BUILT]?: boolean })[NOT_BUILT]) throw notImplementedError(route.operationId);
 
     if (raw.bodyError) throw raw.bodyError;
-    refuseNul(raw);
+    refuseUnstorable(raw);
     const query = { ...raw.query };
     check(queryValidators[route.operationId], query, 'query');
     let body = raw.body;

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Request, Response } from 'express';
 import { ApiError } from '../pipeline/errors';
@@ -82,4 +84,21 @@ function internal(err: unknown, log?: (msg: string, e: unknown) => void): ApiErr
   }
   log?.('unhandled error', err);
   return new ApiError(500, 'internal', 'Something went wrong on our side; it has been logged.');
+}
+
+/**
+ * Answers a request Node's HTTP parser refused before any route saw it (an
+ * unknown method, bytes not allowed in the target, headers too large) with the
+ * error body and headers every answer carries, instead of Node's bare 400.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = JSON.stringify(new ApiError(status, status === 400 ? 'bad_request' : status === 431 ? 'headers_too_large' : 'request_timeout',
+    status === 400 ? 'The request is not valid HTTP (method, target or headers).' : status === 431 ? 'The request headers are too large.' : 'The request took too long to arrive.').toBody());
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nVary: Accept, Content-Type\r\nCache-Control: private, no-store\r\nConnection: close\r\n\r\n${body}`);
 }
