@@ -240,3 +240,20 @@ describe('input no route could take', () => {
     }
   });
 });
+
+test('long lists: over 10,000 items is 400; repeated ids are looked up once; an error names a few fields, not thousands', async () => {
+  const huge = await owner.post('/maintenance', {
+    title: 't', workspaceId: org.workspaceId, monitorIds: Array(100_000).fill(monitorId),
+    startsAt: new Date(Date.now() + 3_600_000).toISOString(), endsAt: new Date(Date.now() + 7_200_000).toISOString(),
+  });
+  expect(huge).toMatchObject({ status: 400, body: { details: { field: 'monitorIds' } } });
+  const many = await owner.post('/maintenance', {
+    title: 't', workspaceId: org.workspaceId, monitorIds: Array(9_000).fill(monitorId),
+    startsAt: new Date(Date.now() + 3_600_000).toISOString(), endsAt: new Date(Date.now() + 7_200_000).toISOString(),
+  });
+  expect(many.status).toBe(201);
+  expect(many.body.data.monitorIds).toEqual([monitorId]);
+  const policy = await owner.post('/on-call/escalation-policies', { name: 'p', steps: Array(5_000).fill('s') });
+  expect(policy.status).toBe(400);
+  expect(policy.body.details.fields.length).toBeLessThanOrEqual(20);
+});

@@ -6,7 +6,7 @@
  * Visibility: a window is visible when its workspace is (organisation and
  * key confinement); an invisible window answers 404 like a missing one.
  */
-import type { Selectable } from 'kysely';
+import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import { IANAZone } from 'luxon';
 import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
@@ -101,7 +101,7 @@ export async function createMaintenance(db: Db, caller: Caller, input: CreateMai
   if (!IANAZone.isValidZone(timezone)) throw invalid('timezone', 'must be an IANA time zone such as Europe/Berlin');
   if (input.monitorIds.length === 0) throw invalid('monitorIds', 'name at least one monitor');
   const found = new Set((await db.selectFrom('monitors').select('id').where('organization_id', '=', caller.organizationId)
-    .where('workspace_id', '=', ws.id).where('id', 'in', input.monitorIds).execute()).map((m) => m.id));
+    .where('workspace_id', '=', ws.id).where(sql<SqlBool>`id = any(${sql.val([...new Set(input.monitorIds)])}::text[])` as Expression<SqlBool>).execute()).map((m) => m.id));
   input.monitorIds.forEach((id, i) => {
     if (!found.has(id)) throw invalid(`monitorIds.${i}`, 'no such monitor in this workspace');
   });

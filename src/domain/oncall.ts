@@ -232,11 +232,14 @@ export async function createEscalationPolicy(db: Db, caller: Caller, input: Crea
     if (i > 0 && s.afterMinutes < steps[i - 1].afterMinutes) throw invalid(`steps.${i}.afterMinutes`, "must not be less than the previous step's");
     if (!(await targetExists(db, caller, s))) throw notFound(s.targetType === 'user' ? 'person' : s.targetType, `steps.${i}.targetId`);
   }
-  const monitorIds: string[] = [];
-  for (const [i, id] of (input.monitorIds ?? []).entries()) {
-    const m = await selectMonitors(db, { organizationId: caller.organizationId, workspaceIds: caller.workspaceIds, id }).executeTakeFirst();
-    if (!m) throw notFound('monitor', `monitorIds.${i}`);
-    if (!monitorIds.includes(id)) monitorIds.push(id);
+  const monitorIds = [...new Set(input.monitorIds ?? [])];
+  if (monitorIds.length) {
+    let q = db.selectFrom('monitors').select('id').where('organization_id', '=', caller.organizationId)
+      .where(sql<SqlBool>`id = any(${sql.val(monitorIds)}::text[])` as Expression<SqlBool>);
+    if (caller.workspaceIds !== null) q = q.where('workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
+    const visible = new Set((await q.execute()).map((m) => m.id));
+    const missing = (input.monitorIds ?? []).findIndex((id) => !visible.has(id));
+    if (missing >= 0) throw notFound('monitor', `monitorIds.${missing}`);
   }
   const id = newId('esc');
   const row = await db.transaction().execute(async (tx) => {

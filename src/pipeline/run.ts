@@ -38,6 +38,8 @@ export type Runner = (route: RouteDef, raw: RawRequest, caller?: Caller) => Prom
 
 /** Deeper bodies than this are refused (no operation takes one; a deep one would only exhaust the stack). */
 const MAX_DEPTH = 64;
+/** Longer lists than this are refused: no operation takes one, and it could only tie up the database. */
+const MAX_ITEMS = 10_000;
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -48,7 +50,7 @@ function textProblem(s: string): string | null {
   return null;
 }
 
-/** The first string or key in `v` that cannot be stored as text, or a nesting too deep, without recursion. */
+/** The first string or key in `v` that cannot be stored as text, a nesting too deep or a list too long, without recursion. */
 function badInput(v: unknown): { field: string; reason: string } | null {
   const stack: { v: unknown; at: string; depth: number }[] = [{ v, at: '', depth: 0 }];
   while (stack.length) {
@@ -60,6 +62,7 @@ function badInput(v: unknown): { field: string; reason: string } | null {
     }
     if (!x || typeof x !== 'object' || Buffer.isBuffer(x)) continue;
     if (depth >= MAX_DEPTH) return { field: at || 'body', reason: `nested more than ${MAX_DEPTH} levels deep` };
+    if (Array.isArray(x) && x.length > MAX_ITEMS) return { field: at || 'body', reason: `at most ${MAX_ITEMS} items` };
     const entries = Array.isArray(x) ? x.map((y, i) => [String(i), y] as const) : Object.entries(x);
     for (const [k, y] of entries) {
       const field = at ? `${at}.${k}` : k;

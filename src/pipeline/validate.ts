@@ -47,7 +47,8 @@ export function check(validate: ValidateFunction | undefined, data: unknown, whe
   if (code === 'empty_change') {
     throw new ApiError(400, 'empty_change', 'The request changes nothing: name at least one field.', {}, [{ field: 'body', reason: 'names no field' }]);
   }
-  const fields = problemsOf(errors);
+  // Every item of a long list may fail alike: the first problems say enough.
+  const fields = problemsOf(errors).slice(0, 20);
   const f = { ...(fields[0] ?? { field: where, reason: 'is invalid' }) };
   if (!f.field) f.field = where;
   for (const p of fields) if (!p.field) p.field = where;
