@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { storable } from '../pipeline/text';
 import type { Db } from '../db/connect';
 import type { CheckResult } from './kinds/kind';
 import { nextState, type CheckStatus } from './state';
@@ -40,11 +41,17 @@ function hourOf(d: Date): string {
   return new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000).toISOString();
 }
 
+function storableResult(r: CheckResult): CheckResult {
+  const clean = storable(r);
+  return { ...clean, responseTimeMs: typeof clean.responseTimeMs === 'number' && Number.isFinite(clean.responseTimeMs) ? clean.responseTimeMs : null };
+}
+
 function readingsOf(r: CheckResult): Record<string, { sum: number; count: number; min: number; max: number; unit: string | null }> | null {
   const out: Record<string, { sum: number; count: number; min: number; max: number; unit: string | null }> = {};
-  for (const x of r.detail?.readings ?? []) {
-    if (typeof x.value !== 'number' || !Number.isFinite(x.value)) continue;
-    out[x.name] = { sum: x.value, count: 1, min: x.value, max: x.value, unit: x.unit };
+  const readings: unknown = r.detail?.readings;
+  for (const x of Array.isArray(readings) ? (readings as { name?: unknown; value?: unknown; unit?: unknown }[]) : []) {
+    if (!x || typeof x.name !== 'string' || typeof x.value !== 'number' || !Number.isFinite(x.value)) continue;
+    out[x.name] = { sum: x.value, count: 1, min: x.value, max: x.value, unit: typeof x.unit === 'string' ? x.unit : null };
   }
   return Object.keys(out).length ? out : null;
 }
@@ -54,7 +61,10 @@ function readingsOf(r: CheckResult): Record<string, { sum: number; count: number
  * roll-ups, each monitor's new state (status after `confirmations`, timings,
  * uptime figures) and, where the status changed, the incident transition.
  */
-export async function writeResults(db: Db, all: FinishedCheck[]): Promise<void> {
+export async function writeResults(db: Db, given: FinishedCheck[]): Promise<void> {
+  // Results carry text from the outside world (a server's answer, a DNS record, a probe): made
+  // storable here, so that one NUL byte or odd number never sinks the batch of every other monitor.
+  const all = given.map((b) => (b.result ? { ...b, result: storableResult(b.result) } : b));
   const idle = all.filter((b) => b.result === null && b.nextDueAt);
   if (idle.length) {
     await sql`update monitors m set next_due_at = v.next_due, lease_until = null

@@ -51,7 +51,12 @@ export function startWorker(o: WorkerOptions): Worker {
     if (pending.length === 0) return flushing;
     const batch = pending;
     pending = [];
-    flushing = flushing.then(() => writeResults(o.db, batch)).catch((e) => o.log.error('writing check results', e));
+    flushing = flushing.then(() => writeResults(o.db, batch)).catch(async (e) => {
+      // One result the database refuses must not cost every other monitor its result: one by one, then.
+      if (batch.length === 1) return o.log.error('writing a check result', e);
+      o.log.error('writing a batch of check results; retrying them one by one', e);
+      for (const one of batch) await writeResults(o.db, [one]).catch((err) => o.log.error(`writing the check result of ${one.monitor.id}`, err));
+    });
     return flushing;
   };
   const flushTimer = setInterval(() => void flush(), 100);

@@ -7,6 +7,7 @@ import { ApiError, forbidden } from './errors';
 import type { Ctx, Services } from './context';
 import type { RateLimits } from './ratelimit';
 import { check } from './validate';
+import { badInput, textProblem } from './text';
 import { bodyValidators, queryValidators } from '../../gen/validators.cjs';
 import { NOT_BUILT, notImplementedError } from '../api/notImplemented';
 
@@ -35,44 +36,6 @@ export interface RunnerDeps {
 
 /** Runs one operation through the pipeline: auth, tenancy, limits, permission, validation, handler. */
 export type Runner = (route: RouteDef, raw: RawRequest, caller?: Caller) => Promise<unknown>;
-
-/** Deeper bodies than this are refused (no operation takes one; a deep one would only exhaust the stack). */
-const MAX_DEPTH = 64;
-/** Longer lists than this are refused: no operation takes one, and it could only tie up the database. */
-const MAX_ITEMS = 10_000;
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** Why a string cannot be stored as text: PostgreSQL holds neither NUL nor lone surrogates (not valid UTF-8). */
-function textProblem(s: string): string | null {
-  if (s.includes('\u0000')) return 'must not contain NUL characters';
-  if (LONE_SURROGATE.test(s)) return 'must be valid Unicode (a lone surrogate was sent)';
-  return null;
-}
-
-/** The first string or key in `v` that cannot be stored as text, a nesting too deep or a list too long, without recursion. */
-function badInput(v: unknown): { field: string; reason: string } | null {
-  const stack: { v: unknown; at: string; depth: number }[] = [{ v, at: '', depth: 0 }];
-  while (stack.length) {
-    const { v: x, at, depth } = stack.pop()!;
-    if (typeof x === 'string') {
-      const reason = textProblem(x);
-      if (reason) return { field: at || 'body', reason };
-      continue;
-    }
-    if (!x || typeof x !== 'object' || Buffer.isBuffer(x)) continue;
-    if (depth >= MAX_DEPTH) return { field: at || 'body', reason: `nested more than ${MAX_DEPTH} levels deep` };
-    if (Array.isArray(x) && x.length > MAX_ITEMS) return { field: at || 'body', reason: `at most ${MAX_ITEMS} items` };
-    const entries = Array.isArray(x) ? x.map((y, i) => [String(i), y] as const) : Object.entries(x);
-    for (const [k, y] of entries) {
-      const field = at ? `${at}.${k}` : k;
-      const reason = textProblem(k);
-      if (reason) return { field, reason };
-      stack.push({ v: y, at: field, depth: depth + 1 });
-    }
-  }
-  return null;
-}
 
 /**
  * Input PostgreSQL cannot take as text: a path id with it names no record

@@ -4,6 +4,7 @@ import type { Db } from '../db/connect';
 import { claimDue, jobOf, nextDue } from '../engine/claim';
 import type { CheckResult } from '../engine/kinds/kind';
 import { writeResults } from '../engine/results';
+import { textProblem } from '../pipeline/text';
 import { underMaintenance } from '../alerting/maintenance';
 import { probeByToken } from '../domain/probes';
 import { ApiError, invalid } from '../pipeline/errors';
@@ -34,12 +35,17 @@ export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: un
 
   router.post('/claim', authed(async (probe, req, res) => {
     const body = (req.body ?? {}) as { hostname?: unknown; version?: unknown; max?: unknown };
+    // Text stored as given must be storable (NUL or lone surrogates would fail the update).
+    for (const f of ['hostname', 'version'] as const) {
+      const v = body[f];
+      if (typeof v === 'string' && textProblem(v)) throw invalid(f, textProblem(v)!);
+    }
     await db.updateTable('probes').set({
       last_seen_at: new Date(),
       hostname: typeof body.hostname === 'string' ? body.hostname.slice(0, 255) : null,
       version: typeof body.version === 'string' ? body.version.slice(0, 64) : null,
     }).where('id', '=', probe.id).execute();
-    const max = Math.min(Math.max(Number(body.max) || 50, 1), 500);
+    const max = Math.min(Math.max(typeof body.max === 'number' && Number.isFinite(body.max) ? Math.floor(body.max) : 50, 1), 500);
     const claimed = await claimDue(db, max, probe.id);
     const now = new Date();
     const quiet = claimed.length ? await underMaintenance(db, claimed.map((m) => m.id), now) : new Map();
@@ -51,6 +57,8 @@ export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: un
   router.post('/results', authed(async (probe, req, res) => {
     const items = (req.body as { results?: unknown })?.results;
     if (!Array.isArray(items)) throw invalid('results', 'must be a list');
+    // A probe claims at most 500 at a time: more results than that in one call are not its work.
+    if (items.length > 1000) throw invalid('results', 'at most 1000 results a call');
     items.forEach((r, i) => {
       const item = r as { monitorId?: unknown; result?: { outcome?: unknown; message?: unknown } | null } | null;
       if (!item || typeof item !== 'object' || typeof item.monitorId !== 'string') throw invalid(`results.${i}.monitorId`, 'must be a monitor id');

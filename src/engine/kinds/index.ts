@@ -2,6 +2,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import type { components } from '../../../gen/openapi';
 import { invalid } from '../../pipeline/errors';
 import { problemsOf } from '../../pipeline/validate';
+import { badInput } from '../../pipeline/text';
 import { ApiError } from '../../pipeline/errors';
 import type { CheckKind } from './kind';
 import { dns } from './dns';
@@ -33,6 +34,9 @@ export function parseConfig(kind: MonitorKind, text: string): Record<string, unk
     throw invalid('config', 'must be a string carrying a JSON document');
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw invalid('config', 'must carry a JSON object');
+  // Escaped inside the config string, NUL or a lone surrogate would reach check messages and results.
+  const bad = badInput(doc);
+  if (bad) throw new ApiError(400, 'invalid_config', `Invalid ${kind} config: config.${bad.field} ${bad.reason}.`, { field: `config.${bad.field}`, kind }, [{ field: `config.${bad.field}`, reason: bad.reason }]);
   let validate = validators.get(kind);
   if (!validate) { validate = ajv.compile(kinds[kind].configSchema); validators.set(kind, validate); }
   if (!validate(doc)) {
