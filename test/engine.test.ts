@@ -34,11 +34,18 @@ function ok<T = any>(op: string, r: { status: number; body: T }): T {
 
 /** Makes a monitor due now and waits until the worker has checked it once more. */
 async function checkNow(id: string) {
-  const before = (await server.db.selectFrom('monitors').select('last_checked_at').where('id', '=', id).executeTakeFirstOrThrow()).last_checked_at;
-  await server.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', '=', id).execute();
+  // A check counts when it began after this call (last_checked_at is its start): one already under
+  // way may have judged an older state of the target.
+  const since = new Date();
   await until(`a check of ${id}`, async () => {
-    const row = await server.db.selectFrom('monitors').select('last_checked_at').where('id', '=', id).executeTakeFirstOrThrow();
-    return row.last_checked_at && (!before || row.last_checked_at > before);
+    const row = await server.db.selectFrom('monitors').select(['last_checked_at', 'lease_until', 'next_due_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    if (row.last_checked_at && row.last_checked_at >= since) return true;
+    // Not claimed and not due (a check under way when we asked has set its next time): due again.
+    const now = new Date();
+    if ((!row.lease_until || row.lease_until < now) && (!row.next_due_at || row.next_due_at > now)) {
+      await server.db.updateTable('monitors').set({ next_due_at: new Date(now.getTime() - 1000) }).where('id', '=', id).execute();
+    }
+    return false;
   });
   return ok('getMonitor', await api.get(`/monitors/${id}`)).data;
 }

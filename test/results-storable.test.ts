@@ -6,6 +6,7 @@
  */
 import { claimDue } from '../src/engine/claim';
 import { writeResults } from '../src/engine/results';
+import type { CheckResult } from '../src/engine/kinds/kind';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 
@@ -39,10 +40,10 @@ test('one result with NUL, lone surrogates, Infinity and odd readings is stored 
   const at = new Date();
   await writeResults(server.db, claimed.map((m) => ({
     monitor: m, at, nextDueAt: new Date(Date.now() + 60_000),
-    result: m.name === 'odd'
+    result: (m.name === 'odd'
       ? { outcome: 'down' as const, cause: 'http_status', message: 'Server said a\u0000b \ud800', responseTimeMs: Infinity,
         detail: { readings: 0 as never, note: 'x\u0000y', ['k\udc00']: ['\ud800'] } as never }
-      : { outcome: 'up' as const, cause: null, message: 'OK', responseTimeMs: 12 },
+      : { outcome: 'up' as const, cause: null, message: 'OK', responseTimeMs: 12 }) as CheckResult,
   })));
   const rows = await server.db.selectFrom('monitors').select(['id', 'name', 'last_message', 'last_response_time_ms', 'last_checked_at']).where('id', 'in', ids).execute();
   for (const r of rows) expect(r.last_checked_at).not.toBeNull();
