@@ -52,3 +52,11 @@ test('one result with NUL, lone surrogates, Infinity and odd readings is stored 
   expect(odd.last_response_time_ms).toBeNull();
   expect(rows.find((r) => r.name === 'healthy')!.last_response_time_ms).toBe(12);
 });
+
+test('an http URL a check could never send to is 400 on config.url', async () => {
+  for (const url of ['http://[::1', 'http://example.com:99999/', 'http://example.com:0/']) {
+    const res = await api.post('/monitors', { name: 'u', kind: 'http', workspaceId: org.workspaceId, config: JSON.stringify({ url }) });
+    expect(res).toMatchObject({ status: 400, body: { code: 'invalid_config', details: { field: 'config.url' } } });
+  }
+  ok('createMonitor', await api.post('/monitors', { name: 'u', kind: 'http', workspaceId: org.workspaceId, config: JSON.stringify({ url: 'http://example.com:8080/x' }) }), 201);
+});

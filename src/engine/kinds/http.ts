@@ -103,7 +103,20 @@ function conclude(cfg: HttpConfig, res: HopResponse, ctx: CheckContext): CheckRe
  * certificate. A failing `response_time_ms` assertion alone degrades the
  * monitor; any other failing assertion takes it down.
  */
+/** The URL must be one a check can send to: it parses, and names a port from 1 to 65535 if any. */
+function checkUrl(config: { url: string }): { field: string; reason: string } | null {
+  let url: URL;
+  try {
+    url = new URL(config.url);
+  } catch {
+    return { field: 'config.url', reason: 'is not a valid URL' };
+  }
+  if (url.port === '0') return { field: 'config.url', reason: 'port must be 1 to 65535' };
+  return null;
+}
+
 export const http: CheckKind = {
+  checkConfig: checkUrl,
   configSchema: {
     type: 'object',
     additionalProperties: false,

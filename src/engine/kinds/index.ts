@@ -44,6 +44,8 @@ export function parseConfig(kind: MonitorKind, text: string): Record<string, unk
     const f = fields[0];
     throw new ApiError(400, 'invalid_config', `Invalid ${kind} config: ${f.field} ${f.reason}.`, { field: f.field, kind }, fields);
   }
+  const problem = kinds[kind].checkConfig?.(doc) ?? null;
+  if (problem) throw new ApiError(400, 'invalid_config', `Invalid ${kind} config: ${problem.field} ${problem.reason}.`, { field: problem.field, kind }, [problem]);
   return doc as Record<string, unknown>;
 }
 

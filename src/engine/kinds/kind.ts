@@ -59,6 +59,8 @@ export interface CheckKind {
   sealedFields: readonly string[];
   /** True when monitors of this kind have a ping URL. */
   hasPingUrl: boolean;
+  /** Checks a schema-valid config further (what a schema cannot say); a problem names its field under `config.`. */
+  checkConfig?(config: any): { field: string; reason: string } | null;
   /**
    * Runs one check. Never throws for a failure of the target: that is a `down`
    * result. Null means there is nothing to conclude yet (a heartbeat that has
