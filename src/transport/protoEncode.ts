@@ -2,8 +2,14 @@ import {
   fromJson, ScalarType, toBinary,
   type DescField, type DescMessage, type JsonValue,
 } from '@bufbuild/protobuf';
-import { begin, bytes, end, LEN, reset, scalarWriter, string, tag, take, varint, zeroTest, type Write } from './protoWriter';
-import { millis } from './timestamps';
+import * as writer from './protoWriter';
+import type { Write } from './protoWriter';
+import * as timestamps from './timestamps';
+
+// Bound once: the module objects a bundler or tsx makes read exports through getters, a cost on every
+// call of the hot loop (tens of calls per field, a thousand monitors in a list).
+const { begin, bytes, end, LEN, reset, scalarWriter, string, tag, take, varint, zeroTest } = writer;
+const { millis } = timestamps;
 
 /**
  * Encodes the JSON shape handlers answer with (empty = null, StringList = plain
