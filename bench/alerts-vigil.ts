@@ -12,28 +12,14 @@
  * With BENCH_SQL_TIMING=1 every SQL statement is timed (wall time by text);
  * `{ type: 'sql' }` answers the top statements since the last ask and resets.
  */
-import pg from 'pg';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { startServer } from '../src/server';
+import { slowestSql, timeSql } from './sqlTiming';
+
+export type { SqlTime } from './sqlTiming';
 
 export interface VigilReady { type: 'ready'; url: string; pid: number }
-export interface SqlTime { text: string; n: number; ms: number }
-
-let sqlTimes = new Map<string, { n: number; ms: number }>();
-function timeSql(): void {
-  const original = pg.Client.prototype.query as (...a: unknown[]) => unknown;
-  (pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string })?.text ?? '?';
-    const key = text.replace(/\s+/g, ' ').trim().slice(0, 100);
-    const t = performance.now();
-    const out = original.apply(this, args);
-    const done = () => { const s = sqlTimes.get(key) ?? { n: 0, ms: 0 }; s.n++; s.ms += performance.now() - t; sqlTimes.set(key, s); };
-    if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then(done, done);
-    return out;
-  };
-}
-
 async function main(): Promise<void> {
   if (process.env.BENCH_SQL_TIMING === '1') timeSql();
   // loadConfig reads some values from process.env itself, so they are set there.
@@ -51,9 +37,7 @@ async function main(): Promise<void> {
   process.on('message', (m: { type?: string }) => {
     if (m?.type === 'stop') stop();
     if (m?.type !== 'sql') return;
-    const top = [...sqlTimes.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 20).map(([text, v]) => ({ text, ...v }));
-    sqlTimes = new Map();
-    process.send!({ type: 'sql', top });
+    process.send!({ type: 'sql', top: slowestSql(20, true) });
   });
   process.on('disconnect', stop); // the parent died: do not linger
   process.send!({ type: 'ready', url: server.url, pid: process.pid } satisfies VigilReady);

@@ -11,13 +11,13 @@
  *   { type: 'collect' }           the window's figures (WindowStats)
  *   { type: 'stop' }              stops the worker (so `--cpu-prof` is written) and exits.
  */
-import pg from 'pg';
 import { loadConfig } from '../src/config';
 import { createSecretBox, loadMasterKey } from '../src/crypto/secrets';
 import { connectDb } from '../src/db/connect';
 import type { ClaimedMonitor } from '../src/engine/claim';
 import { startWorker } from '../src/engine/worker';
 import { createLogger } from '../src/log';
+import { slowestSql, timeSql } from './sqlTiming';
 
 export interface WorkerReady { type: 'ready'; pid: number; concurrency: number }
 export interface WindowStats {
@@ -27,19 +27,6 @@ export interface WindowStats {
   claims: number;
 }
 
-const sqlTimes = new Map<string, { n: number; ms: number }>();
-function timeSql(): void {
-  const original = pg.Client.prototype.query as (...a: unknown[]) => unknown;
-  (pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string })?.text ?? '?';
-    const key = text.replace(/\s+/g, ' ').trim().slice(0, 90);
-    const t = performance.now();
-    const out = original.apply(this, args);
-    const done = () => { const s = sqlTimes.get(key) ?? { n: 0, ms: 0 }; s.n++; s.ms += performance.now() - t; sqlTimes.set(key, s); };
-    if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then(done, done);
-    return out;
-  };
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
@@ -96,10 +83,10 @@ async function main(): Promise<void> {
     stopping = true;
     await worker.stop();
     await db.destroy();
-    if (sqlTimes.size) {
-      const rows = [...sqlTimes.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 15);
+    const rows = slowestSql(15);
+    if (rows.length) {
       console.error('SQL wall time in the worker (whole run), by statement:');
-      for (const [k, s] of rows) console.error(`  ${(s.ms / 1000).toFixed(1).padStart(7)} s  ${String(s.n).padStart(7)}×  ${(s.ms / s.n).toFixed(2).padStart(7)} ms  ${k}`);
+      for (const { text: k, ...s } of rows) console.error(`  ${(s.ms / 1000).toFixed(1).padStart(7)} s  ${String(s.n).padStart(7)}×  ${(s.ms / s.n).toFixed(2).padStart(7)} ms  ${k}`);
     }
     process.exit(0);
   };
