@@ -178,3 +178,29 @@ describe('cached monitor reads through the API', () => {
     }, 10_000);
   });
 });
+
+describe('the cache keeps tenancy', () => {
+  let server: TestServer;
+  afterAll(() => server.close());
+
+  test('a read cached for an unconfined key is not served to a confined one, nor to another organisation', async () => {
+    server = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
+    const org = await server.org();
+    const owner = server.api(org.apiKey);
+    const other = ok('createWorkspace', await owner.post('/workspaces', { name: 'Elsewhere' }), 201).id as string;
+    const create = async (workspaceId: string) => ok('createMonitor', await owner.post('/monitors', {
+      name: 'M', kind: 'http', workspaceId, config: JSON.stringify({ url: 'https://example.com/' }),
+    }), 201).id as string;
+    const mine = await create(org.workspaceId);
+    const theirs = await create(other);
+    // Cached by the owner first.
+    expect((ok('listMonitors', await owner.get('/monitors')) as { id: string }[]).map((m) => m.id).sort()).toEqual([mine, theirs].sort());
+    ok('getMonitor', await owner.get(`/monitors/${theirs}`));
+    const confined = server.api(ok('createApiKey', await owner.post('/api-keys', { name: 'c', workspaceIds: [org.workspaceId] }), 201).token);
+    expect((ok('listMonitors', await confined.get('/monitors')) as { id: string }[]).map((m) => m.id)).toEqual([mine]);
+    expect((await confined.get(`/monitors/${theirs}`)).status).toBe(404);
+    const stranger = server.api((await server.org()).apiKey);
+    expect(ok('listMonitors', await stranger.get('/monitors'))).toEqual([]);
+    expect((await stranger.get(`/monitors/${mine}`)).status).toBe(404);
+  });
+});

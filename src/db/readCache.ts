@@ -67,11 +67,6 @@ export class ReadCache {
     return promise;
   }
 
-  /** How many entries are held (for tests and diagnostics). */
-  get size(): number {
-    return this.entries.size;
-  }
-
   private store(key: string, entry: Entry): void {
     const old = this.entries.get(key);
     if (old) this.drop(key, old);

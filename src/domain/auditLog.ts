@@ -1,7 +1,7 @@
 import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import { ApiError } from '../pipeline/errors';
-import { iso } from './tenancy';
+import { iso, workspaceFilter } from './tenancy';
 
 /**
  * Audit entries, newest first, `limit` (clamped to 1..200) at a time; pass the
@@ -10,7 +10,8 @@ import { iso } from './tenancy';
 export async function listAudit(db: Db, caller: Caller, query: { limit?: number; before?: string }) {
   const limit = Math.min(Math.max(query.limit ?? 50, 1), 200);
   let q = db.selectFrom('audit_log').selectAll().where('organization_id', '=', caller.organizationId);
-  if (caller.workspaceIds !== null) q = q.where('workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
+  const ws = workspaceFilter(caller.workspaceIds);
+  if (ws) q = q.where('workspace_id', 'in', ws);
   if (query.before) {
     const cursor = await db.selectFrom('audit_log').select('seq').where('organization_id', '=', caller.organizationId).where('id', '=', query.before).executeTakeFirst();
     if (!cursor) throw new ApiError(400, 'invalid_cursor', 'The before cursor is not one this organisation was given.', { field: 'before' }, [{ field: 'before', reason: 'unknown cursor' }]);

@@ -3,6 +3,7 @@ import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import { notFound } from '../pipeline/errors';
 import { isoText } from '../repo/monitors';
+import { workspaceFilter } from './tenancy';
 
 const STATUSES = ['open', 'acknowledged', 'resolved', 'suppressed'];
 const UNRESOLVED = ['open', 'acknowledged', 'suppressed'];
@@ -17,7 +18,8 @@ function selectIncidents(db: Db, caller: Caller) {
       sql<number | null>`case when i.resolved_at is null then null else floor(extract(epoch from i.resolved_at - i.started_at))::int end`.as('duration_seconds'),
     ])
     .where('i.organization_id', '=', caller.organizationId);
-  if (caller.workspaceIds !== null) q = q.where('i.workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
+  const ws = workspaceFilter(caller.workspaceIds);
+  if (ws) q = q.where('i.workspace_id', 'in', ws);
   return q;
 }
 

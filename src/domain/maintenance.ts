@@ -15,7 +15,7 @@ import { newId } from '../crypto/ids';
 import { invalid, notFound } from '../pipeline/errors';
 import { lastOccurrence, nextOccurrence, type WindowTiming } from '../alerting/maintenance';
 import { audit, diff } from './audit';
-import { iso, visibleWorkspace } from './tenancy';
+import { iso, visibleWorkspace, workspaceFilter } from './tenancy';
 
 type Row = Selectable<MaintenanceWindowsTable>;
 
@@ -46,7 +46,8 @@ export function windowOut(r: Row, now: Date) {
 
 function visibleWindows(db: Db, caller: Caller) {
   let q = db.selectFrom('maintenance_windows').selectAll().where('organization_id', '=', caller.organizationId);
-  if (caller.workspaceIds !== null) q = q.where('workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
+  const ws = workspaceFilter(caller.workspaceIds);
+  if (ws) q = q.where('workspace_id', 'in', ws);
   return q;
 }
 

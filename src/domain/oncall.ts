@@ -8,7 +8,7 @@ import { ApiError, invalid, notFound } from '../pipeline/errors';
 import { selectMonitors } from '../repo/monitors';
 import { onCallAt } from '../alerting/oncall';
 import { audit, diff } from './audit';
-import { visibleWorkspace } from './tenancy';
+import { visibleWorkspace, workspaceFilter } from './tenancy';
 import { undeliverableKinds, type Providers } from '../alerting/channels/channel';
 
 /*
@@ -236,7 +236,8 @@ export async function createEscalationPolicy(db: Db, caller: Caller, input: Crea
   if (monitorIds.length) {
     let q = db.selectFrom('monitors').select('id').where('organization_id', '=', caller.organizationId)
       .where(sql<SqlBool>`id = any(${sql.val(monitorIds)}::text[])` as Expression<SqlBool>);
-    if (caller.workspaceIds !== null) q = q.where('workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
+    const ws = workspaceFilter(caller.workspaceIds);
+    if (ws) q = q.where('workspace_id', 'in', ws);
     const visible = new Set((await q.execute()).map((m) => m.id));
     const missing = (input.monitorIds ?? []).findIndex((id) => !visible.has(id));
     if (missing >= 0) throw notFound('monitor', `monitorIds.${missing}`);

@@ -1,12 +1,8 @@
 import { sql } from 'kysely';
 import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
-import { iso } from './tenancy';
+import { iso, workspaceFilter } from './tenancy';
 import { undeliverableKinds as undeliverable, type Providers } from '../alerting/channels/channel';
-
-function inWorkspaces<T>(caller: Caller): readonly string[] | null {
-  return caller.workspaceIds === null ? null : caller.workspaceIds.length ? caller.workspaceIds : [''];
-}
 
 /**
  * Monitor counts by status and unresolved incidents of the caller's view. An
@@ -14,7 +10,7 @@ function inWorkspaces<T>(caller: Caller): readonly string[] | null {
  * suppressed counts as suppressed, never as open.
  */
 export async function summary(db: Db, caller: Caller) {
-  const ws = inWorkspaces(caller);
+  const ws = workspaceFilter(caller.workspaceIds);
   let mq = db.selectFrom('monitors')
     .select([sql<string>`case when paused then 'paused' else status end`.as('s'), (eb) => eb.fn.countAll<number>().as('n')])
     .where('organization_id', '=', caller.organizationId);
@@ -43,7 +39,7 @@ export async function summary(db: Db, caller: Caller) {
  */
 export async function setup(db: Db, caller: Caller, providers: Pick<Providers, 'smtpUrl' | 'telegramBotToken'>) {
   const org = caller.organizationId;
-  const ws = inWorkspaces(caller);
+  const ws = workspaceFilter(caller.workspaceIds);
   const exists = (q: { executeTakeFirst(): Promise<unknown> }) => q.executeTakeFirst().then(Boolean);
   let monitors = db.selectFrom('monitors').select('id').where('organization_id', '=', org);
   if (ws) monitors = monitors.where('workspace_id', 'in', [...ws]);

@@ -2,6 +2,8 @@ import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import { notFound } from '../pipeline/errors';
 
+export { workspaceFilter } from '../repo/scope';
+
 /**
  * Resolves a workspace id the caller named; anything outside the caller's
  * organisation or confinement answers 404, exactly like a missing row.

@@ -5,7 +5,7 @@ import { ApiError, conflict, invalid } from '../pipeline/errors';
 import type { WorkspacesTable } from '../db/schema';
 import type { Selectable } from 'kysely';
 import { audit, diff } from './audit';
-import { iso, visibleWorkspace } from './tenancy';
+import { iso, visibleWorkspace, workspaceFilter } from './tenancy';
 import { releaseDependants } from '../engine/incidents';
 
 type Row = Selectable<WorkspacesTable>;
@@ -31,7 +31,8 @@ export function slugify(name: string): string {
 /** Workspaces the caller can see, the default first. */
 export async function listWorkspaces(db: Db, caller: Caller) {
   let q = db.selectFrom('workspaces').selectAll().where('organization_id', '=', caller.organizationId);
-  if (caller.workspaceIds !== null) q = q.where('id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
+  const ws = workspaceFilter(caller.workspaceIds);
+  if (ws) q = q.where('id', 'in', ws);
   const rows = await q.orderBy('is_default', 'desc').orderBy('created_at').orderBy('id').execute();
   return rows.map(workspaceOut);
 }

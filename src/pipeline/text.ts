@@ -44,8 +44,7 @@ export function badInput(v: unknown): { field: string; reason: string } | null {
   return null;
 }
 
-
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`, 'g');
 
 /** `s` with NUL and lone surrogates replaced by U+FFFD. */
 export function storableText(s: string): string {

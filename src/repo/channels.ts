@@ -1,5 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect';
+import { workspaceFilter } from './scope';
 
 export interface ChannelFilter {
   organizationId: string;
@@ -25,8 +26,8 @@ export function selectChannels(db: Db, f: ChannelFilter) {
       'u.id as owner_user_id', 'u.email as owner_email', 'u.name as owner_name',
     ])
     .where('c.organization_id', '=', f.organizationId);
-  if (f.workspaceIds !== null) {
-    const ws = f.workspaceIds.length ? [...f.workspaceIds] : [''];
+  const ws = workspaceFilter(f.workspaceIds);
+  if (ws) {
     q = q.where((eb) => eb.or([eb('c.workspace_id', 'is', null), eb('c.workspace_id', 'in', ws)]));
   }
   if (f.id !== undefined) q = q.where('c.id', '=', f.id);

@@ -1,5 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect';
+import { workspaceFilter } from './scope';
 
 /** Unresolved incident states (spec: `open=true` means these three). */
 export const UNRESOLVED = ['open', 'acknowledged', 'suppressed'] as const;
@@ -39,7 +40,8 @@ export function selectMonitors(db: Db, f: MonitorFilter) {
         order by i.started_at desc limit 1)`.as('open_incident_id'),
     ])
     .where('m.organization_id', '=', f.organizationId);
-  if (f.workspaceIds !== null) q = q.where('m.workspace_id', 'in', f.workspaceIds.length ? [...f.workspaceIds] : ['']);
+  const ws = workspaceFilter(f.workspaceIds);
+  if (ws) q = q.where('m.workspace_id', 'in', ws);
   if (f.id !== undefined) q = q.where('m.id', '=', f.id);
   if (f.tags?.length) q = q.where(sql<SqlBool>`m.tags @> ${sql.val(f.tags)}::text[]` as Expression<SqlBool>);
   return q.orderBy('m.created_at').orderBy('m.id');

@@ -37,8 +37,8 @@ export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: un
     const body = (req.body ?? {}) as { hostname?: unknown; version?: unknown; max?: unknown };
     // Text stored as given must be storable (NUL or lone surrogates would fail the update).
     for (const f of ['hostname', 'version'] as const) {
-      const v = body[f];
-      if (typeof v === 'string' && textProblem(v)) throw invalid(f, textProblem(v)!);
+      const problem = typeof body[f] === 'string' ? textProblem(body[f]) : null;
+      if (problem) throw invalid(f, problem);
     }
     await db.updateTable('probes').set({
       last_seen_at: new Date(),
