@@ -8,28 +8,24 @@ const UNPREPARED = /^\s*(begin|commit|rollback|start transaction|savepoint|relea
 
 type Client = Pick<pg.PoolClient, 'query' | 'release'>;
 
-/** Statement names by text, so a hot statement is hashed once per process, not once per query. */
-const names = new Map<string, string | undefined>();
-const MAX_NAMES = 5000;
+/** What the seam needs to know of a statement: its prepared name, what it writes, whether it ends a transaction. */
+interface Statement { name: string | undefined; writes: string[] | 'all'; ends: boolean }
 
-function statementName(text: string): string | undefined {
-  let name = names.get(text);
-  if (name !== undefined || names.has(text)) return name;
-  name = UNPREPARED.test(text) ? undefined : `k${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
-  if (names.size < MAX_NAMES) names.set(text, name);
-  return name;
-}
+/** Statements by text, worked out once per process (a process sends few distinct statements). */
+const statements = new Map<string, Statement>();
+const MAX_STATEMENTS = 5000;
 
-/** What a statement writes, memoised like its name (the statements of a process are few). */
-const writes = new Map<string, string[] | 'all'>();
-
-function written(text: string): string[] | 'all' {
-  let w = writes.get(text);
-  if (w === undefined) {
-    w = tablesWritten(text);
-    if (writes.size < MAX_NAMES) writes.set(text, w);
+function statementOf(text: string): Statement {
+  let st = statements.get(text);
+  if (!st) {
+    st = {
+      name: UNPREPARED.test(text) ? undefined : `k${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`,
+      writes: tablesWritten(text),
+      ends: endsTransaction(text),
+    };
+    if (statements.size < MAX_STATEMENTS) statements.set(text, st);
   }
-  return w;
+  return st;
 }
 
 /**
@@ -45,8 +41,7 @@ function written(text: string): string[] | 'all' {
 export function preparingPool(pool: pg.Pool, clock?: ChangeClock): { connect(): Promise<Client>; end(): Promise<void> } {
   const wrappers = new WeakMap<pg.PoolClient, Client>();
   const prepared = new WeakMap<pg.PoolClient, Set<string>>();
-  const nameFor = (client: pg.PoolClient, text: string): string | undefined => {
-    const name = statementName(text);
+  const nameFor = (client: pg.PoolClient, name: string | undefined): string | undefined => {
     if (name === undefined) return undefined;
     let mine = prepared.get(client);
     if (!mine) prepared.set(client, (mine = new Set()));
@@ -70,10 +65,10 @@ export function preparingPool(pool: pg.Pool, clock?: ChangeClock): { connect(): 
         w = {
           query: ((text: unknown, values?: unknown[]) => {
             if (typeof text !== 'string') return client.query(text as never);
-            const run = client.query({ name: nameFor(client, text), text, values });
+            const st = statementOf(text);
+            const run = client.query({ name: nameFor(client, st.name), text, values });
             if (!clock) return run;
-            const tables = written(text);
-            const ends = endsTransaction(text);
+            const { writes: tables, ends } = st;
             if (tables !== 'all' && tables.length === 0 && !ends) return run;
             if (tables === 'all' || dirty === 'all') dirty = 'all';
             else if (tables.length) dirty = new Set([...(dirty ?? []), ...tables]);
