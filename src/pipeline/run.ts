@@ -34,8 +34,20 @@ export interface RunnerDeps {
   handlers: Record<string, AnyHandler>;
 }
 
-/** Runs one operation through the pipeline: auth, tenancy, limits, permission, validation, handler. */
-export type Runner = (route: RouteDef, raw: RawRequest, caller?: Caller) => Promise<unknown>;
+/**
+ * Runs operations through the pipeline. A transport admits the request from
+ * its headers first (the cheap refusals: no or unknown key, rate limit,
+ * session-only, permission, not built), reads the body only then, and
+ * executes: validation and the handler.
+ */
+export interface Runner {
+  /** Authentication, the rate limit, session-only, the permission and not-built checks; throws the refusal. */
+  admit(route: RouteDef, authorization: string | undefined): Promise<Caller>;
+  /** Validation and the handler, for a caller `admit` let in. */
+  execute(route: RouteDef, raw: RawRequest, caller: Caller): Promise<unknown>;
+  /** `admit` then `execute`: for transports that hold the whole request already. */
+  run(route: RouteDef, raw: RawRequest): Promise<unknown>;
+}
 
 /**
  * Input PostgreSQL cannot take as text: a path id with it names no record
@@ -52,17 +64,18 @@ function refuseUnstorable(raw: RawRequest): void {
 
 /** Builds the runner every transport (REST JSON, REST protobuf, Connect, MCP) calls. */
 export function createRunner(deps: RunnerDeps): Runner {
-  return async (route, raw, known) => {
-    const caller = known ?? (await authenticate(deps.db, raw.authorization));
+  const admit: Runner['admit'] = async (route, authorization) => {
+    const caller = await authenticate(deps.db, authorization);
     await deps.limits.consume(caller.organizationId, route.bucket);
     if (route.sessionOnly && caller.kind === 'key') {
       throw new ApiError(403, 'session_required', 'This operation needs a signed-in session; API keys cannot use it.');
     }
     if (route.permission && !can(caller, route.permission as Permission)) throw forbidden(route.permission);
-    const handler = deps.handlers[route.operationId];
     // An operation not built yet says so whatever the input.
-    if ((handler as { [NOT_BUILT]?: boolean })[NOT_BUILT]) throw notImplementedError(route.operationId);
-
+    if ((deps.handlers[route.operationId] as { [NOT_BUILT]?: boolean })[NOT_BUILT]) throw notImplementedError(route.operationId);
+    return caller;
+  };
+  const execute: Runner['execute'] = async (route, raw, caller) => {
     if (raw.bodyError) throw raw.bodyError;
     refuseUnstorable(raw);
     const query = { ...raw.query };
@@ -78,6 +91,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       now: new Date(),
       require: (p) => { if (!can(caller, p)) throw forbidden(p); },
     };
-    return handler({ path: raw.path, query, body, headers: raw.headers }, ctx);
+    return deps.handlers[route.operationId]({ path: raw.path, query, body, headers: raw.headers }, ctx);
   };
+  return { admit, execute, run: async (route, raw) => execute(route, raw, await admit(route, raw.authorization)) };
 }

@@ -26,20 +26,24 @@ function protoFiles(): Map<string, string> {
   return files;
 }
 
-/** Maps body-parser failures (too large, bad gzip) to the error body. */
-function bodyErrors(err: any, req: Request, res: Response, next: NextFunction): void {
-  if (res.headersSent) return next(err);
-  if (err?.type === 'entity.too.large') return sendError(req, res, new ApiError(413, 'payload_too_large', 'The request body is too large.'));
-  if (err?.type === 'encoding.unsupported') return sendError(req, res, new ApiError(400, 'unsupported_encoding', 'Content-Encoding must be gzip, deflate or identity.', {}, [{ field: 'Content-Encoding', reason: 'unsupported' }]));
-  if (typeof err?.status === 'number' && err.status < 500) return sendError(req, res, new ApiError(400, 'invalid_body', 'The request body could not be read.', {}, [{ field: 'body', reason: String(err.message ?? 'unreadable') }]));
-  return sendError(req, res, err);
+/** Errors no route caught: the error body, never Express's HTML page. */
+function lastResort(log: (msg: string, e: unknown) => void) {
+  return (err: unknown, req: Request, res: Response, next: NextFunction): void => {
+    if (res.headersSent) return next(err);
+    // Express's own client errors (a path that is not valid percent-encoded UTF-8).
+    const status = (err as { status?: unknown } | null)?.status;
+    if (!(err instanceof ApiError) && typeof status === 'number' && status >= 400 && status < 500) {
+      return sendError(req, res, new ApiError(400, 'bad_request', 'The request could not be read.', {}, [{ field: 'path', reason: String((err as Error).message ?? 'unreadable').slice(0, 200) }]));
+    }
+    sendError(req, res, err, log);
+  };
 }
 
 /** The whole HTTP surface: REST under /api/v1, Connect under /rpc, the published contract. */
 /** What the non-API routes (pings, probes) reach directly. */
 export interface AppDeps { db: Db; secrets: SecretBox; services: Services }
 
-export function createApp(run: Runner, log: (msg: string, e: unknown) => void, deps: AppDeps): express.Express {
+export function createApp(runner: Runner, log: (msg: string, e: unknown) => void, deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -58,14 +62,14 @@ export function createApp(run: Runner, log: (msg: string, e: unknown) => void, d
     sendBytes(req, res, 200, 'text/plain; charset=utf-8', text);
   });
 
-  app.use('/api/v1', restRouter(run, log));
+  app.use('/api/v1', restRouter(runner, log));
   app.use('/ping', pingRouter(deps.db, log));
   app.use('/feeds', feedRouter(deps, log));
   app.use('/confirm', confirmRouter(deps, log));
   app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));
-  app.use(connectMiddleware(run, log));
+  app.use(connectMiddleware(runner, log));
   app.all('/mcp', (req, res) => sendError(req, res, new ApiError(501, 'not_implemented', 'The agent server (MCP) is not built yet.')));
   app.use((req: Request, res: Response) => sendError(req, res, new ApiError(404, 'not_found', `No route ${req.method} ${req.path}.`)));
-  app.use(bodyErrors);
+  app.use(lastResort(log));
   return app;
 }

@@ -1,6 +1,8 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { confirmByToken } from '../domain/channels';
-import { sendBytes } from './respond';
+import { sendBytes, sendError } from './respond';
+import { ApiError } from '../pipeline/errors';
+import { BODY_LIMITS, readBody } from './body';
 import type { AppDeps } from './app';
 
 /** Escapes text for an HTML body. */
@@ -40,12 +42,15 @@ export function confirmRouter(deps: Pick<AppDeps, 'db'>, log: (msg: string, e: u
   const router = express.Router();
   const handle = async (req: Request, res: Response) => {
     try {
+      // A POST body is read (within its small limit) and dropped.
+      if (req.method === 'POST') await readBody(req, BODY_LIMITS.confirm);
       const done = await confirmByToken(deps.db, String(req.params.token));
       if (!done) {
         return sendPage(req, res, 404, page('Link not valid', 'This confirmation link is unknown, was already used, or was replaced by a newer one. Ask for a new confirmation message.'));
       }
       sendPage(req, res, 200, page(`Alerts to ${done.target} confirmed`, `Alerts to ${done.target} confirmed. You will now receive the alerts sent to this channel.`));
     } catch (e) {
+      if (e instanceof ApiError) return sendError(req, res, e);
       log('confirmation link failed', e);
       sendPage(req, res, 500, page('Something went wrong', 'The confirmation could not be recorded. Please try the link again later.'));
     }
@@ -53,6 +58,6 @@ export function confirmRouter(deps: Pick<AppDeps, 'db'>, log: (msg: string, e: u
   // HEAD (link checkers) changes nothing; Express would otherwise run the GET handler for it.
   router.head('/:token', (req, res) => sendPage(req, res, 200, ''));
   router.get('/:token', handle);
-  router.post('/:token', express.raw({ type: () => true, limit: '10kb' }), handle);
+  router.post('/:token', handle);
   return router;
 }

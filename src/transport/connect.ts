@@ -1,13 +1,19 @@
-import type { DescMethod } from '@bufbuild/protobuf';
-import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
-import { expressConnectMiddleware } from '@connectrpc/connect-express';
-import type { Handler } from 'express';
-import { routes } from '../../gen/routes';
+import { fromBinary, fromJsonString, type DescMethod } from '@bufbuild/protobuf';
+import {
+  Code, ConnectError, createConnectRouter, createContextKey, createContextValues, type ConnectRouter, type HandlerContext,
+} from '@connectrpc/connect';
+import { createAsyncIterable, type UniversalHandler } from '@connectrpc/connect/protocol';
+import { codeToHttpStatus, errorToJsonBytes, parseContentType } from '@connectrpc/connect/protocol-connect';
+import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
+import type { NextFunction, Request, Response } from 'express';
+import { routes, type RouteDef } from '../../gen/routes';
+import type { Caller } from '../auth/caller';
 import { ApiError } from '../pipeline/errors';
 import type { Runner } from '../pipeline/run';
 import { serviceDesc } from './registry';
 import { messageToShape, shapeToMessage } from './wire';
 import { fillAbsentLists } from './absentLists';
+import { BODY_LIMITS, drainUnread, readBody } from './body';
 
 const CODES: Record<number, Code> = {
   400: Code.InvalidArgument, 401: Code.Unauthenticated, 402: Code.FailedPrecondition, 403: Code.PermissionDenied,
@@ -19,52 +25,126 @@ const CODES: Record<number, Code> = {
 function toConnectError(err: unknown, log: (msg: string, e: unknown) => void): ConnectError {
   if (!(err instanceof ApiError)) {
     log('unhandled error', err);
-    return new ConnectError('Something went wrong on our side; it has been logged.', Code.Internal);
+    return new ConnectError('Something went wrong on our side; it has been logged.', Code.Internal, new Headers({ 'vigil-error-code': 'internal' }));
   }
   const meta = new Headers({ 'vigil-error-code': err.code, 'vigil-error': JSON.stringify(err.toBody()) });
   for (const [k, v] of Object.entries(err.headers)) meta.set(k, v);
   return new ConnectError(err.message, CODES[err.status] ?? Code.Unknown, meta);
 }
 
+function malformed(method: DescMethod, reason: string): ApiError {
+  return new ApiError(400, 'invalid_protobuf', `The body is not a valid ${method.input.name} message.`, {}, [{ field: 'body', reason: reason.slice(0, 200) }]);
+}
+
+/** The caller admitted before the body was read, handed to the implementation. */
+const CALLER = createContextKey<Caller | null>(null);
+
+/** Writes a Connect unary error answer (the body was refused before Connect saw the request). */
+function sendConnectError(req: Request, res: Response, err: ConnectError): void {
+  drainUnread(req);
+  const body = errorToJsonBytes(err, {});
+  res.statusCode = codeToHttpStatus(err.code);
+  err.metadata.forEach((v, k) => res.setHeader(k, v));
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Content-Length', String(body.byteLength));
+  res.end(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+}
+
 /**
- * Connect (binary and JSON) at `/rpc/vigil.v1.<Service>/<Method>`: each RPC is
- * the operation of the same name, run through the same pipeline as REST.
+ * Connect (binary and JSON, unary) at `/rpc/vigil.v1.<Service>/<Method>`: each
+ * RPC is the operation of the same name, run through the same pipeline as
+ * REST. Before Connect sees a request, the key, rate limit and permission are
+ * checked from the headers, then the body is read through the one bounded
+ * reader (decompressed within `BODY_LIMITS.api`) and must decode as the
+ * method's input (else `invalid_argument`); Connect then gets it decompressed.
  */
-export function connectMiddleware(run: Runner, log: (msg: string, e: unknown) => void): Handler {
+export function connectMiddleware(runner: Runner, log: (msg: string, e: unknown) => void) {
   const byRpc = new Map(routes.map((r) => [`${r.service}/${r.rpc}`, r]));
   const services = [...new Set(routes.map((r) => r.service))];
-  return expressConnectMiddleware({
-    requestPathPrefix: '/rpc',
-    routes: (router: ConnectRouter) => {
-      for (const name of services) {
-        const desc = serviceDesc(name);
-        const impl: Record<string, (req: unknown, ctx: HandlerContext) => Promise<unknown>> = {};
-        for (const method of desc.methods as DescMethod[]) {
-          const route = byRpc.get(`${name}/${method.name}`);
-          if (!route || method.methodKind !== 'unary') continue;
-          impl[method.localName] = async (req, ctx) => {
-            try {
-              const input = messageToShape(method.input, req, 'request');
-              // The request message is flat: path and query parameters by name, the rest is body.
-              const path: Record<string, string> = {};
-              const query: Record<string, unknown> = {};
-              for (const p of route.pathParams) { if (input[p] !== undefined) path[p] = String(input[p]); delete input[p]; }
-              for (const q of route.queryParams) { if (input[q.name] !== undefined) query[q.name] = input[q.name]; delete input[q.name]; }
-              const body = route.body === 'none' ? undefined : fillAbsentLists(route, input);
-              const headers: Record<string, string | undefined> = {};
-              ctx.requestHeader.forEach((v, k) => { headers[k] = v; });
-              const result = await run(route, {
-                authorization: ctx.requestHeader.get('authorization') ?? undefined,
-                path, query, body, headers,
-              });
-              return shapeToMessage(method.output, result as Record<string, unknown>);
-            } catch (err) {
-              throw toConnectError(err, log);
-            }
-          };
-        }
-        router.service(desc, impl as never);
-      }
-    },
+  const router: ConnectRouter = createConnectRouter({
+    connect: true, grpc: false, grpcWeb: false,
+    readMaxBytes: BODY_LIMITS.api,
+    acceptCompression: [compressionGzip, compressionBrotli],
   });
+  for (const name of services) {
+    const desc = serviceDesc(name);
+    const impl: Record<string, (req: unknown, ctx: HandlerContext) => Promise<unknown>> = {};
+    for (const method of desc.methods as DescMethod[]) {
+      const route = byRpc.get(`${name}/${method.name}`);
+      if (!route || method.methodKind !== 'unary') continue;
+      impl[method.localName] = async (req, ctx) => {
+        try {
+          let input: Record<string, unknown>;
+          try {
+            input = messageToShape(method.input, req, 'request');
+          } catch (e) {
+            throw malformed(method, e instanceof Error ? e.message : String(e));
+          }
+          // The request message is flat: path and query parameters by name, the rest is body.
+          const path: Record<string, string> = {};
+          const query: Record<string, unknown> = {};
+          for (const p of route.pathParams) {
+            // A path parameter is never empty over REST; over Connect it is a field the client may leave out.
+            if (input[p] === undefined || input[p] === '') throw new ApiError(400, 'missing_field', `Missing field ${p}.`, { field: p }, [{ field: p, reason: 'is required' }]);
+            path[p] = String(input[p]);
+            delete input[p];
+          }
+          for (const q of route.queryParams) { if (input[q.name] !== undefined) query[q.name] = input[q.name]; delete input[q.name]; }
+          const body = route.body === 'none' ? undefined : fillAbsentLists(route, input);
+          const headers: Record<string, string | undefined> = {};
+          ctx.requestHeader.forEach((v, k) => { headers[k] = v; });
+          const raw = { authorization: ctx.requestHeader.get('authorization') ?? undefined, path, query, body, headers };
+          const caller = ctx.values.get(CALLER);
+          const result = caller ? await runner.execute(route, raw, caller) : await runner.run(route, raw);
+          return shapeToMessage(method.output, result as Record<string, unknown>);
+        } catch (err) {
+          throw toConnectError(err, log);
+        }
+      };
+    }
+    router.service(desc, impl as never);
+  }
+  const handlers = new Map<string, { handler: UniversalHandler; route: RouteDef }>();
+  for (const handler of router.handlers) {
+    const route = byRpc.get(`${handler.service.typeName.replace(/^vigil\.v1\./, '')}/${handler.method.name}`);
+    if (route) handlers.set(`/rpc${handler.requestPath}`, { handler, route });
+  }
+
+  return async function connect(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const entry = handlers.get(req.url.split('?', 1)[0]);
+    if (!entry) return next();
+    const { handler, route } = entry;
+    const method = handler.method;
+    let caller: Caller | null = null;
+    let bytes: Buffer | null = null;
+    // Only a Connect unary POST has a body to read; anything else Connect refuses on its own (405, 415).
+    const type = req.method === 'POST' ? parseContentType(req.headers['content-type'] ?? null) : undefined;
+    if (type && !type.stream) {
+      try {
+        caller = await runner.admit(route, req.headers.authorization);
+        bytes = await readBody(req, BODY_LIMITS.api);
+        try {
+          if (type.binary) fromBinary(method.input, bytes);
+          else fromJsonString(method.input, bytes.toString('utf8'), { ignoreUnknownFields: true });
+        } catch (e) {
+          throw malformed(method, e instanceof Error ? e.message : String(e));
+        }
+      } catch (err) {
+        return sendConnectError(req, res, toConnectError(err, log));
+      }
+    }
+    try {
+      const uReq = universalRequestFromNodeRequest(req, res, undefined, createContextValues().set(CALLER, caller));
+      if (bytes) {
+        uReq.body = createAsyncIterable([new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)]);
+        uReq.header.delete('content-encoding');
+        uReq.header.set('content-length', String(bytes.byteLength));
+      }
+      await universalResponseToNodeResponse(await handler(uReq), res);
+    } catch (reason) {
+      if (ConnectError.from(reason).code !== Code.Aborted) log(`Connect ${route.operationId} failed`, reason);
+      if (!res.headersSent) sendConnectError(req, res, toConnectError(reason, log));
+      else res.destroy();
+    }
+  };
 }

@@ -3,6 +3,7 @@ import type { Db } from '../db/connect';
 import { recordPing, type PingKind } from '../engine/ping';
 import { ApiError } from '../pipeline/errors';
 import { sendBytes, sendError } from './respond';
+import { BODY_LIMITS, readBody } from './body';
 
 /**
  * Heartbeat pings at `/ping/<token>`, `/ping/<token>/fail` and
@@ -13,6 +14,8 @@ export function pingRouter(db: Db, log: (msg: string, e: unknown) => void): Rout
   const router = express.Router();
   const handle = (kind: PingKind) => async (req: Request, res: Response) => {
     try {
+      // A POST body is read (within its small limit) and dropped.
+      if (req.method === 'POST') await readBody(req, BODY_LIMITS.ping);
       if (!(await recordPing(db, String(req.params.token), kind))) throw new ApiError(404, 'not_found', 'No monitor has this ping URL.');
       sendBytes(req, res, 200, 'text/plain; charset=utf-8', 'OK');
     } catch (e) {
@@ -22,7 +25,7 @@ export function pingRouter(db: Db, log: (msg: string, e: unknown) => void): Rout
   for (const [suffix, kind] of [['', 'success'], ['/fail', 'fail'], ['/start', 'start']] as const) {
     router.get(`/:token${suffix}`, handle(kind));
     router.head(`/:token${suffix}`, handle(kind));
-    router.post(`/:token${suffix}`, express.raw({ type: () => true, limit: '100kb' }), handle(kind));
+    router.post(`/:token${suffix}`, handle(kind));
   }
   return router;
 }

@@ -9,8 +9,19 @@ import { underMaintenance } from '../alerting/maintenance';
 import { probeByToken } from '../domain/probes';
 import { ApiError, invalid } from '../pipeline/errors';
 import { sendError, sendJson } from './respond';
+import { BODY_LIMITS, readBody } from './body';
 
 const OUTCOMES = new Set(['up', 'degraded', 'down']);
+
+/** The JSON body of a probe call (empty = none). */
+function parseJson(bytes: Buffer): unknown {
+  if (bytes.length === 0) return undefined;
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'The body is not valid JSON.', {}, [{ field: 'body', reason: 'is not valid JSON' }]);
+  }
+}
 
 /**
  * The private-probe protocol at `/probe/v1`, authenticated by the probe's own
@@ -20,21 +31,21 @@ const OUTCOMES = new Set(['up', 'degraded', 'down']);
  */
 export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: unknown) => void): Router {
   const router = express.Router();
-  router.use(express.json({ limit: '5mb' }));
-  const authed = (fn: (probe: NonNullable<Awaited<ReturnType<typeof probeByToken>>>, req: Request, res: Response) => Promise<void>) =>
+  const authed = (fn: (probe: NonNullable<Awaited<ReturnType<typeof probeByToken>>>, body: unknown, req: Request, res: Response) => Promise<void>) =>
     async (req: Request, res: Response) => {
       try {
+        // The token is checked before a byte of the body is read.
         const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
         const probe = await probeByToken(db, token);
         if (!probe) throw new ApiError(401, 'unauthorized', 'Missing, unknown or revoked probe token.');
-        await fn(probe, req, res);
+        await fn(probe, parseJson(await readBody(req, BODY_LIMITS.probe)), req, res);
       } catch (e) {
         sendError(req, res, e, log);
       }
     };
 
-  router.post('/claim', authed(async (probe, req, res) => {
-    const body = (req.body ?? {}) as { hostname?: unknown; version?: unknown; max?: unknown };
+  router.post('/claim', authed(async (probe, raw, req, res) => {
+    const body = (raw ?? {}) as { hostname?: unknown; version?: unknown; max?: unknown };
     // Text stored as given must be storable (NUL or lone surrogates would fail the update).
     for (const f of ['hostname', 'version'] as const) {
       const problem = typeof body[f] === 'string' ? textProblem(body[f]) : null;
@@ -54,8 +65,8 @@ export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: un
     sendJson(req, res, 200, { jobs: claimed.filter((m) => !skipped.includes(m)).map((m) => jobOf(m, secrets)) });
   }));
 
-  router.post('/results', authed(async (probe, req, res) => {
-    const items = (req.body as { results?: unknown })?.results;
+  router.post('/results', authed(async (probe, body, req, res) => {
+    const items = (body as { results?: unknown })?.results;
     if (!Array.isArray(items)) throw invalid('results', 'must be a list');
     // A probe claims at most 500 at a time: more results than that in one call are not its work.
     if (items.length > 1000) throw invalid('results', 'at most 1000 results a call');

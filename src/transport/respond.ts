@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Request, Response } from 'express';
 import { ApiError } from '../pipeline/errors';
+import { drainUnread } from './body';
 
 export const PROTOBUF = 'application/x-protobuf';
 
@@ -70,6 +71,7 @@ export function sendJson(req: Request, res: Response, status: number, value: unk
 /** Renders any thrown value as the spec's error body (JSON whatever the Accept). */
 export function sendError(req: Request, res: Response, err: unknown, log?: (msg: string, e: unknown) => void): void {
   const e = err instanceof ApiError ? err : internal(err, log);
+  drainUnread(req);
   for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
   sendJson(req, res, e.status, e.toBody());
 }

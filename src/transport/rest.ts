@@ -6,6 +6,7 @@ import { PROTOBUF, sendBytes, sendError, sendJson, wantsProtobuf } from './respo
 import { messageDesc } from './registry';
 import { decodeRequest, encodeMessage } from './wire';
 import { fillAbsentLists } from './absentLists';
+import { BODY_LIMITS, readBody } from './body';
 
 /** A file answer of raw-response operations (exports). */
 export interface FileAnswer { content: Buffer | string; contentType: string; filename: string }
@@ -17,17 +18,16 @@ function queryOf(req: Request): Record<string, unknown> {
 }
 
 /** Decodes the request body by its content type: JSON (default) or protobuf. */
-function decodeBody(route: RouteDef, req: Request, query: Record<string, unknown>): unknown {
-  const raw = req.body as Buffer | undefined;
+function decodeBody(route: RouteDef, req: Request, raw: Buffer, query: Record<string, unknown>): unknown {
   const protobuf = String(req.headers['content-type'] ?? '').startsWith(PROTOBUF);
   // An empty protobuf message is all fields absent, not no body.
-  if ((!Buffer.isBuffer(raw) || raw.length === 0) && !(protobuf && route.body !== 'none')) return undefined;
+  if (raw.length === 0 && !(protobuf && route.body !== 'none')) return undefined;
   if (route.rawRequest) return raw;
   const ct = String(req.headers['content-type'] ?? '');
   if (ct.startsWith(PROTOBUF)) {
     let decoded: Record<string, unknown>;
     try {
-      decoded = decodeRequest(messageDesc(route.requestMessage), raw ?? Buffer.alloc(0));
+      decoded = decodeRequest(messageDesc(route.requestMessage), raw);
     } catch {
       throw new ApiError(400, 'invalid_protobuf', `The body is not a valid ${route.requestMessage} message.`, {}, [{ field: 'body', reason: 'is not a valid protobuf message' }]);
     }
@@ -37,7 +37,7 @@ function decodeBody(route: RouteDef, req: Request, query: Record<string, unknown
     return fillAbsentLists(route, decoded);
   }
   try {
-    return JSON.parse((raw ?? Buffer.alloc(0)).toString('utf8'));
+    return JSON.parse(raw.toString('utf8'));
   } catch {
     throw new ApiError(400, 'invalid_json', 'The body is not valid JSON.', {}, [{ field: 'body', reason: 'is not valid JSON' }]);
   }
@@ -56,32 +56,34 @@ function sendResult(route: RouteDef, req: Request, res: Response, result: unknow
 }
 
 /** The `/api/v1` router: every operation of the contract through the one runner. */
-export function restRouter(run: Runner, log: (msg: string, e: unknown) => void): Router {
+export function restRouter(runner: Runner, log: (msg: string, e: unknown) => void): Router {
   const router = express.Router();
-  router.use(express.raw({ type: () => true, limit: '30mb', inflate: true }));
   for (const route of routes) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](route.expressPath, async (req: Request, res: Response) => {
       try {
+        // Refusals that need no body come before a byte of it is read.
+        const caller = await runner.admit(route, req.headers.authorization);
+        const bytes = await readBody(req, BODY_LIMITS.api);
         const query = queryOf(req);
         let body: unknown;
         let bodyError: ApiError | undefined;
         try {
-          body = decodeBody(route, req, query);
+          body = decodeBody(route, req, bytes, query);
         } catch (e) {
           if (!(e instanceof ApiError)) throw e;
           bodyError = e;
         }
         const headers: Record<string, string | undefined> = {};
         for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-        const result = await run(route, {
+        const result = await runner.execute(route, {
           authorization: req.headers.authorization,
           path: req.params as Record<string, string>,
           query,
           body,
           headers,
           bodyError,
-        });
+        }, caller);
         sendResult(route, req, res, result);
       } catch (err) {
         sendError(req, res, err, log);

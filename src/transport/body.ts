@@ -1,0 +1,148 @@
+import type { IncomingMessage } from 'node:http';
+import type { Transform } from 'node:stream';
+import zlib from 'node:zlib';
+import { ApiError } from '../pipeline/errors';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/**
+ * The most bytes (after decompression) each kind of endpoint reads from a
+ * request body: the one table every transport takes its limit from. A body
+ * over its limit is refused (413 / `resource_exhausted`) as soon as the limit
+ * is passed, never read whole; a declared `Content-Length` over it is refused
+ * before a byte is read.
+ */
+export const BODY_LIMITS = {
+  /** REST (JSON, protobuf) and Connect bodies of `/api/v1` operations. */
+  api: 8 * MiB,
+  /** The private-probe protocol (`/probe/v1`): at most 1,000 results a call. */
+  probe: 5 * MiB,
+  /** Heartbeat pings: the body is read and dropped. */
+  ping: 100 * KiB,
+  /** A confirmation link followed by POST: the body is read and dropped. */
+  confirm: 10 * KiB,
+} as const;
+
+/** 413: the body is over `limit` bytes (decompressed). */
+export function bodyTooLarge(limit: number): ApiError {
+  return new ApiError(413, 'payload_too_large', `The request body is larger than ${limit} bytes.`, { limit: String(limit) },
+    [{ field: 'body', reason: `larger than ${limit} bytes` }]);
+}
+
+function unsupportedEncoding(encoding: string): ApiError {
+  return new ApiError(400, 'unsupported_encoding', 'Content-Encoding must be gzip, deflate, br or identity.', { encoding: encoding.slice(0, 40) },
+    [{ field: 'Content-Encoding', reason: 'unsupported' }]);
+}
+
+function undecodable(): ApiError {
+  return new ApiError(400, 'invalid_body', 'The request body could not be decompressed.', {}, [{ field: 'body', reason: 'not valid for its Content-Encoding' }]);
+}
+
+function decoderFor(header: string | undefined): Transform | null {
+  const encoding = (header ?? '').trim().toLowerCase();
+  switch (encoding) {
+    case '': case 'identity': return null;
+    case 'gzip': case 'x-gzip': return zlib.createGunzip();
+    case 'deflate': return zlib.createInflate();
+    case 'br': return zlib.createBrotliDecompress();
+    default: throw unsupportedEncoding(encoding);
+  }
+}
+
+/** How long, and how much more, a refused body is drained for before its connection is cut. */
+const DRAIN_MS = 5_000;
+const DRAIN_BYTES = 256 * MiB;
+
+const draining = new WeakSet<IncomingMessage>();
+
+/**
+ * Called when a request is answered before its body was read (a refusal):
+ * the rest of the body is read and dropped, holding nothing, so the client
+ * gets the answer instead of a reset while it is still sending. The
+ * connection is kept open for that (Node would otherwise close it at once
+ * and the client's pending write would fail before it read the answer); a
+ * body that keeps coming past `DRAIN_MS` or `DRAIN_BYTES` gets its
+ * connection cut.
+ */
+export function drainUnread(req: IncomingMessage): void {
+  if (req.complete || draining.has(req)) return;
+  draining.add(req);
+  req.unpipe();
+  const res = (req as { res?: { headersSent: boolean; shouldKeepAlive: boolean } }).res;
+  if (res && !res.headersSent) res.shouldKeepAlive = true;
+  let drained = 0;
+  const cut = () => { req.socket?.destroy(); };
+  const timer = setTimeout(cut, DRAIN_MS);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => { drained += chunk.length; if (drained > DRAIN_BYTES) cut(); });
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
+}
+
+/**
+ * Reads a request body, decompressing it as its `Content-Encoding` says, and
+ * stops at `limit` decoded bytes (and at `limit` bytes on the wire): nothing
+ * past the limit is read or held. Throws 413 `payload_too_large` over the
+ * limit, 400 `unsupported_encoding` or `invalid_body` for a body that cannot
+ * be decoded. An empty or absent body is an empty buffer.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  let decoder: Transform | null;
+  try {
+    decoder = decoderFor(req.headers['content-encoding']);
+  } catch (e) {
+    drainUnread(req);
+    return Promise.reject(e);
+  }
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    drainUnread(req);
+    return Promise.reject(bodyTooLarge(limit));
+  }
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let wire = 0;
+    let settled = false;
+    const finish = (err: ApiError | null) => {
+      if (settled) return;
+      settled = true;
+      req.off('data', onWire);
+      req.off('error', onAbort);
+      req.off('aborted', onAbort);
+      if (err) {
+        decoder?.destroy();
+        drainUnread(req);
+        reject(err);
+      } else {
+        resolve(Buffer.concat(chunks, size));
+      }
+    };
+    const onWire = (chunk: Buffer) => {
+      wire += chunk.length;
+      if (wire > limit) finish(bodyTooLarge(limit));
+    };
+    const onDecoded = (chunk: Buffer) => {
+      if (settled) return;
+      size += chunk.length;
+      if (size > limit) return finish(bodyTooLarge(limit));
+      chunks.push(chunk);
+    };
+    const onAbort = () => finish(new ApiError(400, 'invalid_body', 'The request body ended before it was complete.', {}, [{ field: 'body', reason: 'incomplete' }]));
+    req.on('data', onWire);
+    req.on('error', onAbort);
+    req.on('aborted', onAbort);
+    if (decoder) {
+      decoder.on('data', onDecoded);
+      decoder.on('end', () => finish(null));
+      decoder.on('error', () => finish(undecodable()));
+      req.pipe(decoder);
+    } else {
+      req.on('data', onDecoded);
+      req.on('end', () => finish(null));
+    }
+  });
+}
