@@ -2164,17 +2164,14 @@ export interface components {
              */
             endsAt: string;
             recurrenceRule?: string | null;
-            /**
-             * @description IANA zone.
-             * @default UTC
-             */
-            timezone: string;
-            /** @default true */
-            keepChecking: boolean;
-            /** @default true */
-            showOnStatusPage: boolean;
-            /** @default false */
-            notifySubscribers: boolean;
+            /** @description IANA zone; default `UTC`. */
+            timezone?: string;
+            /** @description Default true: checks keep running and recording during the window. */
+            keepChecking?: boolean;
+            /** @description Default true. */
+            showOnStatusPage?: boolean;
+            /** @description Default false. */
+            notifySubscribers?: boolean;
         };
         CreateMaintenanceWindowResponse: {
             data: components["schemas"]["MaintenanceWindow"];
@@ -2286,16 +2283,10 @@ export interface components {
              *       http). The readings are in `lastCheckDetail`.
              */
             config: string;
-            /**
-             * @description Seconds between checks (for heartbeat, the expected ping period). Clamped up to the plan's floor and down to 30 days, not refused.
-             * @default 300
-             */
-            intervalSeconds: number;
-            /**
-             * @description Consecutive failed checks needed before the monitor goes down and an incident opens.
-             * @default 1
-             */
-            confirmations: number;
+            /** @description Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused. */
+            intervalSeconds?: number;
+            /** @description Consecutive failed checks needed before the monitor goes down and an incident opens; default 1. */
+            confirmations?: number;
             /** @description Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set). */
             dependsOn?: string[];
             /** @description Run the checks from this private probe instead of the service's own checkers. */
@@ -2887,8 +2878,10 @@ export interface components {
             operationId: string;
             /** @description The permission checked before the handler; null when the handler checks per field or there is none. */
             permission: string | null;
-            /** @description Whether the caller may call it. */
+            /** @description Whether the caller's key carries what the operation needs (role, scopes, plan, session); says nothing about whether it is built. */
             allowed: boolean;
+            /** @description False while the operation is part of the contract but not built yet: it answers 501 `not_implemented` whatever the key (its 501 response is documented). */
+            built: boolean;
         };
         /** @description A pending invitation. */
         Invitation: {
@@ -3737,8 +3730,8 @@ export interface components {
         };
         CreateEscalationPolicyBody: {
             name: string;
-            /** @default 0 */
-            repeat: number;
+            /** @description How many more times the steps repeat after the last one; default 0. */
+            repeat?: number;
             steps: components["schemas"]["EscalationStepInput"][];
             /** @description Monitors whose incidents this policy escalates. */
             monitorIds?: string[];
@@ -3941,6 +3934,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listAgents: {
@@ -3966,6 +3960,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     enrollAgent: {
@@ -3995,6 +3990,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     deleteAgent: {
@@ -4027,6 +4023,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     getAgentMetrics: {
@@ -4060,6 +4057,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listAnalyticsSites: {
@@ -4085,6 +4083,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     getAnalyticsSite: {
@@ -4124,6 +4123,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listApiKeys: {
@@ -4266,6 +4266,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     verifyStorePurchase: {
@@ -4297,6 +4298,7 @@ export interface operations {
             /** @description `store_transaction_in_use`: the transaction is attached to another organisation. */
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
             /** @description `store_unavailable`: the store's server API did not answer. */
             502: components["responses"]["BadGateway"];
         };
@@ -4507,6 +4509,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     getErrorIssue: {
@@ -4535,6 +4538,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     updateErrorIssue: {
@@ -4567,6 +4571,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listErrorProjects: {
@@ -4592,6 +4597,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     exportAll: {
@@ -4628,6 +4634,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     exportEntity: {
@@ -4675,6 +4682,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listHosts: {
@@ -5057,6 +5065,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listMaintenanceWindows: {
@@ -5192,6 +5201,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     inviteMember: {
@@ -5223,6 +5233,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     removeMember: {
@@ -5251,6 +5262,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     updateMember: {
@@ -5283,6 +5295,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listMonitors: {
@@ -5713,6 +5726,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     setActiveOrganization: {
@@ -5742,6 +5756,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listProbes: {
@@ -5799,6 +5814,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     getSetup: {
@@ -5879,6 +5895,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
             /** @description `verification_code_not_sent`: the SMS provider refused. */
             502: components["responses"]["BadGateway"];
         };
@@ -5911,6 +5928,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     uploadSourceMap: {
@@ -5941,6 +5959,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listStatusPages: {
@@ -5966,6 +5985,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     createStatusPage: {
@@ -5995,6 +6015,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     getStatusPage: {
@@ -6023,6 +6044,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     deleteStatusPage: {
@@ -6051,6 +6073,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     updateStatusPage: {
@@ -6083,6 +6106,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     addStatusPageComponent: {
@@ -6117,6 +6141,7 @@ export interface operations {
             /** @description The monitor is already on the page. */
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     removeStatusPageComponent: {
@@ -6152,6 +6177,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     getSummary: {
@@ -6218,6 +6244,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listWorkspaces: {

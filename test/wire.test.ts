@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import zlib from 'node:zlib';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
@@ -9,6 +13,7 @@ import {
 import { WorkspaceService } from '../gen/proto/vigil/v1/workspaces_pb';
 import { AuditService, ListAuditEntriesResponseSchema } from '../gen/proto/vigil/v1/audit_pb';
 import { startTestServer, type TestServer } from './support/harness';
+import { ROOT } from './support/child';
 
 // One handler behind every wire format: REST JSON, REST protobuf (gzip both
 // ways) and Connect (binary and JSON) give the same data and the same errors.
@@ -191,13 +196,34 @@ describe('published contract', () => {
     expect(doc.paths['/monitors/{id}'].get['x-permission']).toBe('monitor:read');
   });
 
-  test('GET /api/proto lists the .proto files, each downloadable', async () => {
+  test('GET /api/proto lists the .proto files by import path, each downloadable there', async () => {
     const { bytes } = await raw('/api/proto');
-    const list = JSON.parse(Buffer.from(bytes).toString()).data as { name: string; url: string }[];
-    expect(list.map((f) => f.name)).toEqual(expect.arrayContaining(['common.proto', 'monitors.proto']));
+    const list = JSON.parse(Buffer.from(bytes).toString()).data as { name: string; path: string; url: string }[];
+    expect(list).toEqual(expect.arrayContaining([
+      { name: 'monitors.proto', path: 'vigil/v1/monitors.proto', package: 'vigil.v1', url: `${server.url}/api/proto/vigil/v1/monitors.proto` },
+    ]));
     const res = await fetch(list.find((f) => f.name === 'monitors.proto')!.url);
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('service MonitorService');
+    expect((await fetch(`${server.url}/api/proto/monitors.proto`)).status).toBe(200);
+    expect((await fetch(`${server.url}/api/proto/vigil/v1/nothing.proto`)).status).toBe(404);
+  });
+
+  test('the served protos, saved at their listed paths, build with buf generate as they are', async () => {
+    const list = (await (await fetch(`${server.url}/api/proto`)).json()).data as { path: string; url: string }[];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-protos-'));
+    try {
+      for (const f of list) {
+        fs.mkdirSync(path.join(dir, path.dirname(f.path)), { recursive: true });
+        fs.writeFileSync(path.join(dir, f.path), await (await fetch(f.url)).text());
+      }
+      fs.writeFileSync(path.join(dir, 'buf.gen.yaml'), `version: v2\nplugins:\n  - local: ${path.join(ROOT, 'node_modules/.bin/protoc-gen-es')}\n    out: out\n    opt: [target=ts]\n`);
+      execFileSync(path.join(ROOT, 'node_modules/.bin/buf'), ['generate'], { cwd: dir, stdio: 'pipe' });
+      expect(fs.existsSync(path.join(dir, 'out/vigil/v1/monitors_pb.ts'))).toBe(true);
+      expect(fs.readFileSync(path.join(dir, 'out/vigil/v1/monitors_pb.ts'), 'utf8')).toContain('MonitorService');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

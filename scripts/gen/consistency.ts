@@ -111,6 +111,24 @@ function requestFields(doc: OpenApiDoc, op: OperationInfo, out: string[]): { fie
   return { fields, rawBytes };
 }
 
+/**
+ * The `default` keywords anywhere in a request body schema (through $refs,
+ * properties, items and compositions). Generators read `default` as "always
+ * present" (openapi-typescript 7 makes such a property required), so a
+ * request field's default is said in its description instead.
+ */
+function requestDefaults(doc: OpenApiDoc, node: Schema | undefined, at: string, seen = new Set<Schema>()): string[] {
+  if (!node || typeof node !== 'object' || seen.has(node)) return [];
+  seen.add(node);
+  const out: string[] = [];
+  if (typeof node.$ref === 'string') return requestDefaults(doc, deref(doc, node), at, seen);
+  if ('default' in node) out.push(at);
+  for (const [k, v] of Object.entries<Schema>(node.properties ?? {})) out.push(...requestDefaults(doc, v, `${at}.${k}`, seen));
+  if (node.items) out.push(...requestDefaults(doc, node.items, `${at}[]`, seen));
+  for (const key of ['oneOf', 'anyOf', 'allOf'] as const) for (const v of node[key] ?? []) out.push(...requestDefaults(doc, v, at, seen));
+  return out;
+}
+
 /** Rule 2: operation ↔ RPC, request and response messages, and the x-* keys. */
 function checkOperation(doc: OpenApiDoc, reg: FileRegistry, op: OperationInfo): string[] {
   const out = [...op.problems];
@@ -121,6 +139,9 @@ function checkOperation(doc: OpenApiDoc, reg: FileRegistry, op: OperationInfo): 
   if (op.permission !== null && !op.permissions.includes(op.permission)) out.push(`${label}: x-permission ${op.permission} is not listed in x-permissions`);
   if (!op.rawResponse && op.successSchema && schemaRefName(op.successSchema) !== `${op.pascal}Response`) {
     out.push(`${label}: success schema should be $ref ${op.pascal}Response`);
+  }
+  for (const where of requestDefaults(doc, op.jsonBody ?? undefined, 'body')) {
+    out.push(`${label}: ${where} has a \`default\` (client generators then make it required); say the default in its description`);
   }
   if (!op.service) return out;
   const svc = reg.getService(`${PKG}.${op.service}`);

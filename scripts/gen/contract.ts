@@ -47,6 +47,8 @@ export interface OperationInfo {
   sessionOnly: boolean;
   rawRequest: boolean;
   rawResponse: boolean;
+  /** False while the operation documents a 501 response: its feature is not built yet. */
+  built: boolean;
   successStatus: number;
   pathParams: ParamInfo[];
   queryParams: ParamInfo[];
@@ -219,6 +221,7 @@ export function listOperations(doc: OpenApiDoc): OperationInfo[] {
         sessionOnly: op['x-session-only'] === true,
         rawRequest: op['x-raw-request'] === true,
         rawResponse,
+        built: !('501' in (op.responses ?? {})),
         successStatus: Number(successCodes[0] ?? 200),
         pathParams: all.filter((p) => p.in === 'path'),
         queryParams: all.filter((p) => p.in === 'query'),

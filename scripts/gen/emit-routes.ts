@@ -47,6 +47,7 @@ function routeLiteral(doc: OpenApiDoc, op: OperationInfo): string {
     `    sessionOnly: ${op.sessionOnly},`,
     `    rawRequest: ${op.rawRequest},`,
     `    rawResponse: ${op.rawResponse},`,
+    `    built: ${op.built},`,
     `    successStatus: ${op.successStatus},`,
     `    pathParams: [${op.pathParams.map((p) => q(p.name)).join(', ')}],`,
     `    queryParams: [${queryParams}],`,
@@ -104,6 +105,8 @@ export interface RouteDef {
   rawRequest: boolean;
   /** The success body is a file, not {data}. */
   rawResponse: boolean;
+  /** False while the contract documents a 501 for it: the feature is not built yet. */
+  built: boolean;
   successStatus: 200 | 201;
   pathParams: readonly string[];
   queryParams: readonly QueryParamDef[];
@@ -181,6 +184,9 @@ export function renderRoutes(doc: OpenApiDoc, ops: OperationInfo[]): string {
     '',
     '/** Operations whose success body is a file (x-raw-response). */',
     `export type RawResponseOperationId = ${union(ops.filter((o) => o.rawResponse).map((o) => o.operationId))};`,
+    '',
+    '/** Operations not built yet: the contract documents their 501 (src/api/notImplemented.ts answers it). */',
+    `export type UnbuiltOperationId = ${union(ops.filter((o) => !o.built).map((o) => o.operationId))};`,
     '',
     '/** Every operation; static path segments come before parameters at the same position, so register them in this order. */',
     'export const routes: readonly RouteDef[] = [',

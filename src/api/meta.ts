@@ -18,6 +18,7 @@ export const metaHandlers = {
           operationId: r.operationId,
           permission: r.permission,
           allowed: !(r.sessionOnly && caller.kind === 'key') && (r.permissions.length === 0 || r.permissions.some((p) => can(caller, p as Permission))),
+          built: r.built,
         })),
         key: caller.key && {
           id: caller.key.id, name: caller.key.name, prefix: caller.key.prefix, role: caller.role,

@@ -1,27 +1,14 @@
-import type { OperationId } from '../../gen/routes';
+import { routes, type UnbuiltOperationId } from '../../gen/routes';
 import { ApiError } from '../pipeline/errors';
 
 /**
- * Operations of the contract whose feature a later issue builds. Each answers
- * 501 `not_implemented` after the pipeline (auth, limits, permission,
- * validation) has run, so callers see the real contract everywhere else.
- * test/not-implemented.test.ts lists exactly these.
+ * Operations of the contract whose feature a later issue builds: those whose
+ * contract documents a 501 response (the contract is the one list). Each
+ * answers 501 `not_implemented` after authentication, the rate limit and the
+ * permission check, so callers see the real contract everywhere else; the
+ * `/api/v1` index marks them `built: false`.
  */
-export const NOT_IMPLEMENTED = [
-  // Status pages
-  'listStatusPages', 'createStatusPage', 'getStatusPage', 'updateStatusPage', 'deleteStatusPage', 'addStatusPageComponent', 'removeStatusPageComponent',
-  // Error tracking
-  'uploadSourceMap', 'uploadSymbols', 'listErrorProjects', 'listErrorIssues', 'getErrorIssue', 'updateErrorIssue',
-  // Analytics
-  'listAnalyticsSites', 'getAnalyticsSite',
-  // Members, sessions, organisations, billing, agents, search, export
-  'listMembers', 'inviteMember', 'updateMember', 'removeMember', 'deleteInvitation',
-  'deleteAccount', 'listOrganizations', 'setActiveOrganization', 'createSmsEnrolment', 'confirmSmsEnrolment',
-  'listAgents', 'enrollAgent', 'deleteAgent', 'getAgentMetrics',
-  'getBilling', 'verifyStorePurchase', 'searchResources', 'exportEntity', 'exportAll',
-] as const satisfies readonly OperationId[];
-
-export type NotImplementedId = (typeof NOT_IMPLEMENTED)[number];
+export const NOT_IMPLEMENTED = routes.filter((r) => !r.built).map((r) => r.operationId) as readonly UnbuiltOperationId[];
 
 /** Marks a handler the runner answers 501 for, before validating the request. */
 export const NOT_BUILT = Symbol('not built');
@@ -39,5 +26,5 @@ export function notImplemented(operationId: string) {
 
 /** The 501 handlers, keyed by operation. */
 export const notImplementedHandlers = Object.fromEntries(NOT_IMPLEMENTED.map((id) => [id, notImplemented(id)])) as unknown as {
-  [K in NotImplementedId]: () => Promise<never>;
+  [K in UnbuiltOperationId]: () => Promise<never>;
 };

@@ -15,13 +15,15 @@ import type { SecretBox } from '../crypto/secrets';
 import type { Services } from '../pipeline/context';
 
 const ROOT = path.resolve(__dirname, '../..');
-const PROTO_DIR = path.join(ROOT, 'proto/vigil/v1');
+/** The proto package's folder: files import each other by their path under it (`vigil/v1/common.proto`). */
+const PROTO_PACKAGE_DIR = 'vigil/v1';
 
-/** Proto files published at /api/proto, read once. */
+/** Proto files published at /api/proto, by import path, read once. */
 function protoFiles(): Map<string, string> {
   const files = new Map<string, string>();
-  for (const name of fs.readdirSync(PROTO_DIR).sort()) {
-    if (name.endsWith('.proto')) files.set(name, fs.readFileSync(path.join(PROTO_DIR, name), 'utf8'));
+  const dir = path.join(ROOT, 'proto', PROTO_PACKAGE_DIR);
+  for (const name of fs.readdirSync(dir).sort()) {
+    if (name.endsWith('.proto')) files.set(`${PROTO_PACKAGE_DIR}/${name}`, fs.readFileSync(path.join(dir, name), 'utf8'));
   }
   return files;
 }
@@ -52,15 +54,22 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   const openapi = fs.readFileSync(path.join(ROOT, 'gen/openapi.json'));
   const protos = protoFiles();
   app.get('/openapi.json', (req, res) => sendBytes(req, res, 200, 'application/json; charset=utf-8', openapi));
+  // Each file is listed with the path other files import it by, and served under that path, so that
+  // saving every file at its `path` gives a tree `buf generate` or `protoc -I .` takes as it is.
   app.get('/api/proto', (req, res) => {
     const base = deps.services.baseUrl();
-    sendJson(req, res, 200, { data: [...protos.keys()].map((name) => ({ name, package: 'vigil.v1', url: `${base}/api/proto/${name}` })) });
+    sendJson(req, res, 200, {
+      data: [...protos.keys()].map((p) => ({ name: path.posix.basename(p), path: p, package: 'vigil.v1', url: `${base}/api/proto/${p}` })),
+    });
   });
-  app.get('/api/proto/:file', (req, res) => {
-    const text = protos.get(req.params.file);
+  const sendProto = (req: Request, res: Response, file: string | undefined) => {
+    const text = file ? protos.get(file) : undefined;
     if (!text) return sendError(req, res, new ApiError(404, 'not_found', 'No such proto file.'));
     sendBytes(req, res, 200, 'text/plain; charset=utf-8', text);
-  });
+  };
+  app.get(`/api/proto/${PROTO_PACKAGE_DIR}/:file`, (req, res) => sendProto(req, res, `${PROTO_PACKAGE_DIR}/${req.params.file}`));
+  // The bare file name, as listed before import paths were: kept working.
+  app.get('/api/proto/:file', (req, res) => sendProto(req, res, `${PROTO_PACKAGE_DIR}/${req.params.file}`));
 
   app.use('/api/v1', restRouter(runner, log));
   app.use('/ping', pingRouter(deps.db, log));
