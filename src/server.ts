@@ -17,8 +17,8 @@ import { createApp } from './transport/app';
 import { answerClientError } from './transport/respond';
 import { startWorker, type Worker } from './engine/worker';
 import { netPolicyFrom } from './engine/netPolicy';
-import { migrateQueue } from './alerting/queue';
-import { startAlerting } from './alerting/tasks';
+import { migrateQueue } from './jobs/queue';
+import { startJobs } from './jobs/tasks';
 
 /** A running Vigil process (role serve). */
 export interface RunningServer {
@@ -67,7 +67,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const worker: Worker | null = config.worker
       ? startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency })
       : null;
-    const alerting = config.worker ? await startAlerting(pool, db, secrets, services, log) : null;
+    const jobs = config.worker ? await startJobs(pool, { db, secrets, services }, log) : null;
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError);
@@ -86,7 +86,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       async close() {
         await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
         await worker?.stop();
-        await alerting?.stop();
+        await jobs?.stop();
         await limits.close();
         await redis?.quit().catch(() => undefined);
         await changes?.close();

@@ -6,8 +6,8 @@ import { migrateToLatest } from './db/migrate';
 import { netPolicyFrom } from './engine/netPolicy';
 import { startWorker } from './engine/worker';
 import { createLogger } from './log';
-import { migrateQueue } from './alerting/queue';
-import { startAlerting } from './alerting/tasks';
+import { migrateQueue } from './jobs/queue';
+import { startJobs } from './jobs/tasks';
 
 /**
  * `npm run worker`: a worker process only (scheduler and checks), for scale-out.
@@ -26,8 +26,8 @@ async function main(): Promise<void> {
   const net = netPolicyFrom(config);
   const worker = startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency });
   const services = { config, secrets, net, baseUrl: () => config.baseUrl ?? `http://localhost:${config.port}` };
-  const alerting = await startAlerting(pool, db, secrets, services, log);
-  const stop = async () => { await worker.stop(); await alerting.stop(); await db.destroy(); process.exit(0); };
+  const jobs = await startJobs(pool, { db, secrets, services }, log);
+  const stop = async () => { await worker.stop(); await jobs.stop(); await db.destroy(); process.exit(0); };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
 }

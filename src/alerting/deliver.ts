@@ -2,7 +2,7 @@ import type { JobHelpers } from 'graphile-worker';
 import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import type { SecretBox } from '../crypto/secrets';
-import { addEvent } from '../engine/incidents';
+import { addEvent } from '../incidents/timeline';
 import type { Services } from '../pipeline/context';
 import { channelKinds, isChannelKind } from './channels';
 import type { AlertEvent, AlertIncident, AlertMessage } from './channels/channel';

@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import type { AlertEvent } from './channels/channel';
-import { enqueueMany } from './queue';
+import { enqueueMany } from '../jobs/queue';
 import { underMaintenance } from './maintenance';
 
 /** Attempts of one delivery before it is given up (graphile-worker backs off exponentially between them). */

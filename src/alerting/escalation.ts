@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect';
-import { addEvent } from '../engine/incidents';
+import { addEvent } from '../incidents/timeline';
 import { queueDeliveries, type AlertSubject } from './dispatch';
-import { enqueue } from './queue';
+import { enqueue } from '../jobs/queue';
 import { policiesForMonitors, stepChannels } from '../domain/oncall';
 import { nextStep, stepDueAt } from './oncall';
 import { underMaintenance } from './maintenance';

@@ -1,6 +1,6 @@
 import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
-import { addEvent } from '../engine/incidents';
+import { addEvent } from '../incidents/timeline';
 import { queueAlerts } from '../alerting/dispatch';
 import { ApiError, invalid, conflict } from '../pipeline/errors';
 import type { Permission } from '../auth/roles';

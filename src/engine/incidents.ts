@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
+import { addEvents, type IncidentEventInput } from '../incidents/timeline';
 import type { CheckResult } from './kinds/kind';
 import type { ResultSubject } from './results';
 import { sql } from 'kysely';
@@ -7,28 +8,6 @@ import { queueAlertsFor } from '../alerting/dispatch';
 import { startEscalations } from '../alerting/escalation';
 
 const UNRESOLVED = ['open', 'acknowledged', 'suppressed'] as const;
-
-/** One timeline entry of an incident. */
-export interface IncidentEventInput {
-  incidentId: string; organizationId: string; kind: string; at?: Date; message?: string | null;
-  fromStatus?: string | null; toStatus?: string | null; public?: boolean;
-  actor?: { type: string; id: string | null; name: string | null } | null;
-}
-
-/** Records timeline entries in one statement. */
-export async function addEvents(db: Db, rows: IncidentEventInput[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db.insertInto('incident_events').values(rows.map((e) => ({
-    id: newId('evt'), incident_id: e.incidentId, organization_id: e.organizationId, kind: e.kind, at: e.at ?? new Date(),
-    message: e.message ?? null, from_status: e.fromStatus ?? null, to_status: e.toStatus ?? null, public: e.public ?? false,
-    actor_type: e.actor?.type ?? 'system', actor_id: e.actor?.id ?? null, actor_name: e.actor?.name ?? null,
-  }))).execute();
-}
-
-/** Records one timeline entry of an incident. */
-export async function addEvent(db: Db, e: IncidentEventInput): Promise<void> {
-  await addEvents(db, [e]);
-}
 
 /**
  * The incident a new outage of `monitor` is the blast radius of: the open

@@ -1,0 +1,33 @@
+import type { Db } from '../db/connect';
+import { newId } from '../crypto/ids';
+
+/**
+ * The incident timeline: every state change, acknowledgement, comment,
+ * escalation step and notification of an incident is one row of
+ * `incident_events`, written here by whoever acted (the engine, alerting,
+ * people through the API). A room of its own so that those writers need not
+ * import each other.
+ */
+
+/** One timeline entry of an incident. */
+export interface IncidentEventInput {
+  incidentId: string; organizationId: string; kind: string; at?: Date; message?: string | null;
+  fromStatus?: string | null; toStatus?: string | null; public?: boolean;
+  actor?: { type: string; id: string | null; name: string | null } | null;
+}
+
+/** Records timeline entries in one statement. */
+export async function addEvents(db: Db, rows: IncidentEventInput[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insertInto('incident_events').values(rows.map((e) => ({
+    id: newId('evt'), incident_id: e.incidentId, organization_id: e.organizationId, kind: e.kind, at: e.at ?? new Date(),
+    message: e.message ?? null, from_status: e.fromStatus ?? null, to_status: e.toStatus ?? null, public: e.public ?? false,
+    actor_type: e.actor?.type ?? 'system', actor_id: e.actor?.id ?? null, actor_name: e.actor?.name ?? null,
+  }))).execute();
+}
+
+/** Records one timeline entry of an incident. */
+export async function addEvent(db: Db, e: IncidentEventInput): Promise<void> {
+  await addEvents(db, [e]);
+}
+
