@@ -1443,11 +1443,15 @@ export interface paths {
         /**
          * Create a status page
          * @description Creates a status page in a workspace. The `slug` is derived from the
-         *     name (made unique with a suffix when taken) and never changes. A new
-         *     page is `public`, in English, with 90 days of history, incident history
-         *     shown, response times hidden and no components; change the rest with
-         *     `PATCH /status-pages/{id}`. A `workspaceId` the key cannot see is 400
-         *     (`details.field` `workspaceId`).
+         *     name (lower-case ASCII words joined by hyphens, made unique across the
+         *     service with a suffix when taken) and never changes; the page is
+         *     served at `{base_url}/status/<slug>`. A new page is `public`, in
+         *     English (`en`), with 90 days of history, incident history shown,
+         *     response times hidden, subscribers off, accent `#2563eb` and no
+         *     components; change the rest with `PATCH /status-pages/{id}`. A
+         *     `workspaceId` the key cannot see is 404 (`details.field`
+         *     `workspaceId`). Each plan allows a number of pages (free 1, pro 10,
+         *     business 50, enterprise unlimited); one more is 402 `limit_reached`.
          */
         post: operations["createStatusPage"];
         delete?: never;
@@ -1466,7 +1470,9 @@ export interface paths {
         /**
          * Get a status page
          * @description One page with its settings and components. The page password is never
-         *     returned; `hasPassword` says whether one is set.
+         *     returned; `hasPassword` says whether one is set. `url` is the page's
+         *     public address; with a custom domain, `domainVerification` names the
+         *     DNS TXT record that proves control of it.
          */
         get: operations["getStatusPage"];
         put?: never;
@@ -1487,14 +1493,34 @@ export interface paths {
          *       string, the form protobuf can send) clears them.
          *     - `password`: sets the password visitors need when `visibility` is
          *       `password` (8 to 128 characters); null (or an empty string) removes
-         *       it. It is stored hashed and never returned.
-         *     - `visibility`: `public` (anyone), `password` (visitors need the page
-         *       password; 400 unless a password is set or sent in the same request)
-         *       or `private` (only signed-in members of the organisation).
-         *     - `themeAccent`: a colour `#rrggbb`. `language`: the page's language as
-         *       a BCP 47 tag (`en`, `de`, `pt-BR`).
+         *       it (400 while `visibility` is `password`). It is stored as a slow
+         *       hash (scrypt), never returned, logged or audited (the audit entry
+         *       says only that it changed); changing it signs every visitor out.
+         *     - `visibility`: `public` (anyone; search engines may index it),
+         *       `password` (visitors enter the page password once per browser: a
+         *       signed, HttpOnly cookie for 30 days; 400 `password_required` unless
+         *       a password is set or sent in the same request) or `private` (not
+         *       served at all: every public address of the page answers 404, as if
+         *       it did not exist, so a page can be prepared before it is published).
+         *       Password and private pages are never indexed.
+         *     - `themeAccent`: a colour `#rrggbb`. `language`: the language of the
+         *       page's own words, one of `en`, `de`, `fr`, `es` (anything else is
+         *       400 naming `language`).
          *     - `historyDays`: days of history shown, 1 to 365 (days beyond the
          *       plan's history retention show no data).
+         *     - `customCss`: added after the page's own styles. Rules: a `<` is
+         *       written as the CSS escape `\3C ` (so the CSS can never end its
+         *       `<style>` element), `@import` rules are dropped, and the page's
+         *       Content-Security-Policy lets images and fonts come only from the page
+         *       itself or `data:` URLs.
+         *     - `logoUrl`: an `http` or `https` URL without credentials; the page's
+         *       Content-Security-Policy allows images from that one origin.
+         *     - `customDomain`: a host name (`status.example.com`) to serve the page
+         *       at; null clears it. Setting it (or changing it) creates a new
+         *       verification token and clears `domainVerifiedAt`: publish the TXT
+         *       record named in `domainVerification`, then call
+         *       `POST /status-pages/{id}/domain-verification`. A domain belongs to
+         *       one page only (409 `custom_domain_taken`).
          */
         patch: operations["updateStatusPage"];
         trace?: never;
@@ -1524,6 +1550,64 @@ export interface paths {
          *     A component that is not on this page is 404.
          */
         delete: operations["removeStatusPageComponent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/status-pages/{id}/domain-verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a status page's custom domain
+         * @description Looks up the TXT records of `_vigil.<customDomain>` now (through the
+         *     resolver of `DNS_RESOLVER`, else the system's) and sets
+         *     `domainVerifiedAt` when one of them is exactly the page's
+         *     `recordValue`. From then on the page is served at the root of the
+         *     domain (chosen by the `Host` header) and `{base_url}/tls/ask` answers
+         *     200 for it. Not finding the record is not an error: the answer says
+         *     `verified: false` with what was found (or the DNS error). A verified
+         *     domain stays verified until `customDomain` changes. A page without a
+         *     custom domain is 400 `no_custom_domain`.
+         */
+        post: operations["verifyStatusPageDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/status-pages/{id}/subscribers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a status page's subscribers
+         * @description The people and systems subscribed to the page's updates, newest first.
+         *     Subscriber addresses are personal data, so reading them needs
+         *     `status_page:manage`. A webhook subscriber shows only its URL's host.
+         *     `confirmed` is false for an e-mail address whose confirmation link has
+         *     not been followed yet (it receives nothing until then).
+         */
+        get: operations["listStatusPageSubscribers"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a subscriber from a status page
+         * @description Removes one subscriber: it receives nothing more. Name it by query
+         *     `subscriber` or body `subscriberId`; neither is 400. A subscriber that
+         *     is not on this page is 404.
+         */
+        delete: operations["removeStatusPageSubscriber"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3292,6 +3376,19 @@ export interface components {
         RemoveStatusPageComponentResponse: {
             data: components["schemas"]["DeleteResult"];
         };
+        RemoveStatusPageSubscriberBody: {
+            /** @description The subscriber's id (alternative to query `subscriber`). */
+            subscriberId?: string;
+        };
+        RemoveStatusPageSubscriberResponse: {
+            data: components["schemas"]["DeleteResult"];
+        };
+        ListStatusPageSubscribersResponse: {
+            data: components["schemas"]["StatusPageSubscriber"][];
+        };
+        VerifyStatusPageDomainResponse: {
+            data: components["schemas"]["StatusPageDomainVerification"];
+        };
         /** @description Optional; the query parameter `id` (the documented form) may name the key instead. */
         RevokeApiKeyBody: {
             id?: string;
@@ -3472,7 +3569,7 @@ export interface components {
             hasPassword: boolean;
             /** @description Accent colour, `#rrggbb`. */
             themeAccent: string;
-            /** @description BCP 47 language tag (`en`). */
+            /** @description The language of the page's own words: `en`, `de`, `fr` or `es`. */
             language: string;
             /** @description Days of history shown. */
             historyDays: number;
@@ -3482,6 +3579,46 @@ export interface components {
             groupByHost: boolean;
             /** @description In page order. */
             components: components["schemas"]["StatusPageComponent"][];
+            /** @description The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified). */
+            url: string;
+            /** @description The DNS record that proves control of `customDomain`; null without a custom domain. */
+            domainVerification: components["schemas"]["StatusPageDomainVerification"] | null;
+        };
+        /** @description How a custom domain is proved, and what the last lookup found. */
+        StatusPageDomainVerification: {
+            domain: string;
+            /** @description `_vigil.<domain>`. */
+            recordName: string;
+            /** @constant */
+            recordType: "TXT";
+            /** @description The value the TXT record must hold exactly (`vigil-verify=…`). */
+            recordValue: string;
+            verified: boolean;
+            /** Format: date-time */
+            verifiedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the record was last looked up; null before the first check.
+             */
+            checkedAt: string | null;
+            /** @description The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check. */
+            found: string[];
+            /** @description Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check. */
+            error: string | null;
+        };
+        /** @description Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates. */
+        StatusPageSubscriber: {
+            id: string;
+            /** @enum {string} */
+            kind: "email" | "webhook";
+            /** @description The e-mail address, or the webhook URL's host. */
+            target: string;
+            /** @description False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once. */
+            confirmed: boolean;
+            /** Format: date-time */
+            confirmedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
         };
         /** @description The workspace a status page belongs to. */
         StatusPageWorkspace: {
@@ -3600,12 +3737,13 @@ export interface components {
             name?: string;
             headline?: string | null;
             description?: string | null;
-            /** @description An https URL. */
+            /** @description An http or https URL. */
             logoUrl?: string | null;
             /** @description 8 to 128 characters; null or an empty string removes it. */
             password?: string | null;
             customCss?: string | null;
             themeAccent?: string;
+            /** @description `en`, `de`, `fr` or `es`. */
             language?: string;
             /** @enum {string} */
             visibility?: "public" | "password" | "private";
@@ -3615,6 +3753,8 @@ export interface components {
             subscribersEnabled?: boolean;
             hideServiceBranding?: boolean;
             groupByHost?: boolean;
+            /** @description A host name to serve the page at; null clears it. */
+            customDomain?: string | null;
         };
         UpdateStatusPageResponse: {
             data: components["schemas"]["StatusPageDetail"];
@@ -5985,7 +6125,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     createStatusPage: {
@@ -6015,7 +6154,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getStatusPage: {
@@ -6044,7 +6182,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     deleteStatusPage: {
@@ -6073,7 +6210,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     updateStatusPage: {
@@ -6106,7 +6242,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     addStatusPageComponent: {
@@ -6141,7 +6276,6 @@ export interface operations {
             /** @description The monitor is already on the page. */
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     removeStatusPageComponent: {
@@ -6177,7 +6311,97 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
+        };
+    };
+    verifyStatusPageDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The page's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The outcome of the lookup. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerifyStatusPageDomainResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listStatusPageSubscribers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The page's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscribers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListStatusPageSubscribersResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    removeStatusPageSubscriber: {
+        parameters: {
+            query?: {
+                /** @description The subscriber's id (alternative to body `subscriberId`). */
+                subscriber?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The page's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RemoveStatusPageSubscriberBody"];
+            };
+        };
+        responses: {
+            /** @description Removed; `id` is the subscriber's. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoveStatusPageSubscriberResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getSummary: {

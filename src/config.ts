@@ -29,6 +29,8 @@ export interface Config {
   worker: boolean;
   /** How many checks one worker runs at once. */
   checkConcurrency: number;
+  /** DNS resolver (`ip` or `ip:port`) of Vigil's own lookups (custom-domain verification); null = the system's. */
+  dnsResolver: string | null;
   /** Alert providers: SMTP for e-mail, Telegram bot, PagerDuty and JSM endpoints (configurable for tests and proxies). */
   providers: {
     smtpUrl: string | null;
@@ -78,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checksExtraCaFiles: (env.CHECKS_EXTRA_CA_FILES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     worker: !['false', '0', 'no'].includes((env.WORKER ?? 'true').toLowerCase()),
     checkConcurrency: int(env, 'CHECK_CONCURRENCY', 200),
+    dnsResolver: env.DNS_RESOLVER || null,
     providers: {
       smtpUrl: env.SMTP_URL || null,
       mailFrom: env.MAIL_FROM || 'Vigil <vigil@localhost>',

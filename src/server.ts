@@ -63,7 +63,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const net = netPolicyFrom(config);
     const services: Services = { config, secrets, baseUrl: () => baseUrl, net };
     const run = createRunner({ db, limits, services, handlers: handlers as never });
-    const app = createApp(run, (m, e) => log.error(m, e), { db, secrets, services });
+    const app = createApp(run, (m, e) => log.error(m, e), { db, secrets, services, limits });
     const worker: Worker | null = config.worker
       ? startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency })
       : null;

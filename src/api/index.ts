@@ -13,6 +13,7 @@ import { maintenanceHandlers } from './maintenance';
 import { oncallHandlers } from './oncall';
 import { feedHandlers } from './feeds';
 import { alertingHandlers } from './alerting';
+import { statusPageHandlers } from './statusPages';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -30,4 +31,5 @@ export const handlers: Handlers<Ctx> = {
   ...oncallHandlers,
   ...feedHandlers,
   ...alertingHandlers,
+  ...statusPageHandlers,
 };

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -7,12 +7,28 @@ export interface SecretBox {
   seal(plain: string): string;
   /** The plain text, or null when it cannot be decrypted (wrong key, damaged). */
   open(sealed: string): string | null;
+  /** A MAC of `data` for one `purpose` (a key of its own per purpose, derived from the master key), base64url. */
+  sign(purpose: string, data: string): string;
+  /** True when `mac` is `sign(purpose, data)` (constant-time). */
+  verify(purpose: string, data: string, mac: string): boolean;
 }
 
 /** AES-256-GCM; the sealed form is `v1.<iv>.<tag>.<ciphertext>` in base64url. */
 export function createSecretBox(key: Buffer): SecretBox {
   if (key.length !== 32) throw new Error('the master key must be 32 bytes');
+  const macKeys = new Map<string, Buffer>();
+  const sign = (purpose: string, data: string) => {
+    let k = macKeys.get(purpose);
+    if (!k) macKeys.set(purpose, k = createHmac('sha256', key).update(`vigil-mac:${purpose}`).digest());
+    return createHmac('sha256', k).update(data, 'utf8').digest('base64url');
+  };
   return {
+    sign,
+    verify(purpose, data, mac) {
+      const want = Buffer.from(sign(purpose, data));
+      const got = Buffer.from(mac);
+      return got.length === want.length && timingSafeEqual(got, want);
+    },
     seal(plain) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);

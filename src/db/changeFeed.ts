@@ -13,8 +13,10 @@ async function configure(client: pg.Client, clock: ChangeClock): Promise<void> {
     select confrelid::regclass::text as parent, conrelid::regclass::text as child
       from pg_constraint
      where contype = 'f' and (confdeltype in ('c', 'n', 'd') or confupdtype in ('c', 'n', 'd'))`);
-  const watched = await client.query<{ name: string }>(
-    'select distinct tgrelid::regclass::text as name from pg_trigger where tgname = $1', [TRIGGER]);
+  // Tables with the statement trigger, and `monitor_status` (changes of a monitor's status only) when its row trigger exists.
+  const watched = await client.query<{ name: string }>(`
+    select distinct tgrelid::regclass::text as name from pg_trigger where tgname = $1
+    union select 'monitor_status' from pg_trigger where tgname = 'vigil_notify_status'`, [TRIGGER]);
   clock.configure(cascadeReach(fks.rows), watched.rows.map((r) => r.name));
 }
 

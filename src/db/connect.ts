@@ -15,6 +15,7 @@ pg.types.setTypeParser(1082, (v) => v);
 export type Db = Kysely<Database>;
 
 const caches = new WeakMap<object, ReadCache>();
+const clocks = new WeakMap<object, ChangeClock>();
 
 /**
  * Opens a pooled connection to `url`. Its change clock learns of every write
@@ -29,6 +30,7 @@ export function connectDb(url: string, max = 10): { db: Db; pool: pg.Pool; clock
   const clock = new ChangeClock();
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, clock) as unknown as pg.Pool }) });
   caches.set(db, new ReadCache(clock));
+  clocks.set(db, clock);
   return { db, pool, clock };
 }
 
@@ -40,6 +42,11 @@ export function connectDb(url: string, max = 10): { db: Db; pool: pg.Pool; clock
 export function cachedRows<R>(db: Db, key: string, tables: readonly string[], load: () => Promise<R[]>): Promise<readonly R[]> {
   const cache = caches.get(db);
   return cache ? cache.rows(key, tables, load) : load();
+}
+
+/** The change clock of a root `db` (null for a transaction or a handle not made by connectDb): for caches of their own. */
+export function clockOf(db: Db): ChangeClock | null {
+  return clocks.get(db) ?? null;
 }
 
 /** Creates `database` on the server at `adminUrl` if it does not exist yet. */

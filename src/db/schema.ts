@@ -241,6 +241,52 @@ export interface StatusPagesTable {
   name: string;
   slug: string;
   created_at: TsDefault;
+  headline: string | null;
+  description: string | null;
+  logo_url: string | null;
+  custom_css: string | null;
+  /** scrypt, `scrypt$<N>$<r>$<p>$<salt>$<hash>`; null when none is set. */
+  password_hash: string | null;
+  visibility: ColumnType<string, string | undefined, string>;
+  theme_accent: ColumnType<string, string | undefined, string>;
+  language: ColumnType<string, string | undefined, string>;
+  history_days: ColumnType<number, number | undefined, number>;
+  show_response_times: ColumnType<boolean, boolean | undefined, boolean>;
+  show_incident_history: ColumnType<boolean, boolean | undefined, boolean>;
+  subscribers_enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  hide_service_branding: ColumnType<boolean, boolean | undefined, boolean>;
+  group_by_host: ColumnType<boolean, boolean | undefined, boolean>;
+  custom_domain: string | null;
+  domain_token: string | null;
+  domain_verified_at: TsNull;
+  domain_checked_at: TsNull;
+  domain_found: ColumnType<string[], string[] | undefined, string[]>;
+  domain_error: string | null;
+  updated_at: TsDefault;
+}
+
+export interface StatusPageComponentsTable {
+  id: string;
+  page_id: string;
+  organization_id: string;
+  monitor_id: string;
+  display_name: string | null;
+  position: number;
+  created_at: TsDefault;
+}
+
+export interface StatusPageSubscribersTable {
+  id: string;
+  page_id: string;
+  organization_id: string;
+  kind: string;
+  target: string;
+  target_enc: string | null;
+  target_key: string;
+  confirm_token_hash: Buffer | null;
+  confirm_sent_at: TsNull;
+  confirmed_at: TsNull;
+  created_at: TsDefault;
 }
 
 export interface AuditLogTable {
@@ -335,6 +381,8 @@ export interface Database {
   incidents: IncidentsTable;
   notification_channels: NotificationChannelsTable;
   status_pages: StatusPagesTable;
+  status_page_components: StatusPageComponentsTable;
+  status_page_subscribers: StatusPageSubscribersTable;
   audit_log: AuditLogTable;
   check_results: CheckResultsTable;
   rollup_hourly: RollupHourlyTable;

@@ -6,6 +6,7 @@ import { hashToken, newToken, tokenPrefix } from '../crypto/tokens';
 import { ApiError } from '../pipeline/errors';
 import { audit } from './audit';
 import { iso } from './tenancy';
+import { escapeHtml, xmlSafe } from '../pipeline/html';
 
 /**
  * The incident feed of an organisation (spec: Events): one RSS 2.0 and one
@@ -127,17 +128,13 @@ export async function feedEntries(db: Db, organizationId: string): Promise<{ org
   return { organizationName: org?.name ?? '', entries };
 }
 
-/** Drops characters XML 1.0 cannot carry (controls, lone surrogates, U+FFFE/U+FFFF). */
-function xmlSafe(s: string): string {
-  return s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '');
-}
 
 /**
  * Escapes text for the HTML the feed carries (Atom `type="html"`, RSS
  * description). Escaping `>` also keeps `]]>` out of the CDATA sections.
  */
 function html(s: string): string {
-  return xmlSafe(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return escapeHtml(xmlSafe(s));
 }
 
 /** The HTML summary of one incident: cause, severity, status, times and public updates. */

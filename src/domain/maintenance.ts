@@ -15,6 +15,7 @@ import { newId } from '../crypto/ids';
 import { invalid, notFound } from '../pipeline/errors';
 import { lastOccurrence, nextOccurrence, type WindowTiming } from '../alerting/maintenance';
 import { audit, diff } from './audit';
+import { queueMaintenanceNews } from '../statuspages/news';
 import { iso, visibleWorkspace, workspaceFilter } from './tenancy';
 
 type Row = Selectable<MaintenanceWindowsTable>;
@@ -116,6 +117,7 @@ export async function createMaintenance(db: Db, caller: Caller, input: CreateMai
       notify_subscribers: input.notifySubscribers ?? false,
     }).returningAll().executeTakeFirstOrThrow();
     const out = windowOut(row, now);
+    await queueMaintenanceNews(tx, row);
     await audit(tx, caller, { action: 'maintenance.created', resourceType: 'maintenance', resourceId: id, workspaceId: ws.id,
       changes: diff(null, out, AUDITED) });
     return out;

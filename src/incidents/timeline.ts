@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
+import { queueIncidentNews } from '../statuspages/news';
 
 /**
  * The incident timeline: every state change, acknowledgement, comment,
@@ -16,14 +17,19 @@ export interface IncidentEventInput {
   actor?: { type: string; id: string | null; name: string | null } | null;
 }
 
-/** Records timeline entries in one statement. */
+/**
+ * Records timeline entries in one statement, and queues (in the same
+ * transaction) the news status-page subscribers are to hear of them.
+ */
 export async function addEvents(db: Db, rows: IncidentEventInput[]): Promise<void> {
   if (rows.length === 0) return;
-  await db.insertInto('incident_events').values(rows.map((e) => ({
+  const values = rows.map((e) => ({
     id: newId('evt'), incident_id: e.incidentId, organization_id: e.organizationId, kind: e.kind, at: e.at ?? new Date(),
     message: e.message ?? null, from_status: e.fromStatus ?? null, to_status: e.toStatus ?? null, public: e.public ?? false,
     actor_type: e.actor?.type ?? 'system', actor_id: e.actor?.id ?? null, actor_name: e.actor?.name ?? null,
-  }))).execute();
+  }));
+  await db.insertInto('incident_events').values(values).execute();
+  await queueIncidentNews(db, values.map((v) => ({ id: v.id, incidentId: v.incident_id, kind: v.kind, public: v.public })));
 }
 
 /** Records one timeline entry of an incident. */

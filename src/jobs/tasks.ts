@@ -7,6 +7,7 @@ import type { Services } from '../pipeline/context';
 import { deliverTask } from '../alerting/deliver';
 import { escalateTask } from '../alerting/escalation';
 import { startQueue } from './queue';
+import { statusNewsTask, statusNotifyTask } from '../statuspages/news';
 
 /** What every task of the queue may use. */
 export interface TaskDeps { db: Db; secrets: SecretBox; services: Services }
@@ -20,6 +21,8 @@ export function taskList(deps: TaskDeps): TaskList {
   return {
     deliver: deliverTask(deps.db, deps.secrets, deps.services),
     escalate: escalateTask(deps.db),
+    status_news: statusNewsTask(deps),
+    status_notify: statusNotifyTask(deps),
   };
 }
 

@@ -3,21 +3,26 @@ import type pg from 'pg';
 import type { Config } from '../config';
 import { ApiError } from './errors';
 
-/** The rate buckets of the contract (`x-bucket`). */
-export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols';
+/** The rate buckets of the contract (`x-bucket`), and the buckets of public pages (keyed by page and address, not organisation). */
+export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols' | 'page_password' | 'page_subscribe';
 
-/** Spends one point of an organisation's bucket, or throws 429 `rate_limited`. */
+/** Spends one point of a bucket for `key` (an organisation, or a page and an address), or throws 429 `rate_limited`. */
 export interface RateLimits {
-  consume(organizationId: string, bucket: Bucket, points?: number): Promise<void>;
+  consume(key: string, bucket: Bucket, points?: number): Promise<void>;
   close(): Promise<void>;
 }
 
-const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] }> = {
+/** Each bucket's window and its points: a configured limit, or a fixed number. */
+const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] | number }> = {
   R: { seconds: 60, limit: 'read' },
   W: { seconds: 60, limit: 'write' },
   export: { seconds: 3600, limit: 'export' },
   sourcemaps: { seconds: 3600, limit: 'sourcemaps' },
   symbols: { seconds: 3600, limit: 'symbols' },
+  // Password guesses on one status page from one address.
+  page_password: { seconds: 60, limit: 5 },
+  // Subscriptions to one status page from one address (each may send a confirmation mail).
+  page_subscribe: { seconds: 3600, limit: 10 },
 };
 
 export interface RateLimitStores { pool?: pg.Pool; redis?: unknown }
@@ -30,7 +35,7 @@ export async function createRateLimits(config: Config, stores: RateLimitStores):
   const limiters = {} as Record<Bucket, RateLimiterAbstract>;
   for (const bucket of Object.keys(WINDOWS) as Bucket[]) {
     const { seconds, limit } = WINDOWS[bucket];
-    const opts = { keyPrefix: `vigil_${bucket.toLowerCase()}`, points: config.limits[limit], duration: seconds };
+    const opts = { keyPrefix: `vigil_${bucket.toLowerCase()}`, points: typeof limit === 'number' ? limit : config.limits[limit], duration: seconds };
     // When the shared store is unreachable, each process limits on its own rather than failing requests.
     const insuranceLimiter = new RateLimiterMemory(opts);
     if (config.rateLimitStore === 'redis') {
@@ -48,9 +53,9 @@ export async function createRateLimits(config: Config, stores: RateLimitStores):
     }
   }
   return {
-    async consume(organizationId, bucket, points = 1) {
+    async consume(key, bucket, points = 1) {
       try {
-        await limiters[bucket].consume(organizationId, points);
+        await limiters[bucket].consume(key, points);
       } catch (e) {
         if (!(e instanceof RateLimiterRes)) throw e;
         const retryAfter = Math.max(1, Math.ceil(e.msBeforeNext / 1000));

@@ -13,6 +13,8 @@ import { probeRouter } from './probeApi';
 import type { Db } from '../db/connect';
 import type { SecretBox } from '../crypto/secrets';
 import type { Services } from '../pipeline/context';
+import type { RateLimits } from '../pipeline/ratelimit';
+import { mountStatusPages } from '../statuspages/public';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** The proto package's folder: files import each other by their path under it (`vigil/v1/common.proto`). */
@@ -43,7 +45,7 @@ function lastResort(log: (msg: string, e: unknown) => void) {
 
 /** The whole HTTP surface: REST under /api/v1, Connect under /rpc, the published contract. */
 /** What the non-API routes (pings, probes) reach directly. */
-export interface AppDeps { db: Db; secrets: SecretBox; services: Services }
+export interface AppDeps { db: Db; secrets: SecretBox; services: Services; limits: RateLimits }
 
 export function createApp(runner: Runner, log: (msg: string, e: unknown) => void, deps: AppDeps): express.Express {
   const app = express();
@@ -51,6 +53,8 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  // First: a request to a status page's custom domain is answered by that page and nothing else.
+  mountStatusPages(app, { db: deps.db, services: deps.services, limits: deps.limits });
   const openapi = fs.readFileSync(path.join(ROOT, 'gen/openapi.json'));
   const protos = protoFiles();
   app.get('/openapi.json', (req, res) => sendBytes(req, res, 200, 'application/json; charset=utf-8', openapi));

@@ -22,6 +22,8 @@ export const BODY_LIMITS = {
   ping: 100 * KiB,
   /** A confirmation link followed by POST: the body is read and dropped. */
   confirm: 10 * KiB,
+  /** Forms of public status pages (password, subscribe, unsubscribe). */
+  statusPageForm: 16 * KiB,
 } as const;
 
 /** 413: the body is over `limit` bytes (decompressed). */

@@ -1,14 +1,11 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { confirmByToken } from '../domain/channels';
 import { sendBytes, sendError } from './respond';
+import { escapeHtml } from '../pipeline/html';
 import { ApiError } from '../pipeline/errors';
 import { BODY_LIMITS, readBody } from './body';
 import type { AppDeps } from './app';
 
-/** Escapes text for an HTML body. */
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
 
 /** A small self-contained page: no script, no external resources. */
 function page(title: string, text: string): string {

@@ -98,7 +98,7 @@ export async function startHttpReceiver(): Promise<HttpReceiver> {
 }
 
 /** One mail the SMTP server accepted: envelope sender and recipients, decoded subject and plain text. */
-export interface ReceivedMail { from: string; to: string[]; subject: string; text: string }
+export interface ReceivedMail { from: string; to: string[]; subject: string; text: string; headers: Record<string, string> }
 
 /** A recording SMTP server. */
 export interface SmtpReceiver {
@@ -199,7 +199,7 @@ export async function startSmtpServer(): Promise<SmtpReceiver> {
         const raw = Buffer.concat(chunks).toString('utf8');
         const { headers } = splitEntity(raw);
         const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        messages.push({ from, to: session.envelope.rcptTo.map((r) => r.address), subject: decodeHeader(headers.subject ?? ''), text: plainText(raw) });
+        messages.push({ from, to: session.envelope.rcptTo.map((r) => r.address), subject: decodeHeader(headers.subject ?? ''), text: plainText(raw), headers });
         callback();
         watch.notify();
       });

@@ -1,7 +1,7 @@
 import { domainToASCII } from 'node:url';
 import tls from 'node:tls';
 import { createTransport } from 'nodemailer';
-import type { AlertMessage, ChannelKindDef, ChannelSecrets, DeliveryContext, DeliveryResult } from './channel';
+import type { AlertMessage, ChannelKindDef, DeliveryContext, DeliveryResult } from './channel';
 import { invalid } from '../../pipeline/errors';
 import { DeliveryTimeoutError, errorResult, scrub } from '../http';
 import { alertTitle, incidentFacts } from './text';
@@ -16,10 +16,10 @@ const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
  * all. The domain is lower-cased (it is case-insensitive; the local part may
  * not be, so it is kept). Returns the normalised address.
  */
-export function parseEmailAddress(input: string): string {
+export function parseEmailAddress(input: string, field = 'target'): string {
   const raw = typeof input === 'string' ? input.trim() : '';
   const at = raw.lastIndexOf('@');
-  const bad = () => invalid('target', 'must be one e-mail address (name@example.com)');
+  const bad = () => invalid(field, 'must be one e-mail address (name@example.com)');
   if (at < 1 || at === raw.length - 1) throw bad();
   const local = raw.slice(0, at);
   const domain = domainToASCII(raw.slice(at + 1).toLowerCase());
@@ -61,7 +61,8 @@ function mailFailure(err: unknown, started: number): DeliveryResult {
 }
 
 /**
- * Sends one plain-text mail through SMTP_URL. The SMTP server is chosen by
+ * Sends one plain-text mail to `to` through SMTP_URL (alerts, confirmations,
+ * status-page subscribers). The SMTP server is chosen by
  * the operator, not by whoever creates a channel (they only choose the
  * recipient address, which the relay handles), so the private-address rule
  * does not apply to it: a relay on localhost or the private network is the
@@ -71,7 +72,7 @@ function mailFailure(err: unknown, started: number): DeliveryResult {
  * can be reached with `?ignoreTLS=true` on SMTP_URL (nodemailer reads URL
  * query options), or trusted by adding its CA.
  */
-async function sendMail(channel: ChannelSecrets, ctx: DeliveryContext, mail: { subject: string; text: string; headers: Record<string, string> }): Promise<DeliveryResult> {
+export async function sendMail(to: string, ctx: DeliveryContext, mail: { subject: string; text: string; headers: Record<string, string> }): Promise<DeliveryResult> {
   const smtpUrl = ctx.providers.smtpUrl;
   if (!smtpUrl) return { delivered: false, error: 'no SMTP server is configured (SMTP_URL)' };
   const started = performance.now();
@@ -84,7 +85,7 @@ async function sendMail(channel: ChannelSecrets, ctx: DeliveryContext, mail: { s
     ...(ctx.net.extraCa.length > 0 ? { tls: { ca: [...tls.rootCertificates, ...ctx.net.extraCa] } } : {}),
   });
   try {
-    await transport.sendMail({ from: ctx.providers.mailFrom, to: channel.target, ...mail, signal: ctx.signal });
+    await transport.sendMail({ from: ctx.providers.mailFrom, to, ...mail, signal: ctx.signal });
     return { delivered: true, error: null };
   } catch (e) {
     const result = mailFailure(e, started);
@@ -108,7 +109,7 @@ export const email: ChannelKindDef = {
     return { target: address, display: address, config: {}, secretStored: false };
   },
   deliver(channel, message, ctx) {
-    return sendMail(channel, ctx, {
+    return sendMail(channel.target, ctx, {
       subject: `[Vigil] ${alertTitle(message)}`,
       text: alertMailText(message, ctx.baseUrl),
       // Auto-Submitted stops vacation responders answering alerts (RFC 3834).
@@ -122,6 +123,6 @@ export const email: ChannelKindDef = {
       `This address was added as the notification channel "${channel.name}".`,
       'If you did not expect this message, ignore it: nothing else is sent here unless the link is followed.',
     ].join('\n');
-    return sendMail(channel, ctx, { subject: '[Vigil] Confirm alerts to this address', text, headers: { 'Auto-Submitted': 'auto-generated' } });
+    return sendMail(channel.target, ctx, { subject: '[Vigil] Confirm alerts to this address', text, headers: { 'Auto-Submitted': 'auto-generated' } });
   },
 };

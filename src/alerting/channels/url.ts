@@ -7,22 +7,22 @@ export const MAX_URL_LENGTH = 2048;
  * Validates an http(s) URL target: absolute, http or https, a host, no
  * whitespace, at most MAX_URL_LENGTH characters. Returns the parsed URL; its
  * `href` (normalised) is what gets stored, so what is delivered to is exactly
- * what was validated. Throws 400 with details.field `target`.
+ * what was validated. Throws 400 with details.field `field` (`target`).
  */
-export function parseHttpUrl(target: string, what = 'an http:// or https:// URL'): URL {
+export function parseHttpUrl(target: string, what = 'an http:// or https:// URL', field = 'target'): URL {
   const raw = typeof target === 'string' ? target.trim() : '';
-  if (!raw) throw invalid('target', `must be ${what}`);
-  if (raw.length > MAX_URL_LENGTH) throw invalid('target', `must be at most ${MAX_URL_LENGTH} characters`);
-  if (/\s/.test(raw)) throw invalid('target', 'must not contain whitespace');
+  if (!raw) throw invalid(field, `must be ${what}`);
+  if (raw.length > MAX_URL_LENGTH) throw invalid(field, `must be at most ${MAX_URL_LENGTH} characters`);
+  if (/\s/.test(raw)) throw invalid(field, 'must not contain whitespace');
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw invalid('target', `must be ${what}`);
+    throw invalid(field, `must be ${what}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('target', `must be ${what}`);
-  if (!url.hostname) throw invalid('target', 'must name a host');
-  if (url.href.length > MAX_URL_LENGTH) throw invalid('target', `must be at most ${MAX_URL_LENGTH} characters`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(field, `must be ${what}`);
+  if (!url.hostname) throw invalid(field, 'must name a host');
+  if (url.href.length > MAX_URL_LENGTH) throw invalid(field, `must be at most ${MAX_URL_LENGTH} characters`);
   return url;
 }
 

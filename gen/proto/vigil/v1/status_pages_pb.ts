@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/status_pages.proto.
  */
 export const file_vigil_v1_status_pages: GenFile = /*@__PURE__*/
-  fileDesc("Cht2aWdpbC92MS9zdGF0dXNfcGFnZXMucHJvdG8SCHZpZ2lsLnYxIhgKFkxpc3RTdGF0dXNQYWdlc1JlcXVlc3QiPQoXTGlzdFN0YXR1c1BhZ2VzUmVzcG9uc2USIgoEZGF0YRgBIAMoCzIULnZpZ2lsLnYxLlN0YXR1c1BhZ2UiPQoXQ3JlYXRlU3RhdHVzUGFnZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkiRAoYQ3JlYXRlU3RhdHVzUGFnZVJlc3BvbnNlEigKBGRhdGEYASABKAsyGi52aWdpbC52MS5TdGF0dXNQYWdlRGV0YWlsIiIKFEdldFN0YXR1c1BhZ2VSZXF1ZXN0EgoKAmlkGAEgASgJIkEKFUdldFN0YXR1c1BhZ2VSZXNwb25zZRIoCgRkYXRhGAEgASgLMhoudmlnaWwudjEuU3RhdHVzUGFnZURldGFpbCLBBQoXVXBkYXRlU3RhdHVzUGFnZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhUKCGhlYWRsaW5lGAMgASgJSAGIAQESGAoLZGVzY3JpcHRpb24YBCABKAlIAogBARIVCghsb2dvX3VybBgFIAEoCUgDiAEBEhUKCHBhc3N3b3JkGAYgASgJSASIAQESFwoKY3VzdG9tX2NzcxgHIAEoCUgFiAEBEhkKDHRoZW1lX2FjY2VudBgIIAEoCUgGiAEBEhUKCGxhbmd1YWdlGAkgASgJSAeIAQESFwoKdmlzaWJpbGl0eRgKIAEoCUgIiAEBEhkKDGhpc3RvcnlfZGF5cxgLIAEoBUgJiAEBEiAKE3Nob3dfcmVzcG9uc2VfdGltZXMYDCABKAhICogBARIiChVzaG93X2luY2lkZW50X2hpc3RvcnkYDSABKAhIC4gBARIgChNzdWJzY3JpYmVyc19lbmFibGVkGA4gASgISAyIAQESIgoVaGlkZV9zZXJ2aWNlX2JyYW5kaW5nGA8gASgISA2IAQESGgoNZ3JvdXBfYnlfaG9zdBgQIAEoCEgOiAEBQgcKBV9uYW1lQgsKCV9oZWFkbGluZUIOCgxfZGVzY3JpcHRpb25CCwoJX2xvZ29fdXJsQgsKCV9wYXNzd29yZEINCgtfY3VzdG9tX2Nzc0IPCg1fdGhlbWVfYWNjZW50QgsKCV9sYW5ndWFnZUINCgtfdmlzaWJpbGl0eUIPCg1faGlzdG9yeV9kYXlzQhYKFF9zaG93X3Jlc3BvbnNlX3RpbWVzQhgKFl9zaG93X2luY2lkZW50X2hpc3RvcnlCFgoUX3N1YnNjcmliZXJzX2VuYWJsZWRCGAoWX2hpZGVfc2VydmljZV9icmFuZGluZ0IQCg5fZ3JvdXBfYnlfaG9zdCJEChhVcGRhdGVTdGF0dXNQYWdlUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLnZpZ2lsLnYxLlN0YXR1c1BhZ2VEZXRhaWwiJQoXRGVsZXRlU3RhdHVzUGFnZVJlcXVlc3QSCgoCaWQYASABKAkiQAoYRGVsZXRlU3RhdHVzUGFnZVJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi52aWdpbC52MS5EZWxldGVSZXN1bHQiawodQWRkU3RhdHVzUGFnZUNvbXBvbmVudFJlcXVlc3QSCgoCaWQYASABKAkSEgoKbW9uaXRvcl9pZBgCIAEoCRIZCgxkaXNwbGF5X25hbWUYAyABKAlIAIgBAUIPCg1fZGlzcGxheV9uYW1lIk0KHkFkZFN0YXR1c1BhZ2VDb21wb25lbnRSZXNwb25zZRIrCgRkYXRhGAEgASgLMh0udmlnaWwudjEuU3RhdHVzUGFnZUNvbXBvbmVudCKAAQogUmVtb3ZlU3RhdHVzUGFnZUNvbXBvbmVudFJlcXVlc3QSCgoCaWQYASABKAkSFgoJY29tcG9uZW50GAIgASgJSACIAQESGQoMY29tcG9uZW50X2lkGAMgASgJSAGIAQFCDAoKX2NvbXBvbmVudEIPCg1fY29tcG9uZW50X2lkIkkKIVJlbW92ZVN0YXR1c1BhZ2VDb21wb25lbnRSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0IsYCCgpTdGF0dXNQYWdlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDAoEc2x1ZxgDIAEoCRISCgp2aXNpYmlsaXR5GAQgASgJEhoKDWN1c3RvbV9kb21haW4YBSABKAlIAIgBARI2ChJkb21haW5fdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3N1YnNjcmliZXJzX2VuYWJsZWQYByABKAgSFwoPY29tcG9uZW50X2NvdW50GAggASgFEjAKCXdvcmtzcGFjZRgJIAEoCzIdLnZpZ2lsLnYxLlN0YXR1c1BhZ2VXb3Jrc3BhY2USLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEAoOX2N1c3RvbV9kb21haW4i3wUKEFN0YXR1c1BhZ2VEZXRhaWwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRzbHVnGAMgASgJEhIKCnZpc2liaWxpdHkYBCABKAkSGgoNY3VzdG9tX2RvbWFpbhgFIAEoCUgAiAEBEjYKEmRvbWFpbl92ZXJpZmllZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTc3Vic2NyaWJlcnNfZW5hYmxlZBgHIAEoCBIXCg9jb21wb25lbnRfY291bnQYCCABKAUSMAoJd29ya3NwYWNlGAkgASgLMh0udmlnaWwudjEuU3RhdHVzUGFnZVdvcmtzcGFjZRIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCghoZWFkbGluZRgLIAEoCUgBiAEBEhgKC2Rlc2NyaXB0aW9uGAwgASgJSAKIAQESFQoIbG9nb191cmwYDSABKAlIA4gBARIXCgpjdXN0b21fY3NzGA4gASgJSASIAQESFAoMaGFzX3Bhc3N3b3JkGA8gASgIEhQKDHRoZW1lX2FjY2VudBgQIAEoCRIQCghsYW5ndWFnZRgRIAEoCRIUCgxoaXN0b3J5X2RheXMYEiABKAUSGwoTc2hvd19yZXNwb25zZV90aW1lcxgTIAEoCBIdChVzaG93X2luY2lkZW50X2hpc3RvcnkYFCABKAgSHQoVaGlkZV9zZXJ2aWNlX2JyYW5kaW5nGBUgASgIEhUKDWdyb3VwX2J5X2hvc3QYFiABKAgSMQoKY29tcG9uZW50cxgXIAMoCzIdLnZpZ2lsLnYxLlN0YXR1c1BhZ2VDb21wb25lbnRCEAoOX2N1c3RvbV9kb21haW5CCwoJX2hlYWRsaW5lQg4KDF9kZXNjcmlwdGlvbkILCglfbG9nb191cmxCDQoLX2N1c3RvbV9jc3MicwoTU3RhdHVzUGFnZUNvbXBvbmVudBIKCgJpZBgBIAEoCRISCgptb25pdG9yX2lkGAIgASgJEhkKDGRpc3BsYXlfbmFtZRgDIAEoCUgAiAEBEhAKCHBvc2l0aW9uGAQgASgFQg8KDV9kaXNwbGF5X25hbWUiLwoTU3RhdHVzUGFnZVdvcmtzcGFjZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJMrEFChFTdGF0dXNQYWdlU2VydmljZRJWCg9MaXN0U3RhdHVzUGFnZXMSIC52aWdpbC52MS5MaXN0U3RhdHVzUGFnZXNSZXF1ZXN0GiEudmlnaWwudjEuTGlzdFN0YXR1c1BhZ2VzUmVzcG9uc2USWQoQQ3JlYXRlU3RhdHVzUGFnZRIhLnZpZ2lsLnYxLkNyZWF0ZVN0YXR1c1BhZ2VSZXF1ZXN0GiIudmlnaWwudjEuQ3JlYXRlU3RhdHVzUGFnZVJlc3BvbnNlElAKDUdldFN0YXR1c1BhZ2USHi52aWdpbC52MS5HZXRTdGF0dXNQYWdlUmVxdWVzdBofLnZpZ2lsLnYxLkdldFN0YXR1c1BhZ2VSZXNwb25zZRJZChBVcGRhdGVTdGF0dXNQYWdlEiEudmlnaWwudjEuVXBkYXRlU3RhdHVzUGFnZVJlcXVlc3QaIi52aWdpbC52MS5VcGRhdGVTdGF0dXNQYWdlUmVzcG9uc2USWQoQRGVsZXRlU3RhdHVzUGFnZRIhLnZpZ2lsLnYxLkRlbGV0ZVN0YXR1c1BhZ2VSZXF1ZXN0GiIudmlnaWwudjEuRGVsZXRlU3RhdHVzUGFnZVJlc3BvbnNlEmsKFkFkZFN0YXR1c1BhZ2VDb21wb25lbnQSJy52aWdpbC52MS5BZGRTdGF0dXNQYWdlQ29tcG9uZW50UmVxdWVzdBooLnZpZ2lsLnYxLkFkZFN0YXR1c1BhZ2VDb21wb25lbnRSZXNwb25zZRJ0ChlSZW1vdmVTdGF0dXNQYWdlQ29tcG9uZW50EioudmlnaWwudjEuUmVtb3ZlU3RhdHVzUGFnZUNvbXBvbmVudFJlcXVlc3QaKy52aWdpbC52MS5SZW1vdmVTdGF0dXNQYWdlQ29tcG9uZW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_vigil_v1_common]);
+  fileDesc("Cht2aWdpbC92MS9zdGF0dXNfcGFnZXMucHJvdG8SCHZpZ2lsLnYxIhgKFkxpc3RTdGF0dXNQYWdlc1JlcXVlc3QiPQoXTGlzdFN0YXR1c1BhZ2VzUmVzcG9uc2USIgoEZGF0YRgBIAMoCzIULnZpZ2lsLnYxLlN0YXR1c1BhZ2UiPQoXQ3JlYXRlU3RhdHVzUGFnZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkiRAoYQ3JlYXRlU3RhdHVzUGFnZVJlc3BvbnNlEigKBGRhdGEYASABKAsyGi52aWdpbC52MS5TdGF0dXNQYWdlRGV0YWlsIiIKFEdldFN0YXR1c1BhZ2VSZXF1ZXN0EgoKAmlkGAEgASgJIkEKFUdldFN0YXR1c1BhZ2VSZXNwb25zZRIoCgRkYXRhGAEgASgLMhoudmlnaWwudjEuU3RhdHVzUGFnZURldGFpbCLvBQoXVXBkYXRlU3RhdHVzUGFnZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhUKCGhlYWRsaW5lGAMgASgJSAGIAQESGAoLZGVzY3JpcHRpb24YBCABKAlIAogBARIVCghsb2dvX3VybBgFIAEoCUgDiAEBEhUKCHBhc3N3b3JkGAYgASgJSASIAQESFwoKY3VzdG9tX2NzcxgHIAEoCUgFiAEBEhkKDHRoZW1lX2FjY2VudBgIIAEoCUgGiAEBEhUKCGxhbmd1YWdlGAkgASgJSAeIAQESFwoKdmlzaWJpbGl0eRgKIAEoCUgIiAEBEhkKDGhpc3RvcnlfZGF5cxgLIAEoBUgJiAEBEiAKE3Nob3dfcmVzcG9uc2VfdGltZXMYDCABKAhICogBARIiChVzaG93X2luY2lkZW50X2hpc3RvcnkYDSABKAhIC4gBARIgChNzdWJzY3JpYmVyc19lbmFibGVkGA4gASgISAyIAQESIgoVaGlkZV9zZXJ2aWNlX2JyYW5kaW5nGA8gASgISA2IAQESGgoNZ3JvdXBfYnlfaG9zdBgQIAEoCEgOiAEBEhoKDWN1c3RvbV9kb21haW4YESABKAlID4gBAUIHCgVfbmFtZUILCglfaGVhZGxpbmVCDgoMX2Rlc2NyaXB0aW9uQgsKCV9sb2dvX3VybEILCglfcGFzc3dvcmRCDQoLX2N1c3RvbV9jc3NCDwoNX3RoZW1lX2FjY2VudEILCglfbGFuZ3VhZ2VCDQoLX3Zpc2liaWxpdHlCDwoNX2hpc3RvcnlfZGF5c0IWChRfc2hvd19yZXNwb25zZV90aW1lc0IYChZfc2hvd19pbmNpZGVudF9oaXN0b3J5QhYKFF9zdWJzY3JpYmVyc19lbmFibGVkQhgKFl9oaWRlX3NlcnZpY2VfYnJhbmRpbmdCEAoOX2dyb3VwX2J5X2hvc3RCEAoOX2N1c3RvbV9kb21haW4iRAoYVXBkYXRlU3RhdHVzUGFnZVJlc3BvbnNlEigKBGRhdGEYASABKAsyGi52aWdpbC52MS5TdGF0dXNQYWdlRGV0YWlsIiUKF0RlbGV0ZVN0YXR1c1BhZ2VSZXF1ZXN0EgoKAmlkGAEgASgJIkAKGERlbGV0ZVN0YXR1c1BhZ2VSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0ImsKHUFkZFN0YXR1c1BhZ2VDb21wb25lbnRSZXF1ZXN0EgoKAmlkGAEgASgJEhIKCm1vbml0b3JfaWQYAiABKAkSGQoMZGlzcGxheV9uYW1lGAMgASgJSACIAQFCDwoNX2Rpc3BsYXlfbmFtZSJNCh5BZGRTdGF0dXNQYWdlQ29tcG9uZW50UmVzcG9uc2USKwoEZGF0YRgBIAEoCzIdLnZpZ2lsLnYxLlN0YXR1c1BhZ2VDb21wb25lbnQigAEKIFJlbW92ZVN0YXR1c1BhZ2VDb21wb25lbnRSZXF1ZXN0EgoKAmlkGAEgASgJEhYKCWNvbXBvbmVudBgCIAEoCUgAiAEBEhkKDGNvbXBvbmVudF9pZBgDIAEoCUgBiAEBQgwKCl9jb21wb25lbnRCDwoNX2NvbXBvbmVudF9pZCJJCiFSZW1vdmVTdGF0dXNQYWdlQ29tcG9uZW50UmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLkRlbGV0ZVJlc3VsdCIrCh1WZXJpZnlTdGF0dXNQYWdlRG9tYWluUmVxdWVzdBIKCgJpZBgBIAEoCSJWCh5WZXJpZnlTdGF0dXNQYWdlRG9tYWluUmVzcG9uc2USNAoEZGF0YRgBIAEoCzImLnZpZ2lsLnYxLlN0YXR1c1BhZ2VEb21haW5WZXJpZmljYXRpb24iLgogTGlzdFN0YXR1c1BhZ2VTdWJzY3JpYmVyc1JlcXVlc3QSCgoCaWQYASABKAkiUQohTGlzdFN0YXR1c1BhZ2VTdWJzY3JpYmVyc1Jlc3BvbnNlEiwKBGRhdGEYASADKAsyHi52aWdpbC52MS5TdGF0dXNQYWdlU3Vic2NyaWJlciKFAQohUmVtb3ZlU3RhdHVzUGFnZVN1YnNjcmliZXJSZXF1ZXN0EgoKAmlkGAEgASgJEhcKCnN1YnNjcmliZXIYAiABKAlIAIgBARIaCg1zdWJzY3JpYmVyX2lkGAMgASgJSAGIAQFCDQoLX3N1YnNjcmliZXJCEAoOX3N1YnNjcmliZXJfaWQiSgoiUmVtb3ZlU3RhdHVzUGFnZVN1YnNjcmliZXJSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0IsYCCgpTdGF0dXNQYWdlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDAoEc2x1ZxgDIAEoCRISCgp2aXNpYmlsaXR5GAQgASgJEhoKDWN1c3RvbV9kb21haW4YBSABKAlIAIgBARI2ChJkb21haW5fdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKE3N1YnNjcmliZXJzX2VuYWJsZWQYByABKAgSFwoPY29tcG9uZW50X2NvdW50GAggASgFEjAKCXdvcmtzcGFjZRgJIAEoCzIdLnZpZ2lsLnYxLlN0YXR1c1BhZ2VXb3Jrc3BhY2USLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEAoOX2N1c3RvbV9kb21haW4isQYKEFN0YXR1c1BhZ2VEZXRhaWwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRzbHVnGAMgASgJEhIKCnZpc2liaWxpdHkYBCABKAkSGgoNY3VzdG9tX2RvbWFpbhgFIAEoCUgAiAEBEjYKEmRvbWFpbl92ZXJpZmllZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTc3Vic2NyaWJlcnNfZW5hYmxlZBgHIAEoCBIXCg9jb21wb25lbnRfY291bnQYCCABKAUSMAoJd29ya3NwYWNlGAkgASgLMh0udmlnaWwudjEuU3RhdHVzUGFnZVdvcmtzcGFjZRIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCghoZWFkbGluZRgLIAEoCUgBiAEBEhgKC2Rlc2NyaXB0aW9uGAwgASgJSAKIAQESFQoIbG9nb191cmwYDSABKAlIA4gBARIXCgpjdXN0b21fY3NzGA4gASgJSASIAQESFAoMaGFzX3Bhc3N3b3JkGA8gASgIEhQKDHRoZW1lX2FjY2VudBgQIAEoCRIQCghsYW5ndWFnZRgRIAEoCRIUCgxoaXN0b3J5X2RheXMYEiABKAUSGwoTc2hvd19yZXNwb25zZV90aW1lcxgTIAEoCBIdChVzaG93X2luY2lkZW50X2hpc3RvcnkYFCABKAgSHQoVaGlkZV9zZXJ2aWNlX2JyYW5kaW5nGBUgASgIEhUKDWdyb3VwX2J5X2hvc3QYFiABKAgSMQoKY29tcG9uZW50cxgXIAMoCzIdLnZpZ2lsLnYxLlN0YXR1c1BhZ2VDb21wb25lbnQSCwoDdXJsGBggASgJEkMKE2RvbWFpbl92ZXJpZmljYXRpb24YGSABKAsyJi52aWdpbC52MS5TdGF0dXNQYWdlRG9tYWluVmVyaWZpY2F0aW9uQhAKDl9jdXN0b21fZG9tYWluQgsKCV9oZWFkbGluZUIOCgxfZGVzY3JpcHRpb25CCwoJX2xvZ29fdXJsQg0KC19jdXN0b21fY3NzIo4CChxTdGF0dXNQYWdlRG9tYWluVmVyaWZpY2F0aW9uEg4KBmRvbWFpbhgBIAEoCRITCgtyZWNvcmRfbmFtZRgCIAEoCRITCgtyZWNvcmRfdHlwZRgDIAEoCRIUCgxyZWNvcmRfdmFsdWUYBCABKAkSEAoIdmVyaWZpZWQYBSABKAgSLwoLdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNoZWNrZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWZvdW5kGAggAygJEhIKBWVycm9yGAkgASgJSACIAQFCCAoGX2Vycm9yIrUBChRTdGF0dXNQYWdlU3Vic2NyaWJlchIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEg4KBnRhcmdldBgDIAEoCRIRCgljb25maXJtZWQYBCABKAgSMAoMY29uZmlybWVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJzChNTdGF0dXNQYWdlQ29tcG9uZW50EgoKAmlkGAEgASgJEhIKCm1vbml0b3JfaWQYAiABKAkSGQoMZGlzcGxheV9uYW1lGAMgASgJSACIAQESEAoIcG9zaXRpb24YBCABKAVCDwoNX2Rpc3BsYXlfbmFtZSIvChNTdGF0dXNQYWdlV29ya3NwYWNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkyjQgKEVN0YXR1c1BhZ2VTZXJ2aWNlElYKD0xpc3RTdGF0dXNQYWdlcxIgLnZpZ2lsLnYxLkxpc3RTdGF0dXNQYWdlc1JlcXVlc3QaIS52aWdpbC52MS5MaXN0U3RhdHVzUGFnZXNSZXNwb25zZRJZChBDcmVhdGVTdGF0dXNQYWdlEiEudmlnaWwudjEuQ3JlYXRlU3RhdHVzUGFnZVJlcXVlc3QaIi52aWdpbC52MS5DcmVhdGVTdGF0dXNQYWdlUmVzcG9uc2USUAoNR2V0U3RhdHVzUGFnZRIeLnZpZ2lsLnYxLkdldFN0YXR1c1BhZ2VSZXF1ZXN0Gh8udmlnaWwudjEuR2V0U3RhdHVzUGFnZVJlc3BvbnNlElkKEFVwZGF0ZVN0YXR1c1BhZ2USIS52aWdpbC52MS5VcGRhdGVTdGF0dXNQYWdlUmVxdWVzdBoiLnZpZ2lsLnYxLlVwZGF0ZVN0YXR1c1BhZ2VSZXNwb25zZRJZChBEZWxldGVTdGF0dXNQYWdlEiEudmlnaWwudjEuRGVsZXRlU3RhdHVzUGFnZVJlcXVlc3QaIi52aWdpbC52MS5EZWxldGVTdGF0dXNQYWdlUmVzcG9uc2USawoWQWRkU3RhdHVzUGFnZUNvbXBvbmVudBInLnZpZ2lsLnYxLkFkZFN0YXR1c1BhZ2VDb21wb25lbnRSZXF1ZXN0GigudmlnaWwudjEuQWRkU3RhdHVzUGFnZUNvbXBvbmVudFJlc3BvbnNlEnQKGVJlbW92ZVN0YXR1c1BhZ2VDb21wb25lbnQSKi52aWdpbC52MS5SZW1vdmVTdGF0dXNQYWdlQ29tcG9uZW50UmVxdWVzdBorLnZpZ2lsLnYxLlJlbW92ZVN0YXR1c1BhZ2VDb21wb25lbnRSZXNwb25zZRJrChZWZXJpZnlTdGF0dXNQYWdlRG9tYWluEicudmlnaWwudjEuVmVyaWZ5U3RhdHVzUGFnZURvbWFpblJlcXVlc3QaKC52aWdpbC52MS5WZXJpZnlTdGF0dXNQYWdlRG9tYWluUmVzcG9uc2USdAoZTGlzdFN0YXR1c1BhZ2VTdWJzY3JpYmVycxIqLnZpZ2lsLnYxLkxpc3RTdGF0dXNQYWdlU3Vic2NyaWJlcnNSZXF1ZXN0GisudmlnaWwudjEuTGlzdFN0YXR1c1BhZ2VTdWJzY3JpYmVyc1Jlc3BvbnNlEncKGlJlbW92ZVN0YXR1c1BhZ2VTdWJzY3JpYmVyEisudmlnaWwudjEuUmVtb3ZlU3RhdHVzUGFnZVN1YnNjcmliZXJSZXF1ZXN0GiwudmlnaWwudjEuUmVtb3ZlU3RhdHVzUGFnZVN1YnNjcmliZXJSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_vigil_v1_common]);
 
 /**
  * The request of ListStatusPages (no parameters).
@@ -254,6 +254,13 @@ export type UpdateStatusPageRequest = Message<"vigil.v1.UpdateStatusPageRequest"
    * @generated from field: optional bool group_by_host = 16;
    */
   groupByHost?: boolean | undefined;
+
+  /**
+   * Body, optional. A host name to serve the page at; null clears it.
+   *
+   * @generated from field: optional string custom_domain = 17;
+   */
+  customDomain?: string | undefined;
 };
 
 /**
@@ -424,6 +431,137 @@ export const RemoveStatusPageComponentResponseSchema: GenMessage<RemoveStatusPag
   messageDesc(file_vigil_v1_status_pages, 13);
 
 /**
+ * The request of VerifyStatusPageDomain: path, query and body fields
+ * flattened.
+ *
+ * @generated from message vigil.v1.VerifyStatusPageDomainRequest
+ */
+export type VerifyStatusPageDomainRequest = Message<"vigil.v1.VerifyStatusPageDomainRequest"> & {
+  /**
+   * Path parameter. The page's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.VerifyStatusPageDomainRequest.
+ * Use `create(VerifyStatusPageDomainRequestSchema)` to create a new message.
+ */
+export const VerifyStatusPageDomainRequestSchema: GenMessage<VerifyStatusPageDomainRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_status_pages, 14);
+
+/**
+ * @generated from message vigil.v1.VerifyStatusPageDomainResponse
+ */
+export type VerifyStatusPageDomainResponse = Message<"vigil.v1.VerifyStatusPageDomainResponse"> & {
+  /**
+   * @generated from field: vigil.v1.StatusPageDomainVerification data = 1;
+   */
+  data?: StatusPageDomainVerification | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.VerifyStatusPageDomainResponse.
+ * Use `create(VerifyStatusPageDomainResponseSchema)` to create a new message.
+ */
+export const VerifyStatusPageDomainResponseSchema: GenMessage<VerifyStatusPageDomainResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_status_pages, 15);
+
+/**
+ * The request of ListStatusPageSubscribers: path, query and body fields
+ * flattened.
+ *
+ * @generated from message vigil.v1.ListStatusPageSubscribersRequest
+ */
+export type ListStatusPageSubscribersRequest = Message<"vigil.v1.ListStatusPageSubscribersRequest"> & {
+  /**
+   * Path parameter. The page's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.ListStatusPageSubscribersRequest.
+ * Use `create(ListStatusPageSubscribersRequestSchema)` to create a new message.
+ */
+export const ListStatusPageSubscribersRequestSchema: GenMessage<ListStatusPageSubscribersRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_status_pages, 16);
+
+/**
+ * @generated from message vigil.v1.ListStatusPageSubscribersResponse
+ */
+export type ListStatusPageSubscribersResponse = Message<"vigil.v1.ListStatusPageSubscribersResponse"> & {
+  /**
+   * @generated from field: repeated vigil.v1.StatusPageSubscriber data = 1;
+   */
+  data: StatusPageSubscriber[];
+};
+
+/**
+ * Describes the message vigil.v1.ListStatusPageSubscribersResponse.
+ * Use `create(ListStatusPageSubscribersResponseSchema)` to create a new message.
+ */
+export const ListStatusPageSubscribersResponseSchema: GenMessage<ListStatusPageSubscribersResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_status_pages, 17);
+
+/**
+ * The request of RemoveStatusPageSubscriber: path, query and body fields
+ * flattened.
+ *
+ * @generated from message vigil.v1.RemoveStatusPageSubscriberRequest
+ */
+export type RemoveStatusPageSubscriberRequest = Message<"vigil.v1.RemoveStatusPageSubscriberRequest"> & {
+  /**
+   * Path parameter. The page's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Query parameter. The subscriber's id (alternative to body `subscriberId`).
+   *
+   * @generated from field: optional string subscriber = 2;
+   */
+  subscriber?: string | undefined;
+
+  /**
+   * Body, optional. The subscriber's id (alternative to query `subscriber`).
+   *
+   * @generated from field: optional string subscriber_id = 3;
+   */
+  subscriberId?: string | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.RemoveStatusPageSubscriberRequest.
+ * Use `create(RemoveStatusPageSubscriberRequestSchema)` to create a new message.
+ */
+export const RemoveStatusPageSubscriberRequestSchema: GenMessage<RemoveStatusPageSubscriberRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_status_pages, 18);
+
+/**
+ * @generated from message vigil.v1.RemoveStatusPageSubscriberResponse
+ */
+export type RemoveStatusPageSubscriberResponse = Message<"vigil.v1.RemoveStatusPageSubscriberResponse"> & {
+  /**
+   * @generated from field: vigil.v1.DeleteResult data = 1;
+   */
+  data?: DeleteResult | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.RemoveStatusPageSubscriberResponse.
+ * Use `create(RemoveStatusPageSubscriberResponseSchema)` to create a new message.
+ */
+export const RemoveStatusPageSubscriberResponseSchema: GenMessage<RemoveStatusPageSubscriberResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_status_pages, 19);
+
+/**
  * A status page.
  *
  * @generated from message vigil.v1.StatusPage
@@ -493,7 +631,7 @@ export type StatusPage = Message<"vigil.v1.StatusPage"> & {
  * Use `create(StatusPageSchema)` to create a new message.
  */
 export const StatusPageSchema: GenMessage<StatusPage> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_status_pages, 14);
+  messageDesc(file_vigil_v1_status_pages, 20);
 
 /**
  * A status page with its settings and components.
@@ -629,6 +767,21 @@ export type StatusPageDetail = Message<"vigil.v1.StatusPageDetail"> & {
    * @generated from field: repeated vigil.v1.StatusPageComponent components = 23;
    */
   components: StatusPageComponent[];
+
+  /**
+   * The public address, `{base_url}/status/<slug>`.
+   *
+   * @generated from field: string url = 24;
+   */
+  url: string;
+
+  /**
+   * The DNS record that proves control of `customDomain`; absent (null)
+   * without a custom domain.
+   *
+   * @generated from field: vigil.v1.StatusPageDomainVerification domain_verification = 25;
+   */
+  domainVerification?: StatusPageDomainVerification | undefined;
 };
 
 /**
@@ -636,7 +789,131 @@ export type StatusPageDetail = Message<"vigil.v1.StatusPageDetail"> & {
  * Use `create(StatusPageDetailSchema)` to create a new message.
  */
 export const StatusPageDetailSchema: GenMessage<StatusPageDetail> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_status_pages, 15);
+  messageDesc(file_vigil_v1_status_pages, 21);
+
+/**
+ * How a custom domain is proved, and what the last lookup found.
+ *
+ * @generated from message vigil.v1.StatusPageDomainVerification
+ */
+export type StatusPageDomainVerification = Message<"vigil.v1.StatusPageDomainVerification"> & {
+  /**
+   * @generated from field: string domain = 1;
+   */
+  domain: string;
+
+  /**
+   * `_vigil.<domain>`.
+   *
+   * @generated from field: string record_name = 2;
+   */
+  recordName: string;
+
+  /**
+   * Always TXT.
+   *
+   * @generated from field: string record_type = 3;
+   */
+  recordType: string;
+
+  /**
+   * The value the TXT record must hold exactly (`vigil-verify=…`).
+   *
+   * @generated from field: string record_value = 4;
+   */
+  recordValue: string;
+
+  /**
+   * @generated from field: bool verified = 5;
+   */
+  verified: boolean;
+
+  /**
+   * Absent when null.
+   *
+   * @generated from field: google.protobuf.Timestamp verified_at = 6;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * When the record was last looked up; absent (null) before the first check.
+   *
+   * @generated from field: google.protobuf.Timestamp checked_at = 7;
+   */
+  checkedAt?: Timestamp | undefined;
+
+  /**
+   * The TXT values found by the last lookup.
+   *
+   * @generated from field: repeated string found = 8;
+   */
+  found: string[];
+
+  /**
+   * Why the last lookup found nothing usable; absent (null) when it matched.
+   *
+   * @generated from field: optional string error = 9;
+   */
+  error?: string | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.StatusPageDomainVerification.
+ * Use `create(StatusPageDomainVerificationSchema)` to create a new message.
+ */
+export const StatusPageDomainVerificationSchema: GenMessage<StatusPageDomainVerification> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_status_pages, 22);
+
+/**
+ * Someone (an e-mail address) or something (a webhook) subscribed to a status
+ * page's updates.
+ *
+ * @generated from message vigil.v1.StatusPageSubscriber
+ */
+export type StatusPageSubscriber = Message<"vigil.v1.StatusPageSubscriber"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * One of: email, webhook.
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * The e-mail address, or the webhook URL's host.
+   *
+   * @generated from field: string target = 3;
+   */
+  target: string;
+
+  /**
+   * @generated from field: bool confirmed = 4;
+   */
+  confirmed: boolean;
+
+  /**
+   * Absent when null.
+   *
+   * @generated from field: google.protobuf.Timestamp confirmed_at = 5;
+   */
+  confirmedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 6;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.StatusPageSubscriber.
+ * Use `create(StatusPageSubscriberSchema)` to create a new message.
+ */
+export const StatusPageSubscriberSchema: GenMessage<StatusPageSubscriber> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_status_pages, 23);
 
 /**
  * A monitor placed on a status page.
@@ -674,7 +951,7 @@ export type StatusPageComponent = Message<"vigil.v1.StatusPageComponent"> & {
  * Use `create(StatusPageComponentSchema)` to create a new message.
  */
 export const StatusPageComponentSchema: GenMessage<StatusPageComponent> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_status_pages, 16);
+  messageDesc(file_vigil_v1_status_pages, 24);
 
 /**
  * The workspace a status page belongs to.
@@ -698,7 +975,7 @@ export type StatusPageWorkspace = Message<"vigil.v1.StatusPageWorkspace"> & {
  * Use `create(StatusPageWorkspaceSchema)` to create a new message.
  */
 export const StatusPageWorkspaceSchema: GenMessage<StatusPageWorkspace> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_status_pages, 17);
+  messageDesc(file_vigil_v1_status_pages, 25);
 
 /**
  * Status pages and their components.
@@ -776,6 +1053,39 @@ export const StatusPageService: GenService<{
     methodKind: "unary";
     input: typeof RemoveStatusPageComponentRequestSchema;
     output: typeof RemoveStatusPageComponentResponseSchema;
+  },
+  /**
+   * POST /api/v1/status-pages/{id}/domain-verification: Check a status page's
+   * custom domain.
+   *
+   * @generated from rpc vigil.v1.StatusPageService.VerifyStatusPageDomain
+   */
+  verifyStatusPageDomain: {
+    methodKind: "unary";
+    input: typeof VerifyStatusPageDomainRequestSchema;
+    output: typeof VerifyStatusPageDomainResponseSchema;
+  },
+  /**
+   * GET /api/v1/status-pages/{id}/subscribers: List a status page's
+   * subscribers.
+   *
+   * @generated from rpc vigil.v1.StatusPageService.ListStatusPageSubscribers
+   */
+  listStatusPageSubscribers: {
+    methodKind: "unary";
+    input: typeof ListStatusPageSubscribersRequestSchema;
+    output: typeof ListStatusPageSubscribersResponseSchema;
+  },
+  /**
+   * DELETE /api/v1/status-pages/{id}/subscribers: Remove a subscriber from a
+   * status page.
+   *
+   * @generated from rpc vigil.v1.StatusPageService.RemoveStatusPageSubscriber
+   */
+  removeStatusPageSubscriber: {
+    methodKind: "unary";
+    input: typeof RemoveStatusPageSubscriberRequestSchema;
+    output: typeof RemoveStatusPageSubscriberResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_vigil_v1_status_pages, 0);
