@@ -19,6 +19,7 @@ import { startWorker, type Worker } from './engine/worker';
 import { netPolicyFrom } from './engine/netPolicy';
 import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
+import type { PageCache } from './statuspages/cache';
 
 /** A running Vigil process (role serve). */
 export interface RunningServer {
@@ -26,6 +27,8 @@ export interface RunningServer {
   db: Db;
   /** The owner key printed on the first start of an empty database, else null. */
   bootstrapKey: string | null;
+  /** How often public status pages were read from the database (each visit otherwise comes from memory). */
+  statusPageLoads(): number;
   close(): Promise<void>;
 }
 
@@ -83,6 +86,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       url,
       db,
       bootstrapKey,
+      statusPageLoads: () => (app.locals.statusPages as PageCache).loads,
       async close() {
         await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
         await worker?.stop();

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { sql } from 'kysely';
-import { cascadeReach, endsTransaction, tablesWritten } from '../src/db/changes';
+import { cascadeReach, ChangeClock, endsTransaction, tablesWritten, writesOf } from '../src/db/changes';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { ok, until } from './support/expect';
 
@@ -38,6 +38,22 @@ describe('which tables a statement writes', () => {
     expect(['commit', 'rollback', 'ROLLBACK WORK', 'end'].map(endsTransaction)).toEqual([true, true, true, true]);
     expect(['rollback to "sp"', 'ROLLBACK TO SAVEPOINT sp', 'rollback transaction to sp', 'release savepoint sp', 'savepoint sp'].map(endsTransaction))
       .toEqual([false, false, false, false, false]);
+  });
+
+  test('deletes (and key updates) reach through foreign-key actions; inserts and other updates change their own table only', () => {
+    expect(writesOf('update "monitors" set "status" = $1 where "id" = $2')).toEqual({ tables: ['monitors'], deleted: [], updated: ['monitors'] });
+    expect(writesOf('delete from "monitors" where "id" = $1')).toEqual({ tables: ['monitors'], deleted: ['monitors'], updated: [] });
+    expect(writesOf('insert into monitors (id) values ($1)')).toEqual({ tables: ['monitors'], deleted: [], updated: [] });
+    expect(writesOf('truncate monitors')).toEqual({ tables: ['monitors'], deleted: ['monitors'], updated: [] });
+    expect(writesOf('truncate monitors cascade')).toBe('all');
+    const clock = new ChangeClock();
+    clock.configure({ onDelete: cascadeReach([{ parent: 'monitors', child: 'incidents' }]), onUpdate: new Map() }, ['monitors', 'incidents']);
+    clock.live = true;
+    const incidents = clock.stamp(['incidents']);
+    clock.bump(['monitors'], [], ['monitors']);
+    expect(clock.stamp(['incidents'])).toBe(incidents);
+    clock.bump(['monitors'], ['monitors'], []);
+    expect(clock.stamp(['incidents'])).not.toBe(incidents);
   });
 
   test('foreign-key reach is transitive', () => {

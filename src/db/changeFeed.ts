@@ -9,15 +9,20 @@ const HEARTBEAT_DEADLINE_MS = 5_000;
 
 /** Reads the foreign-key actions and the watched tables from the catalog into the clock. */
 async function configure(client: pg.Client, clock: ChangeClock): Promise<void> {
-  const fks = await client.query<{ parent: string; child: string }>(`
-    select confrelid::regclass::text as parent, conrelid::regclass::text as child
+  const fks = await client.query<{ parent: string; child: string; on_delete: boolean; on_update: boolean }>(`
+    select confrelid::regclass::text as parent, conrelid::regclass::text as child,
+           confdeltype in ('c', 'n', 'd') as on_delete, confupdtype in ('c', 'n', 'd') as on_update
       from pg_constraint
      where contype = 'f' and (confdeltype in ('c', 'n', 'd') or confupdtype in ('c', 'n', 'd'))`);
   // Tables with the statement trigger, and `monitor_status` (changes of a monitor's status only) when its row trigger exists.
   const watched = await client.query<{ name: string }>(`
     select distinct tgrelid::regclass::text as name from pg_trigger where tgname = $1
     union select 'monitor_status' from pg_trigger where tgname = 'vigil_notify_status'`, [TRIGGER]);
-  clock.configure(cascadeReach(fks.rows), watched.rows.map((r) => r.name));
+  clock.configure({
+    onDelete: cascadeReach(fks.rows.filter((r) => r.on_delete)),
+    // An update that changes a referenced key may set or cascade further; an update of any other column reaches nothing.
+    onUpdate: cascadeReach(fks.rows.filter((r) => r.on_update)),
+  }, watched.rows.map((r) => r.name));
 }
 
 /** The running listener; `close` stops it for good. */

@@ -15,23 +15,31 @@
 export class ChangeClock {
   private readonly gens = new Map<string, number>();
   private everything = 0;
-  /** Tables a write to the key may also change through foreign-key actions (cascade, set null). */
-  private cascades = new Map<string, readonly string[]>();
+  /** Tables a delete from the key may also change through foreign-key actions (cascade, set null, set default). */
+  private onDelete = new Map<string, readonly string[]>();
+  /** The same for an update of the key's referenced columns (ON UPDATE actions; Vigil's ids never change, so rarely any). */
+  private onUpdate = new Map<string, readonly string[]>();
   /** Tables whose writes by other processes arrive as notifications. */
   private watched = new Set<string>();
   /** True while notifications from other processes are being received. */
   live = false;
 
-  /** Records that `tables` (and what their foreign-key actions reach) changed; 'all' when unknown. */
-  bump(tables: Iterable<string> | 'all'): void {
+  /**
+   * Records that `tables` changed ('all' when unknown), and what the
+   * foreign-key actions of rows deleted from `deleted` or updated in
+   * `updated` reach. An insert, or an update of a table no ON UPDATE action
+   * refers to, changes its own table only: a monitor's check does not make
+   * every table under `monitors` stale.
+   */
+  bump(tables: Iterable<string> | 'all', deleted: Iterable<string> = [], updated: Iterable<string> = []): void {
     if (tables === 'all') {
       this.everything++;
       return;
     }
-    for (const t of tables) {
-      this.gens.set(t, (this.gens.get(t) ?? 0) + 1);
-      for (const c of this.cascades.get(t) ?? []) this.gens.set(c, (this.gens.get(c) ?? 0) + 1);
-    }
+    const touched = new Set(tables);
+    for (const t of deleted) for (const c of this.onDelete.get(t) ?? []) touched.add(c);
+    for (const t of updated) for (const c of this.onUpdate.get(t) ?? []) touched.add(c);
+    for (const t of touched) this.gens.set(t, (this.gens.get(t) ?? 0) + 1);
   }
 
   /**
@@ -48,9 +56,10 @@ export class ChangeClock {
     return n;
   }
 
-  /** Installs the foreign-key reach and the watched tables (read from the catalog by the change feed). */
-  configure(cascades: Map<string, readonly string[]>, watched: Iterable<string>): void {
-    this.cascades = cascades;
+  /** Installs the foreign-key reach (of deletes and of key updates) and the watched tables (read from the catalog by the change feed). */
+  configure(reach: { onDelete: Map<string, readonly string[]>; onUpdate: Map<string, readonly string[]> }, watched: Iterable<string>): void {
+    this.onDelete = reach.onDelete;
+    this.onUpdate = reach.onUpdate;
     this.watched = new Set(watched);
   }
 }
@@ -66,6 +75,31 @@ const NEVER_WRITES = /^\s*(begin|commit|rollback|start transaction|savepoint|rel
 const MAYBE_WRITES = /\b(insert|update|delete|merge|truncate)\b/i;
 
 const unquote = (name: string) => (name.startsWith('"') ? name.slice(1, -1).replace(/""/g, '"') : name.toLowerCase());
+
+/** The tables a statement writes, and those it deletes rows from or updates (whose foreign-key actions may reach further). */
+export interface Writes { tables: string[]; deleted: string[]; updated: string[] }
+
+/**
+ * What a statement writes (see Writes), or 'all' when it cannot tell (DDL,
+ * procedure calls, TRUNCATE … CASCADE). MERGE may delete and update.
+ */
+export function writesOf(text: string): Writes | 'all' {
+  const tables = tablesWritten(text);
+  if (tables === 'all') return 'all';
+  const deleted = new Set<string>();
+  const updated = new Set<string>();
+  if (tables.length && TRUNCATE.test(text)) tables.forEach((t) => deleted.add(t));
+  else if (tables.length) {
+    for (const m of text.matchAll(WRITE)) {
+      const verb = m[0].trim().split(/\s+/)[0].toLowerCase();
+      const [schema, table] = m[2] ? [unquote(m[1]), unquote(m[2])] : ['public', unquote(m[1])];
+      const name = schema === 'public' ? table : `${schema}.${table}`;
+      if (verb === 'delete' || verb === 'merge') deleted.add(name);
+      if (verb === 'update' || verb === 'merge') updated.add(name);
+    }
+  }
+  return { tables, deleted: [...deleted], updated: [...updated] };
+}
 
 /**
  * The tables a statement writes: [] for none, 'all' when it cannot tell (DDL,

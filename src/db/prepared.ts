@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { endsTransaction, tablesWritten, type ChangeClock } from './changes';
+import { endsTransaction, writesOf, type ChangeClock, type Writes } from './changes';
 
 /** How many distinct statements one connection keeps prepared before falling back to unnamed ones. */
 const MAX_PER_CONNECTION = 500;
@@ -9,7 +9,7 @@ const UNPREPARED = /^\s*(begin|commit|rollback|start transaction|savepoint|relea
 type Client = Pick<pg.PoolClient, 'query' | 'release'>;
 
 /** What the seam needs to know of a statement: its prepared name, what it writes, whether it ends a transaction. */
-interface Statement { name: string | undefined; writes: string[] | 'all'; ends: boolean }
+interface Statement { name: string | undefined; writes: Writes | 'all'; ends: boolean }
 
 /** Statements by text, worked out once per process (a process sends few distinct statements). */
 const statements = new Map<string, Statement>();
@@ -20,7 +20,7 @@ function statementOf(text: string): Statement {
   if (!st) {
     st = {
       name: UNPREPARED.test(text) ? undefined : `k${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`,
-      writes: tablesWritten(text),
+      writes: writesOf(text),
       ends: endsTransaction(text),
     };
     if (statements.size < MAX_STATEMENTS) statements.set(text, st);
@@ -56,10 +56,14 @@ export function preparingPool(pool: pg.Pool, clock?: ChangeClock): { connect(): 
       const client = await pool.connect();
       let w = wrappers.get(client);
       if (!w) {
-        // Tables written in the open transaction of this connection.
-        let dirty: Set<string> | 'all' | null = null;
+        // What the open transaction of this connection wrote.
+        let dirty: { tables: Set<string>; deleted: Set<string>; updated: Set<string> } | 'all' | null = null;
+        const bump = () => {
+          if (dirty === 'all') clock!.bump('all');
+          else if (dirty) clock!.bump(dirty.tables, dirty.deleted, dirty.updated);
+        };
         const settle = () => {
-          if (dirty) clock!.bump(dirty);
+          bump();
           dirty = null;
         };
         w = {
@@ -68,13 +72,18 @@ export function preparingPool(pool: pg.Pool, clock?: ChangeClock): { connect(): 
             const st = statementOf(text);
             const run = client.query({ name: nameFor(client, st.name), text, values });
             if (!clock) return run;
-            const { writes: tables, ends } = st;
-            if (tables !== 'all' && tables.length === 0 && !ends) return run;
-            if (tables === 'all' || dirty === 'all') dirty = 'all';
-            else if (tables.length) dirty = new Set([...(dirty ?? []), ...tables]);
-            if (dirty) clock.bump(dirty);
+            const { writes, ends } = st;
+            if (writes !== 'all' && writes.tables.length === 0 && !ends) return run;
+            if (writes === 'all' || dirty === 'all') dirty = 'all';
+            else if (writes.tables.length) {
+              dirty ??= { tables: new Set(), deleted: new Set(), updated: new Set() };
+              for (const t of writes.tables) dirty.tables.add(t);
+              for (const t of writes.deleted) dirty.deleted.add(t);
+              for (const t of writes.updated) dirty.updated.add(t);
+            }
+            bump();
             const after = () => {
-              if (dirty) clock.bump(dirty);
+              bump();
               if (ends) settle();
             };
             return run.then((r) => { after(); return r; }, (e: unknown) => { after(); throw e; });

@@ -54,7 +54,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   app.set('query parser', 'simple');
 
   // First: a request to a status page's custom domain is answered by that page and nothing else.
-  mountStatusPages(app, { db: deps.db, services: deps.services, limits: deps.limits });
+  app.locals.statusPages = mountStatusPages(app, { db: deps.db, services: deps.services, limits: deps.limits });
   const openapi = fs.readFileSync(path.join(ROOT, 'gen/openapi.json'));
   const protos = protoFiles();
   app.get('/openapi.json', (req, res) => sendBytes(req, res, 200, 'application/json; charset=utf-8', openapi));
