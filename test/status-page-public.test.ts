@@ -257,8 +257,10 @@ test('a visit costs no database work until something the page shows changes', as
 
 test('password pages: the form, a wrong password said and rate limited, a right one sets a signed HttpOnly cookie', async () => {
   const p = await page('Protected', { password: 'open sesame 123', visibility: 'password' });
-  for (const path of twins) expect((await get(`/status/${p.slug}${path}`)).status).toBe(401);
+  for (const path of twins.slice(1)) expect((await get(`/status/${p.slug}${path}`)).status).toBe(403);
   const form = await get(`/status/${p.slug}`);
+  expect(form.status).toBe(200);
+  expect(form.headers['cache-control']).toBe('private, no-store');
   expect(form.text).toContain('name="password"');
   expect(form.text).toContain('<meta name="robots" content="noindex">');
   const post = (password: string, address?: string) => new Promise<Got>((resolve, reject) => {
@@ -272,7 +274,7 @@ test('password pages: the form, a wrong password said and rate limited, a right 
     req.end(body);
   });
   const wrong = await post('guess one', '127.0.0.2');
-  expect(wrong.status).toBe(401);
+  expect(wrong.status).toBe(403);
   expect(wrong.text).toContain('That password is not right.');
   const right = await post('open sesame 123', '127.0.0.2');
   expect(right.status).toBe(303);
@@ -287,9 +289,11 @@ test('password pages: the form, a wrong password said and rate limited, a right 
   expect(inside.headers['cache-control']).toBe('private, no-store');
   expect((await get(`/status/${p.slug}/api/v2/summary.json`, { cookie: session })).status).toBe(200);
   // A forged or tampered cookie is nothing.
-  expect((await get(`/status/${p.slug}`, { cookie: session.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')) })).status).toBe(401);
+  const forged = await get(`/status/${p.slug}`, { cookie: session.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')) });
+  expect(forged.text).toContain('name="password"');
+  expect((await get(`/status/${p.slug}/api/v2/summary.json`, { cookie: session.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')) })).status).toBe(403);
   // Five guesses a minute from one address, then 429, even for the right password.
-  for (let i = 0; i < 3; i++) expect((await post(`guess ${i}`, '127.0.0.3')).status).toBe(401);
+  for (let i = 0; i < 3; i++) expect((await post(`guess ${i}`, '127.0.0.3')).status).toBe(403);
   await post('open sesame 123', '127.0.0.3');
   await post('guess 4', '127.0.0.3');
   const blocked = await post('open sesame 123', '127.0.0.3');
@@ -298,7 +302,8 @@ test('password pages: the form, a wrong password said and rate limited, a right 
   expect(blocked.text).toContain('Too many tries');
   // A new password signs everybody out.
   ok('updateStatusPage', await api.patch(`/status-pages/${p.id}`, { password: 'another password 456' }));
-  expect((await get(`/status/${p.slug}`, { cookie: session })).status).toBe(401);
+  expect((await get(`/status/${p.slug}`, { cookie: session })).text).toContain('name="password"');
+  expect((await get(`/status/${p.slug}/badge.svg`, { cookie: session })).status).toBe(403);
 });
 
 test('a private page does not exist for visitors', async () => {

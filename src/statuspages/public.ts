@@ -136,8 +136,9 @@ function pageRoutes(deps: PublicDeps, cache: PageCache): Router {
     const m = await cache.model(res.locals.statusSlug as string);
     if (!m || m.page.visibility === 'private') { notFoundPage(req, res); return null; }
     if (m.page.visibility === 'password' && !(m.passwordFingerprint && hasSession(req, m, services))) {
-      if (html) sendDocument(req, res, 401, renderPasswordForm(m, placeOf(res), null));
-      else { drainUnread(req); securityHeaders(res, null); res.status(401).setHeader('Cache-Control', 'private, no-store'); res.end(); }
+      // The form is what this address shows until the password is given (200); the twins refuse (403: a 401 would need an HTTP auth scheme).
+      if (html) sendDocument(req, res, 200, renderPasswordForm(m, placeOf(res), null));
+      else { drainUnread(req); securityHeaders(res, null); res.status(403).setHeader('Cache-Control', 'private, no-store'); res.end(); }
       return null;
     }
     return m;
@@ -188,7 +189,7 @@ function pageRoutes(deps: PublicDeps, cache: PageCache): Router {
       const { password = '' } = await formBody(req, BODY_LIMITS.statusPageForm);
       const row = await db.selectFrom('status_pages').select('password_hash').where('id', '=', m.page.id).executeTakeFirst();
       if (!row?.password_hash || !(await passwordMatches(password, row.password_hash))) {
-        return sendDocument(req, res, 401, renderPasswordForm(m, place, 'wrong'));
+        return sendDocument(req, res, 403, renderPasswordForm(m, place, 'wrong'));
       }
       setSession(req, res, m, services);
       securityHeaders(res, null);

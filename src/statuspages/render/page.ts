@@ -114,7 +114,7 @@ export function pageHeader(m: PageModel, place: Place): string {
 export function shellOptions(m: PageModel, title: string, extra: { noindex?: boolean; feeds?: { rss: string; atom: string } | null } = {}) {
   let logoOrigin: string | null = null;
   try { logoOrigin = m.page.logoUrl ? new URL(m.page.logoUrl).origin : null; } catch { /* validated on write */ }
-  return { language: m.page.language, title, accent: m.page.themeAccent, customCss: m.page.customCss, logoOrigin, noindex: m.page.visibility !== 'public' || extra.noindex, feeds: extra.feeds };
+  return { language: m.page.language, title, accent: m.page.themeAccent, customCss: m.page.customCss, logoOrigin, noindex: m.page.visibility !== 'public' || extra.noindex, feeds: extra.feeds, state: m.overall };
 }
 
 /** The status page itself. */
@@ -152,5 +152,6 @@ export function renderPasswordForm(m: PageModel, place: Place, problem: 'wrong' 
   const error = problem ? `<p class="notice error" role="alert">${escapeHtml(t(problem === 'wrong' ? 'password.wrong' : 'password.tooMany'))}</p>` : '';
   const form = `${error}<form method="post" action="${escapeHtml(place.prefix || '/')}"><label for="password">${escapeHtml(t('password.label'))}</label><input id="password" name="password" type="password" autocomplete="current-password" required><button type="submit">${escapeHtml(t('password.button'))}</button></form>`;
   const body = `<header><div><h1>${escapeHtml(m.page.name)}</h1></div></header><section><h2>${escapeHtml(t('password.title'))}</h2>${form}</section>`;
-  return shell(body, shellOptions(m, m.page.name, { noindex: true }));
+  // Nothing of the page's state before the password: not even the tab icon's colour.
+  return shell(body, { ...shellOptions(m, m.page.name, { noindex: true }), state: undefined });
 }

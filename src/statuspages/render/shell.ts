@@ -62,6 +62,19 @@ export interface ShellOptions {
   noindex?: boolean;
   /** Alternate links for feeds. */
   feeds?: { rss: string; atom: string } | null;
+  /** The overall state, shown as the tab's icon (without one, browsers ask the server root for /favicon.ico). */
+  state?: string;
+}
+
+/** Tab icon colours by overall state (the same as the banner's). */
+const ICON_COLOURS: Record<string, string> = {
+  operational: '#16a34a', degraded: '#ca8a04', partial_outage: '#ea580c', major_outage: '#dc2626', maintenance: '#2563eb',
+};
+
+/** A round dot in the state's colour, as a `data:` URL the CSP's img-src allows. */
+function icon(state: string | undefined): string {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="${ICON_COLOURS[state ?? ''] ?? '#9ca3af'}"/></svg>`;
+  return `<link rel="icon" href="data:image/svg+xml,${encodeURIComponent(svg)}">`;
 }
 
 /** A rendered document and the Content-Security-Policy that goes with it. */
@@ -82,7 +95,7 @@ export function shell(body: string, o: ShellOptions): Rendered {
   const html = `<!doctype html>
 <html lang="${escapeHtml(o.language)}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${o.noindex ? '<meta name="robots" content="noindex">' : ''}
-<title>${escapeHtml(o.title)}</title>${feeds}
+<title>${escapeHtml(o.title)}</title>${icon(o.state)}${feeds}
 <style>${css}</style></head>
 <body><main>${body}</main></body>
 </html>
