@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 
 /** Where rate-limit counters live; see README "Configuration". */
@@ -21,6 +22,12 @@ export interface Config {
   /** Plan given to the organisation created on the first start of an empty database. */
   bootstrapPlan: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** `json` lines, or `pretty` for people; null = pretty on a terminal, else JSON. */
+  logFormat: 'json' | 'pretty' | null;
+  /** Bearer token `/metrics` asks for; null = open (keep it off the public network). */
+  metricsToken: string | null;
+  /** How long a SIGTERM may take: in-flight requests, running checks and jobs get this long to finish. */
+  shutdownTimeoutMs: number;
   /** Checks may reach loopback and private addresses (self-hosted default); false for multi-tenant hosting. */
   checksAllowPrivate: boolean;
   /** PEM files of extra CAs that checks trust (e.g. an internal CA). */
@@ -42,52 +49,129 @@ export interface Config {
   };
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+/**
+ * A configuration value that cannot be used. `main` prints its message as the
+ * one line of a failed start (it names the variable), never a stack trace.
+ */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, problem: string, raw?: string) {
+    super(`${variable} ${problem}${raw === undefined ? '' : ` (got "${raw.length > 60 ? `${raw.slice(0, 60)}…` : raw}")`}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Variables whose values are secrets: a refusal never quotes them. */
+const SECRET = new Set(['MASTER_KEY', 'DATABASE_URL', 'REDIS_URL', 'SMTP_URL', 'TELEGRAM_BOT_TOKEN', 'METRICS_TOKEN']);
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  const n = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new ConfigError(name, `must be a whole number from ${min} to ${max}`, raw);
   return n;
 }
 
-/** Reads the configuration from `env` (defaults documented in the README table). */
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(name, 'must be true or false', raw);
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase() as T;
+  if (!allowed.includes(v)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}`, raw);
+  return v;
+}
+
+/** A URL with one of `schemes`, or null when unset. Secret URLs are never quoted back. */
+function url(env: NodeJS.ProcessEnv, name: string, schemes: string[], what: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return null;
+  const quoted = SECRET.has(name) ? undefined : raw;
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(name, `must be ${what}`, quoted);
+  }
+  if (!schemes.includes(u.protocol.replace(/:$/, '')) || !u.hostname) throw new ConfigError(name, `must be ${what}`, quoted);
+  return raw.trim();
+}
+
+function masterKey(env: NodeJS.ProcessEnv): string | null {
+  const raw = env.MASTER_KEY?.trim();
+  if (!raw) return null;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(raw) || Buffer.from(raw, 'base64').length !== 32) {
+    throw new ConfigError('MASTER_KEY', 'must be the base64 encoding of 32 bytes (openssl rand -base64 32)');
+  }
+  return raw;
+}
+
+function dnsResolver(env: NodeJS.ProcessEnv): string | null {
+  const raw = env.DNS_RESOLVER?.trim();
+  if (!raw) return null;
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw);
+  const v4port = /^([\d.]+):(\d+)$/.exec(raw);
+  const host = bracketed?.[1] ?? v4port?.[1] ?? raw;
+  const port = Number(bracketed?.[2] ?? v4port?.[2] ?? 53);
+  if (net.isIP(host) === 0 || !Number.isInteger(port) || port < 1 || port > 65535) throw new ConfigError('DNS_RESOLVER', 'must be an IP address with an optional port (1.1.1.1, 10.0.0.2:5353, [::1]:53)', raw);
+  return raw;
+}
+
+/**
+ * Reads the configuration from `env` (defaults documented in the README
+ * table). Every value is checked here, so a bad one stops the start with a
+ * ConfigError naming the variable instead of failing later.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const databaseUrl = env.DATABASE_URL || null;
-  const redisUrl = env.REDIS_URL || null;
-  const store = (env.RATE_LIMIT_STORE || (redisUrl ? 'redis' : databaseUrl ? 'postgres' : 'memory')) as RateLimitStore;
-  if (!['memory', 'postgres', 'redis'].includes(store)) throw new Error(`RATE_LIMIT_STORE must be memory, postgres or redis, got "${store}"`);
-  if (store === 'redis' && !redisUrl) throw new Error('RATE_LIMIT_STORE=redis needs REDIS_URL');
-  const level = (env.LOG_LEVEL || 'info') as Config['logLevel'];
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres', 'postgresql'], 'a postgres:// URL (postgres://user:password@host:5432/database)');
+  const redisUrl = url(env, 'REDIS_URL', ['redis', 'rediss'], 'a redis:// or rediss:// URL');
+  const store = oneOf<RateLimitStore>(env, 'RATE_LIMIT_STORE', ['memory', 'postgres', 'redis'], redisUrl ? 'redis' : databaseUrl ? 'postgres' : 'memory');
+  if (store === 'redis' && !redisUrl) throw new ConfigError('RATE_LIMIT_STORE', 'is redis but REDIS_URL is not set');
+  const baseUrl = url(env, 'BASE_URL', ['http', 'https'], 'an http:// or https:// URL');
+  const host = env.HOST?.trim() || '0.0.0.0';
+  if (/[\s/]/.test(host)) throw new ConfigError('HOST', 'must be an address or host name to listen on', env.HOST);
+  const mailFrom = env.MAIL_FROM?.trim() || 'Vigil <vigil@localhost>';
+  if (!/@/.test(mailFrom)) throw new ConfigError('MAIL_FROM', 'must be an e-mail address, optionally with a name (Vigil <vigil@example.com>)', env.MAIL_FROM);
+  const format = oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json');
   return {
-    port: int(env, 'PORT', 8080),
-    host: env.HOST || '0.0.0.0',
-    baseUrl: env.BASE_URL ? env.BASE_URL.replace(/\/+$/, '') : null,
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host,
+    baseUrl: baseUrl ? baseUrl.replace(/\/+$/, '') : null,
     databaseUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
-    masterKey: env.MASTER_KEY || null,
+    masterKey: masterKey(env),
     redisUrl,
     rateLimitStore: store,
     limits: {
-      read: int(env, 'RATE_LIMIT_READ', 120),
-      write: int(env, 'RATE_LIMIT_WRITE', 30),
-      export: int(env, 'RATE_LIMIT_EXPORT', 6),
-      sourcemaps: int(env, 'RATE_LIMIT_SOURCEMAPS', 300),
-      symbols: int(env, 'RATE_LIMIT_SYMBOLS', 20),
+      read: int(env, 'RATE_LIMIT_READ', 120, 1),
+      write: int(env, 'RATE_LIMIT_WRITE', 30, 1),
+      export: int(env, 'RATE_LIMIT_EXPORT', 6, 1),
+      sourcemaps: int(env, 'RATE_LIMIT_SOURCEMAPS', 300, 1),
+      symbols: int(env, 'RATE_LIMIT_SYMBOLS', 20, 1),
     },
-    bootstrapPlan: env.BOOTSTRAP_PLAN || 'enterprise',
-    logLevel: level,
-    checksAllowPrivate: !['false', '0', 'no'].includes((env.CHECKS_ALLOW_PRIVATE ?? 'true').toLowerCase()),
+    bootstrapPlan: oneOf(env, 'BOOTSTRAP_PLAN', ['free', 'pro', 'business', 'enterprise'], 'enterprise'),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
+    logFormat: env.LOG_FORMAT ? format : null,
+    metricsToken: env.METRICS_TOKEN?.trim() || null,
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT', 25, 1, 3600) * 1000,
+    checksAllowPrivate: bool(env, 'CHECKS_ALLOW_PRIVATE', true),
     checksExtraCaFiles: (env.CHECKS_EXTRA_CA_FILES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    worker: !['false', '0', 'no'].includes((env.WORKER ?? 'true').toLowerCase()),
-    checkConcurrency: int(env, 'CHECK_CONCURRENCY', 200),
-    dnsResolver: env.DNS_RESOLVER || null,
+    worker: bool(env, 'WORKER', true),
+    checkConcurrency: int(env, 'CHECK_CONCURRENCY', 200, 1, 100_000),
+    dnsResolver: dnsResolver(env),
     providers: {
-      smtpUrl: env.SMTP_URL || null,
-      mailFrom: env.MAIL_FROM || 'Vigil <vigil@localhost>',
-      telegramApiUrl: (env.TELEGRAM_API_URL || 'https://api.telegram.org').replace(/\/+$/, ''),
+      smtpUrl: url(env, 'SMTP_URL', ['smtp', 'smtps'], 'an smtp:// or smtps:// URL'),
+      mailFrom,
+      telegramApiUrl: (url(env, 'TELEGRAM_API_URL', ['http', 'https'], 'an http(s) URL') || 'https://api.telegram.org').replace(/\/+$/, ''),
       telegramBotToken: env.TELEGRAM_BOT_TOKEN || null,
-      pagerdutyEventsUrl: env.PAGERDUTY_EVENTS_URL || 'https://events.pagerduty.com/v2/enqueue',
-      jsmApiUrl: (env.JSM_API_URL || 'https://api.atlassian.com/jsm/ops/integration/v2/alerts').replace(/\/+$/, ''),
+      pagerdutyEventsUrl: url(env, 'PAGERDUTY_EVENTS_URL', ['http', 'https'], 'an http(s) URL') || 'https://events.pagerduty.com/v2/enqueue',
+      jsmApiUrl: (url(env, 'JSM_API_URL', ['http', 'https'], 'an http(s) URL') || 'https://api.atlassian.com/jsm/ops/integration/v2/alerts').replace(/\/+$/, ''),
     },
   };
 }

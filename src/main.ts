@@ -1,11 +1,11 @@
-import { loadConfig } from './config';
+import { ConfigError, loadConfig } from './config';
 import { createLogger } from './log';
 import { startServer } from './server';
 
-/** `npm start`: the API (and, from the engine issue on, the worker) in one process. */
+/** `npm start`: the API and (unless WORKER=false) the worker in one process. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, { format: config.logFormat });
   const server = await startServer(config, log);
   process.stdout.write(`Vigil is listening at ${server.url} (API: ${server.url}/api/v1)\n`);
   if (server.bootstrapKey) {
@@ -13,10 +13,13 @@ async function main(): Promise<void> {
   }
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    // A second signal while draining: the operator wants out now.
+    if (stopping) process.exit(1);
     stopping = true;
-    log.info(`${signal}: shutting down`);
+    log.info('shutting down', { signal, timeoutSeconds: config.shutdownTimeoutMs / 1000 });
+    const started = Date.now();
     await server.close().catch((e) => log.error('shutdown', e));
+    log.info('stopped', { durationMs: Date.now() - started });
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -24,6 +27,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
-  process.stderr.write(`Vigil failed to start: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
+  // One line, never a stack trace: a bad setting names its variable.
+  const why = e instanceof ConfigError ? `invalid configuration: ${e.message}` : e instanceof Error ? e.message : String(e);
+  process.stderr.write(`Vigil failed to start: ${why}\n`);
+  process.exit(e instanceof ConfigError ? 2 : 1);
 });

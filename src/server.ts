@@ -15,6 +15,7 @@ import { createRunner } from './pipeline/run';
 import type { Services } from './pipeline/context';
 import { createApp } from './transport/app';
 import { answerClientError } from './transport/respond';
+import { trackConnections } from './transport/drain';
 import { startWorker, type Worker } from './engine/worker';
 import { netPolicyFrom } from './engine/netPolicy';
 import { migrateQueue } from './jobs/queue';
@@ -35,7 +36,7 @@ export interface RunningServer {
 /** Where the database is: the configured URL, or an embedded server started now. */
 async function openDatabase(config: Config, log: Logger): Promise<{ url: string; embedded: EmbeddedServer | null }> {
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
-  const embedded = await startEmbedded(config.dataDir, (m) => m && log.info(`postgres: ${m}`));
+  const embedded = await startEmbedded(config.dataDir, log);
   await ensureDatabase(embedded.url('postgres'), 'vigil');
   return { url: embedded.url('vigil'), embedded };
 }
@@ -66,14 +67,20 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const net = netPolicyFrom(config);
     const services: Services = { config, secrets, baseUrl: () => baseUrl, net };
     const run = createRunner({ db, limits, services, handlers: handlers as never });
-    const app = createApp(run, (m, e) => log.error(m, e), { db, secrets, services, limits });
-    const worker: Worker | null = config.worker
-      ? startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency })
-      : null;
+    let closing = false;
+    let worker: Worker | null = null;
+    const lastPollAt = () => (config.worker ? worker?.lastPollAt ?? startedAt : null);
+    const startedAt = Date.now();
+    const app = createApp(run, (m, e) => log.error(m, e), {
+      db, secrets, services, limits, logger: log, closing: () => closing,
+      metrics: { db, pool, lastPollAt, queue: config.worker },
+    });
+    worker = config.worker ? startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency }) : null;
     const jobs = config.worker ? await startJobs(pool, { db, secrets, services }, log) : null;
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError);
+    const connections = trackConnections(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
@@ -88,8 +95,14 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       bootstrapKey,
       statusPageLoads: () => (app.locals.statusPages as PageCache).loads,
       async close() {
-        await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
-        await worker?.stop();
+        // Readiness fails and answers say `Connection: close` from now; requests in flight finish,
+        // the worker stops claiming and its checks finish (or are handed back), running jobs finish.
+        closing = true;
+        const grace = config.shutdownTimeoutMs;
+        await Promise.all([
+          connections.drain(grace),
+          worker?.stop(Math.max(0, grace - 2000)),
+        ]);
         await jobs?.stop();
         await limits.close();
         await redis?.quit().catch(() => undefined);

@@ -1,4 +1,4 @@
-import { loadConfig } from './config';
+import { ConfigError, loadConfig } from './config';
 import { createSecretBox, loadMasterKey } from './crypto/secrets';
 import { connectDb } from './db/connect';
 import { runningEmbeddedUrl } from './db/embedded';
@@ -16,7 +16,7 @@ import { startJobs } from './jobs/tasks';
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, { format: config.logFormat });
   const url = config.databaseUrl ?? runningEmbeddedUrl(config.dataDir);
   if (!url) throw new Error('set DATABASE_URL (or start the server first, so its embedded database is running)');
   const { db, pool } = connectDb(url, 10);
@@ -27,12 +27,23 @@ async function main(): Promise<void> {
   const worker = startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency });
   const services = { config, secrets, net, baseUrl: () => config.baseUrl ?? `http://localhost:${config.port}` };
   const jobs = await startJobs(pool, { db, secrets, services }, log);
-  const stop = async () => { await worker.stop(); await jobs.stop(); await db.destroy(); process.exit(0); };
-  process.on('SIGINT', () => void stop());
-  process.on('SIGTERM', () => void stop());
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info('shutting down', { signal });
+    // Running checks finish (or are handed back to another worker), running jobs finish.
+    await worker.stop(Math.max(0, config.shutdownTimeoutMs - 2000));
+    await jobs.stop();
+    await db.destroy();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((e) => {
-  process.stderr.write(`Vigil worker failed to start: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
+  const why = e instanceof ConfigError ? `invalid configuration: ${e.message}` : e instanceof Error ? e.message : String(e);
+  process.stderr.write(`Vigil worker failed to start: ${why}\n`);
+  process.exit(e instanceof ConfigError ? 2 : 1);
 });

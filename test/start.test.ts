@@ -13,7 +13,7 @@ const run = promisify(execFile);
 let dataDir: string;
 
 function envFor(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   return env;
@@ -70,6 +70,15 @@ test('first start on an empty data folder: embedded database, owner key printed 
     expect(await stop(first.child)).toBe(0);
   }
   expect(fs.existsSync(path.join(dataDir, 'pg.port'))).toBe(false);
+  // A newcomer sees only Vigil's own lines: PostgreSQL's chatter (and the harmless
+  // ERROR of a first start) is in DATA_DIR/postgres.log, not on the terminal.
+  const printed = first.output().trim().split('\n');
+  for (const line of printed) {
+    if (line.startsWith('{')) expect(JSON.parse(line)).toMatchObject({ level: 'info' });
+    else expect(line).toMatch(/^(Vigil is listening at |First start: created an organisation|  vk_)/);
+  }
+  expect(first.output()).not.toMatch(/error|postgres|initdb/i);
+  expect(fs.readFileSync(path.join(dataDir, 'postgres.log'), 'utf8')).toMatch(/database system is ready to accept connections/);
 
   // A second start on the same folder keeps the data and prints no new key.
   const second = await start();

@@ -8,6 +8,7 @@ import { channelKinds, isChannelKind } from './channels';
 import type { AlertEvent, AlertIncident, AlertMessage } from './channels/channel';
 import { alertText, type TextDetail } from './channels/text';
 import { deliveryContext } from './context';
+import { metrics } from '../observability/metrics';
 
 /** Loads what one delivery needs: the delivery, its channel and its incident. */
 async function load(db: Db, deliveryId: string) {
@@ -70,8 +71,10 @@ export function deliverTask(db: Db, secrets: SecretBox, services: Services) {
     );
     await db.insertInto('delivery_attempts').values({ delivery_id: deliveryId, ok: result.delivered, error: result.error, duration_ms: Date.now() - started }).execute();
     await db.updateTable('deliveries').set((eb) => ({ attempts: eb('attempts', '+', 1) })).where('id', '=', deliveryId).execute();
-    if (result.delivered) return finish('delivered', null);
-    if (result.permanent || helpers.job.attempts >= helpers.job.max_attempts) return finish('failed', result.error);
+    const outcome = result.delivered ? 'delivered' : result.permanent || helpers.job.attempts >= helpers.job.max_attempts ? 'failed' : 'retrying';
+    metrics.deliveries.inc({ channel_kind: d.kind, outcome });
+    if (outcome === 'delivered') return finish('delivered', null);
+    if (outcome === 'failed') return finish('failed', result.error);
     await db.updateTable('deliveries').set({ last_error: result.error }).where('id', '=', deliveryId).execute();
     throw new Error(result.error ?? 'delivery failed');
   };

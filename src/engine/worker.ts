@@ -8,6 +8,7 @@ import type { NetPolicy } from './net';
 import { writeResults, type FinishedCheck } from './results';
 import { runCheck } from './runCheck';
 import { underMaintenance } from '../alerting/maintenance';
+import { metrics } from '../observability/metrics';
 
 export interface WorkerOptions {
   db: Db;
@@ -24,9 +25,17 @@ export interface WorkerOptions {
 
 /** A running worker: the scheduler loop, the checks in flight and the result writer. */
 export interface Worker {
-  stop(): Promise<void>;
+  /**
+   * Stops claiming, gives the checks in flight `graceMs` (default 10 s) to
+   * finish and writes their results; checks still running then are cut short,
+   * their results discarded and their leases released, so another worker
+   * runs them at once (none is lost, none is recorded twice).
+   */
+  stop(graceMs?: number): Promise<void>;
   /** Checks started since the worker began. */
   readonly started: number;
+  /** Unix ms of the scheduler's last look for due monitors (null before the first). */
+  readonly lastPollAt: number | null;
 }
 
 /**
@@ -37,7 +46,12 @@ export interface Worker {
  */
 export function startWorker(o: WorkerOptions): Worker {
   const pollMs = o.pollMs ?? 250;
+  const log = o.log.child({ component: 'worker' });
+  // Two signals: `stopping` ends claiming; `cutShort` aborts the checks still running when the grace is over.
   const stopping = new AbortController();
+  const cutShort = new AbortController();
+  const abandoned: string[] = [];
+  let lastPollAt: number | null = null;
   let inFlight = 0;
   let started = 0;
   let pending: FinishedCheck[] = [];
@@ -53,9 +67,9 @@ export function startWorker(o: WorkerOptions): Worker {
     pending = [];
     flushing = flushing.then(() => writeResults(o.db, batch)).catch(async (e) => {
       // One result the database refuses must not cost every other monitor its result: one by one, then.
-      if (batch.length === 1) return o.log.error('writing a check result', e);
-      o.log.error('writing a batch of check results; retrying them one by one', e);
-      for (const one of batch) await writeResults(o.db, [one]).catch((err) => o.log.error(`writing the check result of ${one.monitor.id}`, err));
+      if (batch.length === 1) return log.error('writing a check result', e);
+      log.error('writing a batch of check results; retrying them one by one', e);
+      for (const one of batch) await writeResults(o.db, [one]).catch((err) => log.error(`writing the check result of ${one.monitor.id}`, err));
     });
     return flushing;
   };
@@ -64,7 +78,17 @@ export function startWorker(o: WorkerOptions): Worker {
   const runOne = async (m: ClaimedMonitor) => {
     const at = new Date();
     o.onStart?.(m, at);
-    const result = await runCheck(jobOf(m, o.secrets), o.net, stopping.signal);
+    metrics.schedulingLag.observe(Math.max(0, at.getTime() - m.next_due_at.getTime()) / 1000);
+    const result = await runCheck(jobOf(m, o.secrets), o.net, cutShort.signal);
+    if (cutShort.signal.aborted) {
+      // Cut short by shutdown: not a result of the target; another worker runs it again.
+      abandoned.push(m.id);
+      return;
+    }
+    const seconds = (Date.now() - at.getTime()) / 1000;
+    metrics.checkDuration.observe({ kind: m.kind }, seconds);
+    if (result) metrics.checks.inc({ kind: m.kind, result: result.outcome });
+    log.debug('check', { monitorId: m.id, kind: m.kind, outcome: result?.outcome ?? 'none', durationMs: Math.round(seconds * 1000) });
     const due = nextDue(m, new Date());
     pending.push({ monitor: m, result, at, nextDueAt: due, ...(m.kind === 'heartbeat' ? { judgedPingAt: m.last_ping_at } : {}) });
     if (pending.length >= 200) void flush();
@@ -75,8 +99,11 @@ export function startWorker(o: WorkerOptions): Worker {
     let claimed = 0;
     try {
       const room = o.concurrency - inFlight;
+      // Every slot busy is a look at the work too: the scheduler is alive.
+      if (room <= 0) lastPollAt = Date.now();
       if (room > 0) {
         const batch = await claimDue(o.db, Math.min(room, 500), null);
+        lastPollAt = Date.now();
         claimed = batch.length;
         // A window with keepChecking false: not checked at all (the history shows a gap).
         const quiet = batch.length ? await underMaintenance(o.db, batch.map((m) => m.id), new Date()) : new Map();
@@ -98,30 +125,41 @@ export function startWorker(o: WorkerOptions): Worker {
         }
       }
     } catch (e) {
-      o.log.error('claiming due monitors', e);
+      log.error('claiming due monitors', e);
     }
     // Keep claiming while there is a backlog; otherwise poll (or wait for slots, see atCap).
     atCap = inFlight >= o.concurrency;
     if (!stopping.signal.aborted) timer = setTimeout(() => void tick(), claimed > 0 && !atCap ? 0 : pollMs);
   };
 
-  const house = () => housekeeping(o.db).catch((e) => o.log.error('housekeeping', e));
+  const house = () => housekeeping(o.db).catch((e) => log.error('housekeeping', e));
   void house();
   const houseTimer = setInterval(() => void house(), 10 * 60_000);
   houseTimer.unref();
   void tick();
-  o.log.info(`worker started on ${os.hostname()} (concurrency ${o.concurrency})`);
+  log.info('worker started', { host: os.hostname(), concurrency: o.concurrency });
 
+  const settle = async (ms: number) => {
+    const deadline = Date.now() + ms;
+    while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  };
   return {
     get started() { return started; },
-    async stop() {
+    get lastPollAt() { return lastPollAt; },
+    async stop(graceMs = 10_000) {
       stopping.abort();
       clearTimeout(timer);
-      clearInterval(flushTimer);
       clearInterval(houseTimer);
-      const deadline = Date.now() + 5000;
-      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await settle(graceMs);
+      cutShort.abort();
+      await settle(2000);
+      clearInterval(flushTimer);
       await flush();
+      if (abandoned.length > 0) {
+        await o.db.updateTable('monitors').set({ lease_until: null }).where('id', 'in', abandoned).execute()
+          .catch((e) => log.error('releasing the leases of checks cut short', e));
+        log.info('released the leases of checks cut short by shutdown', { monitors: abandoned.length });
+      }
     },
   };
 }

@@ -2,6 +2,7 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRe
 import type pg from 'pg';
 import type { Config } from '../config';
 import { ApiError } from './errors';
+import { metrics } from '../observability/metrics';
 
 /** The rate buckets of the contract (`x-bucket`), and the buckets of public pages (keyed by page and address, not organisation). */
 export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols' | 'page_password' | 'page_subscribe';
@@ -58,6 +59,7 @@ export async function createRateLimits(config: Config, stores: RateLimitStores):
         await limiters[bucket].consume(key, points);
       } catch (e) {
         if (!(e instanceof RateLimiterRes)) throw e;
+        metrics.rateLimitRefusals.inc({ bucket });
         const retryAfter = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
         throw new ApiError(429, 'rate_limited', `Rate limit exceeded for this organisation; retry in ${retryAfter} seconds.`,
           { bucket, retryAfter: String(retryAfter) }, [], { 'Retry-After': String(retryAfter) });

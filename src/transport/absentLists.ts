@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RouteDef } from '../../gen/routes';
+import { ROOT } from '../paths';
 
 /**
  * Protobuf cannot send a null, and absent means null for a StringList: a
@@ -8,7 +9,7 @@ import type { RouteDef } from '../../gen/routes';
  * is therefore null, not missing. The names come from the contract once.
  */
 const requiredLists = (() => {
-  const doc = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../gen/openapi.json'), 'utf8'));
+  const doc = JSON.parse(fs.readFileSync(path.join(ROOT, 'gen/openapi.json'), 'utf8'));
   const out = new Map<string, string[]>();
   for (const [name, schema] of Object.entries<any>(doc.components.schemas)) {
     if (!name.endsWith('Body')) continue;

@@ -15,8 +15,13 @@ import type { SecretBox } from '../crypto/secrets';
 import type { Services } from '../pipeline/context';
 import type { RateLimits } from '../pipeline/ratelimit';
 import { mountStatusPages } from '../statuspages/public';
+import type { Logger } from '../log';
+import { requestObserver } from '../observability/http';
+import { mountHealth } from '../observability/health';
+import { serverMetrics, type ServerSources } from '../observability/metrics';
+import { sameSecret } from '../crypto/tokens';
+import { ROOT } from '../paths';
 
-const ROOT = path.resolve(__dirname, '../..');
 /** The proto package's folder: files import each other by their path under it (`vigil/v1/common.proto`). */
 const PROTO_PACKAGE_DIR = 'vigil/v1';
 
@@ -43,18 +48,48 @@ function lastResort(log: (msg: string, e: unknown) => void) {
   };
 }
 
-/** The whole HTTP surface: REST under /api/v1, Connect under /rpc, the published contract. */
-/** What the non-API routes (pings, probes) reach directly. */
-export interface AppDeps { db: Db; secrets: SecretBox; services: Services; limits: RateLimits }
+/** What the non-API routes (pings, probes, status pages, health, metrics) reach directly. */
+export interface AppDeps {
+  db: Db; secrets: SecretBox; services: Services; limits: RateLimits;
+  logger: Logger;
+  /** True once shutdown began. */
+  closing: () => boolean;
+  metrics: ServerSources;
+}
 
+/** `/metrics`, behind `METRICS_TOKEN` as a bearer token when one is set. */
+function metricsRoute(deps: AppDeps) {
+  const registry = serverMetrics(deps.metrics);
+  const token = deps.services.config.metricsToken;
+  return async (req: Request, res: Response) => {
+    const given = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    if (token && !sameSecret(given, token)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+      return sendError(req, res, new ApiError(401, 'unauthenticated', 'The metrics need METRICS_TOKEN as a bearer token.'));
+    }
+    try {
+      const text = await registry.text();
+      res.status(200).setHeader('Content-Type', registry.contentType);
+      res.setHeader('Cache-Control', 'no-store');
+      res.end(text);
+    } catch (e) {
+      sendError(req, res, e, (m, err) => deps.logger.error(m, err));
+    }
+  };
+}
+
+/** The whole HTTP surface: REST under /api/v1, Connect under /rpc, the published contract, status pages, health and metrics. */
 export function createApp(runner: Runner, log: (msg: string, e: unknown) => void, deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.use(requestObserver(deps.logger, deps.closing));
 
   // First: a request to a status page's custom domain is answered by that page and nothing else.
   app.locals.statusPages = mountStatusPages(app, { db: deps.db, services: deps.services, limits: deps.limits });
+  mountHealth(app, { db: deps.db, lastPollAt: deps.metrics.lastPollAt, closing: deps.closing });
+  app.get('/metrics', metricsRoute(deps));
   const openapi = fs.readFileSync(path.join(ROOT, 'gen/openapi.json'));
   const protos = protoFiles();
   app.get('/openapi.json', (req, res) => sendBytes(req, res, 200, 'application/json; charset=utf-8', openapi));

@@ -114,6 +114,7 @@ export function connectMiddleware(runner: Runner, log: (msg: string, e: unknown)
     const entry = handlers.get(req.url.split('?', 1)[0]);
     if (!entry) return next();
     const { handler, route } = entry;
+    res.locals.operationId = route.operationId;
     const method = handler.method;
     let caller: Caller | null = null;
     let bytes: Buffer | null = null;
@@ -122,6 +123,7 @@ export function connectMiddleware(runner: Runner, log: (msg: string, e: unknown)
     if (type && !type.stream) {
       try {
         caller = await runner.admit(route, req.headers.authorization);
+        res.locals.organizationId = caller.organizationId;
         bytes = await readBody(req, BODY_LIMITS.api);
         try {
           if (type.binary) fromBinary(method.input, bytes);

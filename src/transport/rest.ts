@@ -62,8 +62,10 @@ export function restRouter(runner: Runner, log: (msg: string, e: unknown) => voi
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](route.expressPath, async (req: Request, res: Response) => {
       try {
+        res.locals.operationId = route.operationId;
         // Refusals that need no body come before a byte of it is read.
         const caller = await runner.admit(route, req.headers.authorization);
+        res.locals.organizationId = caller.organizationId;
         const bytes = await readBody(req, BODY_LIMITS.api);
         const query = queryOf(req);
         let body: unknown;

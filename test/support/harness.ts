@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config';
 import { addMember, createOrganization } from '../../src/domain/organizations';
-import { createLogger } from '../../src/log';
+import { createLogger, type Logger } from '../../src/log';
 import { startServer, type RunningServer } from '../../src/server';
 
 /** The admin URL of the run's PostgreSQL (see global-setup.mjs). */
@@ -47,11 +47,11 @@ export interface TestServer extends RunningServer {
 }
 
 /** Starts Vigil on a fresh database (rate limits as configured in `env`). */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, opts: { log?: Logger } = {}): Promise<TestServer> {
   const database = await freshDatabase();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-test-data-'));
   const config: Config = loadConfig({ DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_STORE: 'memory', WORKER: 'false', ...env });
-  const server = await startServer(config, createLogger('silent'));
+  const server = await startServer(config, opts.log ?? createLogger('silent'));
   let n = 0;
   return {
     ...server,

@@ -1,0 +1,50 @@
+/**
+ * Closing an HTTP server without a client seeing a reset. Node's
+ * `server.close()` closes every idle keep-alive connection at once, which
+ * races a client that is writing its next request on one of them (under load
+ * that is most of them): the request meets a reset. Instead: stop listening,
+ * let each connection finish the request it has (answers carry `Connection:
+ * close` once shutdown began, see observability/http.ts), close a connection
+ * only once it has sat idle for a moment, and cut the rest at the deadline.
+ */
+import http from 'node:http';
+import net from 'node:net';
+import type { Socket } from 'node:net';
+
+/** A connection counts as abandoned by its client after this long without a request. */
+const IDLE_MS = 250;
+
+interface Conn { active: number; idleSince: number }
+
+export interface Drainer {
+  /** Stops listening, waits for the connections as above; those left at `deadlineMs` are destroyed. */
+  drain(deadlineMs: number): Promise<void>;
+}
+
+export function trackConnections(server: http.Server): Drainer {
+  const conns = new Map<Socket, Conn>();
+  server.on('connection', (socket: Socket) => {
+    conns.set(socket, { active: 0, idleSince: Date.now() });
+    socket.once('close', () => conns.delete(socket));
+  });
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const c = conns.get(req.socket);
+    if (!c) return;
+    c.active++;
+    res.once('close', () => { c.active--; c.idleSince = Date.now(); });
+  });
+  return {
+    async drain(deadlineMs) {
+      const end = Date.now() + deadlineMs;
+      // net.Server's close: stop accepting, without http.Server's closing of idle connections.
+      const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+      while (conns.size > 0 && Date.now() < end) {
+        const now = Date.now();
+        for (const [socket, c] of conns) if (c.active === 0 && now - c.idleSince >= IDLE_MS) socket.destroy();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      for (const socket of conns.keys()) socket.destroy();
+      await closed;
+    },
+  };
+}
