@@ -885,13 +885,20 @@ export interface paths {
         /**
          * Invite a person
          * @description Sends an invitation to `email` with `role`, optionally confined to
-         *     `workspaceIds` (empty or missing: all workspaces). It creates no
-         *     account. The invitation expires after 7 days. Inviting an address
-         *     that already has a pending invitation replaces it (the earlier link
-         *     stops working); an address that is already a member is 409
-         *     `already_member`. A role above the caller's own is 403. Members plus
-         *     pending invitations over the plan's member cap: 402 `limit_reached`.
-         *     Returns 201 with the invitation.
+         *     `workspaceIds` (empty or missing: all workspaces; a caller confined
+         *     to workspaces must name some of its own). It creates no account. The
+         *     e-mail (over `SMTP_URL`) carries a one-time link
+         *     `{base_url}/invitations/<token>`, valid for 7 days: a page where a
+         *     newcomer sets a name and a password, and where someone who already
+         *     has an account simply joins (also accepted as `POST` with JSON
+         *     `{"name", "password"}`, answering 201). Inviting an address that
+         *     already has a pending invitation replaces it (the earlier link stops
+         *     working); an address that is already a member is 409
+         *     `already_member`. A role above the caller's own is 403
+         *     `role_above_own`. Members plus pending invitations over the plan's
+         *     member cap: 402 `limit_reached`. When the mail server refuses the
+         *     message: 502 `invitation_not_sent`, and nothing is kept. Returns 201
+         *     with the invitation.
          */
         post: operations["inviteMember"];
         delete?: never;
@@ -913,9 +920,13 @@ export interface paths {
         /**
          * Remove a member
          * @description Removes the member from the organisation (`id` is the membership id)
-         *     and, in the same operation, deletes the member's personal channels and
-         *     the API keys they created; shared channels are untouched. The last
-         *     owner cannot be removed: 409 `last_owner`.
+         *     and, in the same operation, deletes the API keys they created (they
+         *     stop working at once) and their personal channels — the `email` and
+         *     `sms` channels they created, which reach the person themselves.
+         *     Shared channels (every other kind: webhooks, chat, PagerDuty, …) are
+         *     untouched and keep working; their `owner` becomes null. The last
+         *     owner cannot be removed: 409 `last_owner`; a member ranked above the
+         *     caller cannot be removed: 403 `role_above_own`.
          */
         delete: operations["removeMember"];
         options?: never;
@@ -924,8 +935,10 @@ export interface paths {
          * Change a member's role
          * @description Sets the member's role (`id` is the membership id). The last owner
          *     cannot be demoted: 409 `last_owner`. Granting a role above the
-         *     caller's own is 403. The member's API keys carry the new role from
-         *     the next request.
+         *     caller's own, or changing a member ranked above the caller, is 403
+         *     `role_above_own` (owner > admin > member > viewer). The member's API
+         *     keys carry the new role from the next request (a key never grants
+         *     more than its creator has now).
          */
         patch: operations["updateMember"];
         trace?: never;
@@ -3156,6 +3169,11 @@ export interface components {
              * @description When the person joined.
              */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description The last time one of the member's API keys was used (to the minute); null when never.
+             */
+            lastSeenAt: string | null;
         };
         MembersData: {
             members: components["schemas"]["Member"][];
@@ -5205,7 +5223,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listMaintenanceWindows: {
@@ -5341,7 +5358,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     inviteMember: {
@@ -5373,7 +5389,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     removeMember: {
@@ -5402,7 +5417,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     updateMember: {
@@ -5435,7 +5449,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listMonitors: {

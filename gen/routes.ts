@@ -73,7 +73,7 @@ export type RawRequestOperationId = 'uploadSymbols';
 export type RawResponseOperationId = 'exportAll' | 'exportEntity';
 
 /** Operations not built yet: the contract documents their 501 (src/api/notImplemented.ts answers it). */
-export type UnbuiltOperationId = 'confirmSmsEnrolment' | 'createSmsEnrolment' | 'deleteAccount' | 'deleteAgent' | 'deleteInvitation' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getBilling' | 'getErrorIssue' | 'inviteMember' | 'listAgents' | 'listAnalyticsSites' | 'listErrorIssues' | 'listErrorProjects' | 'listMembers' | 'listOrganizations' | 'removeMember' | 'searchResources' | 'setActiveOrganization' | 'updateErrorIssue' | 'updateMember' | 'uploadSourceMap' | 'uploadSymbols' | 'verifyStorePurchase';
+export type UnbuiltOperationId = 'confirmSmsEnrolment' | 'createSmsEnrolment' | 'deleteAccount' | 'deleteAgent' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getBilling' | 'getErrorIssue' | 'listAgents' | 'listAnalyticsSites' | 'listErrorIssues' | 'listErrorProjects' | 'listOrganizations' | 'searchResources' | 'setActiveOrganization' | 'updateErrorIssue' | 'uploadSourceMap' | 'uploadSymbols' | 'verifyStorePurchase';
 
 /** Every operation; static path segments come before parameters at the same position, so register them in this order. */
 export const routes: readonly RouteDef[] = [
@@ -1075,7 +1075,7 @@ export const routes: readonly RouteDef[] = [
     sessionOnly: false,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: ['id'],
     queryParams: [],
@@ -1195,7 +1195,7 @@ export const routes: readonly RouteDef[] = [
     sessionOnly: false,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: [],
     queryParams: [],
@@ -1219,7 +1219,7 @@ export const routes: readonly RouteDef[] = [
     sessionOnly: false,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 201,
     pathParams: [],
     queryParams: [],
@@ -1243,7 +1243,7 @@ export const routes: readonly RouteDef[] = [
     sessionOnly: false,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: ['id'],
     queryParams: [],
@@ -1267,7 +1267,7 @@ export const routes: readonly RouteDef[] = [
     sessionOnly: false,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: ['id'],
     queryParams: [],

@@ -17368,7 +17368,7 @@ exports["response:listMembers"] = validate358;
 const schema192 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMembersResponse"};
 const schema193 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MembersData"}}};
 const schema194 = {"type":"object","additionalProperties":false,"required":["members","invitations"],"properties":{"members":{"type":"array","items":{"$ref":"#/components/schemas/Member"}},"invitations":{"type":"array","description":"Pending invitations.","items":{"$ref":"#/components/schemas/Invitation"}}}};
-const schema195 = {"type":"object","description":"A membership of a person in the organisation.","additionalProperties":false,"required":["id","userId","email","name","role","workspaceIds","createdAt"],"properties":{"id":{"type":"string","description":"The membership id (used by PATCH and DELETE /members/{id})."},"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the member is confined to; null means all workspaces."},"createdAt":{"type":"string","format":"date-time","description":"When the person joined."}}};
+const schema195 = {"type":"object","description":"A membership of a person in the organisation.","additionalProperties":false,"required":["id","userId","email","name","role","workspaceIds","createdAt","lastSeenAt"],"properties":{"id":{"type":"string","description":"The membership id (used by PATCH and DELETE /members/{id})."},"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the member is confined to; null means all workspaces."},"createdAt":{"type":"string","format":"date-time","description":"When the person joined."},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The last time one of the member's API keys was used (to the minute); null when never."}}};
 
 function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17451,9 +17451,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(((((((key0 === "id") || (key0 === "userId")) || (key0 === "email")) || (key0 === "name")) || (key0 === "role")) || (key0 === "workspaceIds")) || (key0 === "createdAt"))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.lastSeenAt === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lastSeenAt"},message:"must have required property '"+"lastSeenAt"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -17462,10 +17461,9 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data){
+if(!((((((((key0 === "id") || (key0 === "userId")) || (key0 === "email")) || (key0 === "name")) || (key0 === "role")) || (key0 === "workspaceIds")) || (key0 === "createdAt")) || (key0 === "lastSeenAt"))){
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17475,9 +17473,9 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.userId !== undefined){
-if(typeof data.userId !== "string"){
-const err9 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -17487,9 +17485,9 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.email !== undefined){
-if(typeof data.email !== "string"){
-const err10 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.userId !== undefined){
+if(typeof data.userId !== "string"){
+const err10 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -17499,10 +17497,9 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data3 = data.name;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema195.properties.name.type},message:"must be string,null"};
+if(data.email !== undefined){
+if(typeof data.email !== "string"){
+const err11 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17512,14 +17509,27 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data.role !== undefined){
-if(typeof data.role !== "string"){
-const err12 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.name !== undefined){
+let data3 = data.name;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema195.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
 else {
 vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.role !== undefined){
+if(typeof data.role !== "string"){
+const err13 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
 }
 errors++;
 }
@@ -17534,18 +17544,7 @@ if(data.createdAt !== undefined){
 let data6 = data.createdAt;
 if(typeof data6 === "string"){
 if(!(formats0.validate(data6))){
-const err13 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err14 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -17555,14 +17554,50 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
 else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err15 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.lastSeenAt !== undefined){
+let data7 = data.lastSeenAt;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err16 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema195.properties.lastSeenAt.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err17 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -17970,7 +18005,7 @@ validate358.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 exports["body:inviteMember"] = validate369;
 const schema197 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberBody"};
 const schema198 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email"},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string"}}}};
-const formats114 = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
+const formats116 = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 
 function validate370(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18018,7 +18053,7 @@ errors++;
 if(data.email !== undefined){
 let data0 = data.email;
 if(typeof data0 === "string"){
-if(!(formats114.test(data0))){
+if(!(formats116.test(data0))){
 const err3 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/format",keyword:"format",params:{format: "email"},message:"must match format \""+"email"+"\""};
 if(vErrors === null){
 vErrors = [err3];

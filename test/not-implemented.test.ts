@@ -9,15 +9,14 @@ import { startTestServer, type TestServer } from './support/harness';
 
 const STILL_501 = [
   'confirmSmsEnrolment',
-  'createSmsEnrolment', 'deleteAccount', 'deleteAgent', 'deleteInvitation',
+  'createSmsEnrolment', 'deleteAccount', 'deleteAgent',
   'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics', 'getAnalyticsSite',
   'getBilling', 'getErrorIssue',
-  'inviteMember', 'listAgents', 'listAnalyticsSites', 'listErrorIssues', 'listErrorProjects',
-  'listMembers',
-  'listOrganizations', 'removeMember',
-  'searchResources', 'setActiveOrganization', 
+  'listAgents', 'listAnalyticsSites', 'listErrorIssues', 'listErrorProjects',
+  'listOrganizations',
+  'searchResources', 'setActiveOrganization',
   'updateErrorIssue',
-  'updateMember', 'uploadSourceMap', 'uploadSymbols', 'verifyStorePurchase',
+  'uploadSourceMap', 'uploadSymbols', 'verifyStorePurchase',
 ];
 
 let server: TestServer;

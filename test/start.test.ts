@@ -63,6 +63,12 @@ test('first start on an empty data folder: embedded database, owner key printed 
     expect(acme.data.organization).toMatchObject({ id: org.organizationId, plan: 'pro' });
     expect(acme.data.membership.role).toBe('viewer');
 
+    // An operator sets a person's sign-in password (stored as a slow hash).
+    const pw = JSON.parse((await run(TSX, ['src/cli/index.ts', 'user', 'password', '--email', 'v@acme.test', '--password', 'correct horse 42'], { cwd: ROOT, env: envFor() })).stdout);
+    expect(pw).toEqual({ userId: viewer.userId, email: 'v@acme.test' });
+    const weak = await run(TSX, ['src/cli/index.ts', 'user', 'password', '--email', 'v@acme.test', '--password', 'short'], { cwd: ROOT, env: envFor() }).catch((e) => e);
+    expect(weak.code).toBe(2);
+
     const bad = await run(TSX, ['src/cli/index.ts', 'member', 'add', '--org', org.organizationId, '--email', 'x@acme.test', '--role', 'emperor'], { cwd: ROOT, env: envFor() }).catch((e) => e);
     expect(bad.code).toBe(2);
     expect(JSON.parse(bad.stderr).error).toMatch(/unknown role/);

@@ -14,6 +14,7 @@ import { oncallHandlers } from './oncall';
 import { feedHandlers } from './feeds';
 import { alertingHandlers } from './alerting';
 import { statusPageHandlers } from './statusPages';
+import { memberHandlers } from './members';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -32,4 +33,5 @@ export const handlers: Handlers<Ctx> = {
   ...feedHandlers,
   ...alertingHandlers,
   ...statusPageHandlers,
+  ...memberHandlers,
 };

@@ -3,12 +3,13 @@ import { loadConfig } from '../config';
 import { connectDb, ensureDatabase } from '../db/connect';
 import { runningEmbeddedUrl, startEmbedded, type EmbeddedServer } from '../db/embedded';
 import { migrateToLatest } from '../db/migrate';
-import { addMember, createOrganization, OperatorError } from '../domain/organizations';
+import { addMember, createOrganization, OperatorError, setPassword } from '../domain/organizations';
 import { createProbe, revokeProbe } from '../domain/probes';
 
 const USAGE = `Usage:
   npm run cli -- org create --name NAME --owner-email EMAIL [--plan free|pro|business|enterprise]
   npm run cli -- member add --org ORG_ID --email EMAIL --role owner|admin|member|viewer [--workspace WS_ID ...]
+  npm run cli -- user password --email EMAIL --password PASSWORD   (sets a person's sign-in password)
   npm run cli -- probe create --org ORG_ID --name NAME     (prints the probe token once)
   npm run cli -- probe revoke --probe PROBE_ID
 Prints JSON. Uses DATABASE_URL, else the embedded database of a running server, else starts it.`;
@@ -39,7 +40,7 @@ export async function runCli(argv: string[]): Promise<number> {
     args: rest,
     options: {
       name: { type: 'string' }, 'owner-email': { type: 'string' }, plan: { type: 'string' },
-      org: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, workspace: { type: 'string', multiple: true }, probe: { type: 'string' },
+      org: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, workspace: { type: 'string', multiple: true }, probe: { type: 'string' }, password: { type: 'string' },
     },
     strict: true,
   });
@@ -50,6 +51,9 @@ export async function runCli(argv: string[]): Promise<number> {
   } else if (area === 'member' && verb === 'add') {
     if (!values.org || !values.email || !values.role) throw new OperatorError('member add needs --org, --email and --role');
     result = await withDb((db) => addMember(db, { organizationId: values.org!, email: values.email!, role: values.role!, workspaceIds: values.workspace ?? null }));
+  } else if (area === 'user' && verb === 'password') {
+    if (!values.email || !values.password) throw new OperatorError('user password needs --email and --password');
+    result = await withDb((db) => setPassword(db, values.email!, values.password!));
   } else if (area === 'probe' && verb === 'create') {
     if (!values.org || !values.name) throw new OperatorError('probe create needs --org and --name');
     result = await withDb((db) => createProbe(db, values.org!, values.name!));

@@ -6,6 +6,7 @@ import * as m0004 from './migrations/0004_alerting';
 import * as m0005 from './migrations/0005_monitor_storage';
 import * as m0006 from './migrations/0006_change_notifications';
 import * as m0007 from './migrations/0007_status_pages';
+import * as m0008 from './migrations/0008_members';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0005_monitor_storage': m0005,
   '0006_change_notifications': m0006,
   '0007_status_pages': m0007,
+  '0008_members': m0008,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -31,6 +31,22 @@ export interface UsersTable {
   email: string;
   name: string | null;
   created_at: TsDefault;
+  /** scrypt hash (src/crypto/passwords.ts); null until the person sets one. */
+  password_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  password_changed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+export interface InvitationsTable {
+  id: string;
+  organization_id: string;
+  email: string;
+  role: string;
+  /** null: every workspace. */
+  workspace_ids: string[] | null;
+  token_hash: Buffer;
+  invited_by_membership_id: string | null;
+  created_at: TsDefault;
+  expires_at: Date;
 }
 
 export interface MembershipsTable {
@@ -380,6 +396,7 @@ export interface Database {
   monitor_hosts: MonitorHostsTable;
   incidents: IncidentsTable;
   notification_channels: NotificationChannelsTable;
+  invitations: InvitationsTable;
   status_pages: StatusPagesTable;
   status_page_components: StatusPageComponentsTable;
   status_page_subscribers: StatusPageSubscribersTable;

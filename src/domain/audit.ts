@@ -31,8 +31,11 @@ export interface AuditInput {
   changes: Record<string, Change>;
 }
 
+/** Who made a change: a caller, or a person acting outside the API (accepting an invitation). */
+export type AuditActor = Pick<Caller, 'organizationId' | 'actor'>;
+
 /** Records a configuration change made by `caller` (in the caller's transaction when `db` is one). */
-export async function audit(db: Db, caller: Caller, e: AuditInput): Promise<void> {
+export async function audit(db: Db, caller: AuditActor, e: AuditInput): Promise<void> {
   for (const k of Object.keys(e.changes)) {
     if (SEALED.has(k) && !('changed' in e.changes[k])) e.changes[k] = { changed: true };
   }

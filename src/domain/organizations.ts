@@ -3,6 +3,7 @@ import { newId } from '../crypto/ids';
 import { isRole } from '../auth/roles';
 import { insertApiKey } from '../repo/apiKeys';
 import { findOrganization, findPlan, findUserByEmail } from '../repo/organizations';
+import { hashPassword, PASSWORD_LENGTH } from '../crypto/passwords';
 
 /** What creating an organisation hands back (the key's token is shown only here). */
 export interface CreatedOrganization { organizationId: string; workspaceId: string; userId: string; membershipId: string; apiKey: string }
@@ -66,4 +67,15 @@ export async function addMember(db: Db, input: { organizationId: string; email: 
     });
     return { userId: user.id, membershipId: ms.id, apiKey: token };
   });
+}
+
+/** Sets the sign-in password of the person with `email` (operators and tests: `npm run cli -- user password`). */
+export async function setPassword(db: Db, email: string, password: string): Promise<{ userId: string; email: string }> {
+  if ([...password].length < PASSWORD_LENGTH.min || [...password].length > PASSWORD_LENGTH.max) {
+    throw new OperatorError(`the password must be ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters`);
+  }
+  const user = await db.selectFrom('users').select(['id', 'email']).where((eb) => eb(eb.fn('lower', ['email']), '=', email.trim().toLowerCase())).executeTakeFirst();
+  if (!user) throw new OperatorError(`no person with e-mail ${email}`);
+  await db.updateTable('users').set({ password_hash: await hashPassword(password), password_changed_at: new Date() }).where('id', '=', user.id).execute();
+  return { userId: user.id, email: user.email };
 }

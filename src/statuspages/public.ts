@@ -9,10 +9,10 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { Db } from '../db/connect';
 import { clockOf } from '../db/connect';
 import { ApiError } from '../pipeline/errors';
-import { escapeHtml } from '../pipeline/html';
+import { escapeHtml, pageSecurityHeaders } from '../pipeline/html';
 import type { RateLimits } from '../pipeline/ratelimit';
 import type { Services } from '../pipeline/context';
-import { BODY_LIMITS, drainUnread, readBody } from '../transport/body';
+import { BODY_LIMITS, drainUnread, readBody, readForm } from '../transport/body';
 import { PageCache, variant, type Variant } from './cache';
 import { pageForHost } from './domains';
 import { translator } from './i18n';
@@ -34,12 +34,6 @@ function placeOf(res: Response): Place {
   return res.locals.statusPlace as Place;
 }
 
-function securityHeaders(res: Response, csp: string | null): void {
-  res.setHeader('Content-Security-Policy', csp ?? "default-src 'none'; frame-ancestors 'none'");
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Frame-Options', 'DENY');
-}
 
 function acceptsGzip(req: Request): boolean {
   return /\bgzip\b/i.test(String(req.headers['accept-encoding'] ?? '')) && !/\bgzip\s*;\s*q=0(\.0*)?\b/i.test(String(req.headers['accept-encoding']));
@@ -47,7 +41,7 @@ function acceptsGzip(req: Request): boolean {
 
 /** Sends a prepared rendering: gzip when accepted, 304 for a matching ETag, cacheable by others only for public pages. */
 function sendVariant(req: Request, res: Response, v: Variant, isPublic: boolean, status = 200): void {
-  securityHeaders(res, v.csp);
+  pageSecurityHeaders(res, v.csp);
   res.setHeader('Content-Type', v.contentType);
   res.setHeader('Vary', 'Accept-Encoding, Cookie');
   res.setHeader('Cache-Control', isPublic ? 'public, max-age=15' : 'private, no-store');
@@ -72,7 +66,7 @@ function sendDocument(req: Request, res: Response, status: number, doc: { html: 
 
 function notFoundPage(req: Request, res: Response): void {
   drainUnread(req);
-  securityHeaders(res, null);
+  pageSecurityHeaders(res, null);
   const html = '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><title>Not found</title></head><body><h1>Not found</h1><p>There is no status page here.</p></body></html>';
   res.status(404).setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Cache-Control', 'private, no-store');
@@ -110,19 +104,6 @@ function setSession(req: Request, res: Response, m: PageModel, services: Service
   res.append('Set-Cookie', `${cookieName(m.page.id)}=${expires}.${mac}; Path=${path}; Max-Age=${SESSION_DAYS * 86_400}; HttpOnly; SameSite=Lax${isHttps(req, services) ? '; Secure' : ''}`);
 }
 
-/** A small form or JSON body, parsed (`application/x-www-form-urlencoded` or JSON). */
-async function formBody(req: Request, limit: number): Promise<Record<string, string>> {
-  const raw = (await readBody(req, limit)).toString('utf8');
-  if (/^application\/json\b/i.test(String(req.headers['content-type'] ?? ''))) {
-    try {
-      const j = JSON.parse(raw) as Record<string, unknown>;
-      return Object.fromEntries(Object.entries(j ?? {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
-    } catch {
-      throw new ApiError(400, 'invalid_json', 'The body is not valid JSON.', {}, [{ field: 'body', reason: 'is not valid JSON' }]);
-    }
-  }
-  return Object.fromEntries(new URLSearchParams(raw));
-}
 
 const wantsJson = (req: Request) => /^application\/json\b/i.test(String(req.headers['content-type'] ?? '')) || /application\/json/i.test(String(req.headers.accept ?? ''));
 
@@ -138,7 +119,7 @@ function pageRoutes(deps: PublicDeps, cache: PageCache): Router {
     if (m.page.visibility === 'password' && !(m.passwordFingerprint && hasSession(req, m, services))) {
       // The form is what this address shows until the password is given (200); the twins refuse (403: a 401 would need an HTTP auth scheme).
       if (html) sendDocument(req, res, 200, renderPasswordForm(m, placeOf(res), null));
-      else { drainUnread(req); securityHeaders(res, null); res.status(403).setHeader('Cache-Control', 'private, no-store'); res.end(); }
+      else { drainUnread(req); pageSecurityHeaders(res, null); res.status(403).setHeader('Cache-Control', 'private, no-store'); res.end(); }
       return null;
     }
     return m;
@@ -186,13 +167,13 @@ function pageRoutes(deps: PublicDeps, cache: PageCache): Router {
         }
         throw e;
       }
-      const { password = '' } = await formBody(req, BODY_LIMITS.statusPageForm);
+      const { password = '' } = await readForm(req, BODY_LIMITS.statusPageForm);
       const row = await db.selectFrom('status_pages').select('password_hash').where('id', '=', m.page.id).executeTakeFirst();
       if (!row?.password_hash || !(await passwordMatches(password, row.password_hash))) {
         return sendDocument(req, res, 403, renderPasswordForm(m, place, 'wrong'));
       }
       setSession(req, res, m, services);
-      securityHeaders(res, null);
+      pageSecurityHeaders(res, null);
       res.setHeader('Cache-Control', 'private, no-store');
       res.redirect(303, place.prefix || '/');
     } catch (e) {
@@ -210,7 +191,7 @@ function pageRoutes(deps: PublicDeps, cache: PageCache): Router {
       const answer = (status: number, text: string, error: boolean, code?: string) => {
         if (json) {
           drainUnread(req);
-          securityHeaders(res, null);
+          pageSecurityHeaders(res, null);
           res.status(status).setHeader('Cache-Control', 'private, no-store');
           res.json(error ? new ApiError(status, code ?? 'invalid_field', text).toBody() : { status: code, message: text });
           return;
@@ -219,14 +200,14 @@ function pageRoutes(deps: PublicDeps, cache: PageCache): Router {
       };
       try {
         await limits.consume(`${m.page.id}:${req.socket.remoteAddress ?? ''}`, 'page_subscribe');
-        const done = await subscribe(db, services, m, await formBody(req, BODY_LIMITS.statusPageForm));
+        const done = await subscribe(db, services, m, await readForm(req, BODY_LIMITS.statusPageForm));
         if (done.kind === 'email') return answer(202, t('subscribe.sent', { email: done.address }), false, 'confirmation_sent');
         return answer(201, t('subscribe.webhookDone', { host: done.host }), false, 'subscribed');
       } catch (e) {
         if (!(e instanceof ApiError) || e.status >= 500 && e.status !== 502) throw e;
         if (json) {
           drainUnread(req);
-          securityHeaders(res, null);
+          pageSecurityHeaders(res, null);
           for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
           res.status(e.status).setHeader('Cache-Control', 'private, no-store');
           res.json(e.toBody());

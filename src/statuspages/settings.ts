@@ -1,4 +1,3 @@
-import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import net from 'node:net';
 import { ApiError, invalid } from '../pipeline/errors';
@@ -11,8 +10,6 @@ export type Visibility = (typeof VISIBILITIES)[number];
 /** Days of history a page may show, and a new page's. */
 export const HISTORY_DAYS = { min: 1, max: 365, default: 90 } as const;
 
-/** Password length, in characters. */
-const PASSWORD = { min: 8, max: 128 } as const;
 
 /** The language of a page, or 400 naming `language`. */
 export function parseLanguage(value: string): Language {
@@ -65,31 +62,8 @@ export function parseDomain(value: string | null, baseHost: string | null): stri
   return ascii;
 }
 
-const scrypt = (password: string, salt: Buffer, keylen: number, opts: ScryptOptions) => new Promise<Buffer>((resolve, reject) => {
-  scryptCb(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key)));
-});
-
-/** scrypt parameters: N 2^15, r 8, p 1 (about 32 MiB and 50–100 ms a guess on this class of machine). */
-const SCRYPT = { N: 32768, r: 8, p: 1 } as const;
-const MAXMEM = 64 * 1024 * 1024;
-
-/** The stored form of a page password (a slow hash), after its length is checked. */
-export async function hashPassword(password: string): Promise<string> {
-  const length = [...password].length;
-  if (length < PASSWORD.min || length > PASSWORD.max) throw invalid('password', `must be ${PASSWORD.min} to ${PASSWORD.max} characters`);
-  const salt = randomBytes(16);
-  const hash = await scrypt(password, salt, 32, { ...SCRYPT, maxmem: MAXMEM });
-  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
-}
-
-/** True when `password` matches the stored hash (constant-time compare). */
-export async function passwordMatches(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash || password.length > PASSWORD.max * 4) return false;
-  const expected = Buffer.from(hash, 'base64url');
-  const got = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: MAXMEM });
-  return got.length === expected.length && timingSafeEqual(got, expected);
-}
+/** Page passwords are stored like people's: a slow hash (src/crypto/passwords.ts). */
+export { hashPassword, passwordMatches } from '../crypto/passwords';
 
 /** 400 `password_required`: visibility `password` needs a password. */
 export function passwordRequired(): ApiError {

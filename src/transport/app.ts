@@ -21,6 +21,7 @@ import { mountHealth } from '../observability/health';
 import { serverMetrics, type ServerSources } from '../observability/metrics';
 import { sameSecret } from '../crypto/tokens';
 import { ROOT } from '../paths';
+import { mountInvitations } from '../people/public';
 
 /** The proto package's folder: files import each other by their path under it (`vigil/v1/common.proto`). */
 const PROTO_PACKAGE_DIR = 'vigil/v1';
@@ -114,6 +115,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   app.use('/ping', pingRouter(deps.db, log));
   app.use('/feeds', feedRouter(deps, log));
   app.use('/confirm', confirmRouter(deps, log));
+  mountInvitations(app, { db: deps.db });
   app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));
   app.use(connectMiddleware(runner, log));
   app.all('/mcp', (req, res) => sendError(req, res, new ApiError(501, 'not_implemented', 'The agent server (MCP) is not built yet.')));

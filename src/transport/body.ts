@@ -22,7 +22,7 @@ export const BODY_LIMITS = {
   ping: 100 * KiB,
   /** A confirmation link followed by POST: the body is read and dropped. */
   confirm: 10 * KiB,
-  /** Forms of public status pages (password, subscribe, unsubscribe). */
+  /** Forms of public pages: status pages (password, subscribe, unsubscribe), invitations. */
   statusPageForm: 16 * KiB,
 } as const;
 
@@ -147,4 +147,18 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       req.on('end', () => finish(null));
     }
   });
+}
+
+/** A small form or JSON body of a public page, parsed (`application/x-www-form-urlencoded`, or JSON: its string fields). */
+export async function readForm(req: IncomingMessage, limit: number): Promise<Record<string, string>> {
+  const raw = (await readBody(req, limit)).toString('utf8');
+  if (/^application\/json\b/i.test(String(req.headers['content-type'] ?? ''))) {
+    try {
+      const j = JSON.parse(raw) as Record<string, unknown>;
+      return Object.fromEntries(Object.entries(j ?? {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+    } catch {
+      throw new ApiError(400, 'invalid_json', 'The body is not valid JSON.', {}, [{ field: 'body', reason: 'is not valid JSON' }]);
+    }
+  }
+  return Object.fromEntries(new URLSearchParams(raw));
 }

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { escapeHtml } from '../../pipeline/html';
+import { escapeHtml, htmlDocument, type HtmlDocument } from '../../pipeline/html';
 
 /** The page's own styles; the theme accent and the owner's custom CSS come after them. */
 const BASE_CSS = `
@@ -78,32 +77,13 @@ function icon(state: string | undefined): string {
 }
 
 /** A rendered document and the Content-Security-Policy that goes with it. */
-export interface Rendered { html: string; csp: string }
+export type Rendered = HtmlDocument;
 
-/**
- * Wraps `body` in a complete document. All styles are one inline `<style>`
- * whose SHA-256 is the only style source the Content-Security-Policy allows;
- * no script may run at all; images only from the page itself, `data:` URLs
- * and the logo's origin; forms post only to the page's own origin.
- */
+/** Wraps `body` in a complete document (src/pipeline/html.ts): the page's styles, its accent and custom CSS, its icon and feeds. */
 export function shell(body: string, o: ShellOptions): Rendered {
   const css = `${BASE_CSS}:root{--accent:${o.accent}}\n${o.customCss ?? ''}`;
-  const hash = createHash('sha256').update(css, 'utf8').digest('base64');
   const feeds = o.feeds
     ? `<link rel="alternate" type="application/rss+xml" href="${escapeHtml(o.feeds.rss)}"><link rel="alternate" type="application/atom+xml" href="${escapeHtml(o.feeds.atom)}">`
     : '';
-  const html = `<!doctype html>
-<html lang="${escapeHtml(o.language)}">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${o.noindex ? '<meta name="robots" content="noindex">' : ''}
-<title>${escapeHtml(o.title)}</title>${icon(o.state)}${feeds}
-<style>${css}</style></head>
-<body><main>${body}</main></body>
-</html>
-`;
-  const img = ["'self'", 'data:', ...(o.logoOrigin ? [o.logoOrigin] : [])].join(' ');
-  const csp = [
-    "default-src 'none'", `style-src 'sha256-${hash}'`, `img-src ${img}`, "font-src 'self' data:", "script-src 'none'",
-    "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'",
-  ].join('; ');
-  return { html, csp };
+  return htmlDocument({ lang: o.language, title: o.title, css, body, head: `${icon(o.state)}${feeds}`, noindex: o.noindex, imgOrigins: o.logoOrigin ? [o.logoOrigin] : [] });
 }
