@@ -48,13 +48,16 @@ export interface paths {
          *     every role may delete their own account. Of the two descriptions in
          *     circulation, this one holds: it deletes the calling person's account
          *     and their memberships (with their personal channels and API keys), not
-         *     the organisation. An organisation whose only member is the caller is
-         *     deleted with the account. The two refusals that concern the state of
-         *     the account are 409 `sole_owner` (the caller is the only owner of an
-         *     organisation that has other members: hand ownership over first) and
-         *     409 `subscription_active` (an organisation that would be deleted with
-         *     the account still has an active paid subscription: cancel it first).
-         *     `data.id` is the deleted user's id.
+         *     the organisation. Shared channels the person created stay with their
+         *     team (their `owner` becomes null). An organisation whose only member
+         *     is the caller is deleted with the account, everything in it included.
+         *     The two refusals that concern the state of the account are 409
+         *     `sole_owner` (the caller is the only owner of an organisation that has
+         *     other members: hand ownership over first; `vars.organizationId` names
+         *     it) and 409 `subscription_active` (an organisation that would be
+         *     deleted with the account still has an active paid subscription:
+         *     cancel it first — checked once billing records subscriptions).
+         *     `data.id` is the deleted user's id; the session ends with it.
          */
         delete: operations["deleteAccount"];
         options?: never;
@@ -788,6 +791,165 @@ export interface paths {
          * @description Withdraws a pending invitation; its link stops working.
          */
         delete: operations["deleteInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my sessions
+         * @description Session only (keys get 403 `session_required`). The caller's signed-in
+         *     sessions, newest first; `current` marks the one making the request.
+         *     Tokens are never shown again.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        /**
+         * Sign in with e-mail and password
+         * @description No credential needed. Answers 201 with a session token (`vs_…`,
+         *     shown only here) and sets it as the cookie `vigil_session`
+         *     (HttpOnly, SameSite=Lax, Secure over HTTPS, Path=/). Send the token
+         *     as `Authorization: Bearer vs_…`, or let the browser send the cookie;
+         *     a write authenticated by the cookie must carry an `Origin` (or
+         *     `Referer`) of Vigil's own host, else 403 `csrf_refused`. A session
+         *     acts with the role of its membership in the active organisation
+         *     (the person's first organisation at sign-in) and may call the
+         *     session-only operations. It ends after 14 days without use or 30
+         *     days after sign-in, whichever comes first; only a SHA-256 of the
+         *     token is stored. Any failure — unknown address, wrong password, no
+         *     password set, no organisation — is the same 401 `sign_in_failed`.
+         *     Attempts are limited per e-mail address and per client address: 10
+         *     and 30 per 15 minutes, then 429 with `Retry-After`.
+         */
+        post: operations["signIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Sign out, or end another of my sessions
+         * @description Session only. Ends one of the caller's own sessions (`id`, or
+         *     `current` for the one making the request: signing out). Ending the
+         *     current session clears the cookie. Another person's session is 404.
+         */
+        delete: operations["revokeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password reset link
+         * @description No credential needed. When `email` belongs to a person, sends a link
+         *     `{base_url}/password-reset/<token>` (a page that sets a new password;
+         *     or call `POST /password-reset/confirm`), valid once for one hour; a
+         *     newer link replaces an older one. The answer is the same whether or
+         *     not the address is known. At most 3 requests per e-mail address and
+         *     10 per client address per hour (429).
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/password-reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset link's token
+         * @description No credential needed: the token of the e-mailed link is the
+         *     credential. Sets `password` (8 to 128 characters) and ends every
+         *     session of the person. A used, replaced, expired or unknown token is
+         *     400 `reset_link_invalid`.
+         */
+        post: operations["resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change my password
+         * @description Session only. Needs the current password (a wrong one is 400
+         *     `password_incorrect` and counts against the sign-in limit); sets
+         *     `newPassword` (8 to 128 characters) and ends the caller's other
+         *     sessions (the current one stays signed in).
+         */
+        put: operations["changePassword"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/signup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign up, creating an organisation
+         * @description No credential needed; only while the operator allows it
+         *     (`SIGNUP=open`; the default `closed` answers 403 `signup_closed`).
+         *     Creates the person (name, e-mail, password), an organisation named
+         *     `organizationName` on the free plan with its default workspace, the
+         *     person as its owner, and signs them in (as `POST /sessions`: 201
+         *     with the token, and the cookie). An address that already has an
+         *     account is 409 `email_taken` (sign in instead). At most 5 per client
+         *     address per hour.
+         */
+        post: operations["signUp"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3047,6 +3209,106 @@ export interface components {
         ListMaintenanceWindowsResponse: {
             data: components["schemas"]["MaintenanceWindow"][];
         };
+        SignInBody: {
+            email: string;
+            password: string;
+        };
+        /** @description A signed-in session of the caller (never its token). */
+        Session: {
+            id: string;
+            /** @description True for the session making this request. */
+            current: boolean;
+            /**
+             * Format: date-time
+             * @description When it signed in.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Its last request (to the minute).
+             */
+            lastSeenAt: string;
+            /**
+             * Format: date-time
+             * @description When it ends unless used again: 14 days after its last use, at most 30 days after sign-in.
+             */
+            expiresAt: string;
+            /** @description The User-Agent it signed in with (first 200 characters). */
+            userAgent: string | null;
+            /** @description The client address it signed in from. */
+            ipAddress: string | null;
+        };
+        /** @description A new session; `token` is shown only here. */
+        SessionGrant: {
+            /** @description vs_… — send as `Authorization: Bearer`; also set as the cookie. */
+            token: string;
+            session: components["schemas"]["Session"];
+            /** @description The active organisation. */
+            organizationId: string;
+            membershipId: string;
+        };
+        SignInResponse: {
+            data: components["schemas"]["SessionGrant"];
+        };
+        ListSessionsResponse: {
+            data: components["schemas"]["Session"][];
+        };
+        RevokedSession: {
+            id: string;
+            /** @constant */
+            deleted: true;
+            /** @description True when it was the session making the request (signed out). */
+            current: boolean;
+        };
+        RevokeSessionResponse: {
+            data: components["schemas"]["RevokedSession"];
+        };
+        RequestPasswordResetBody: {
+            email: string;
+        };
+        PasswordResetRequested: {
+            /**
+             * @description Always true: the answer does not say whether the address is known.
+             * @constant
+             */
+            accepted: true;
+        };
+        RequestPasswordResetResponse: {
+            data: components["schemas"]["PasswordResetRequested"];
+        };
+        ResetPasswordBody: {
+            /** @description The token of the e-mailed link (`pr_…`). */
+            token: string;
+            /** @description 8 to 128 characters. */
+            password: string;
+        };
+        ResetPasswordResponse: {
+            data: components["schemas"]["Ack"];
+        };
+        ChangePasswordBody: {
+            currentPassword: string;
+            /** @description 8 to 128 characters. */
+            newPassword: string;
+        };
+        PasswordChanged: {
+            /** @constant */
+            ok: true;
+            /** @description How many of the caller's other sessions were ended. */
+            otherSessionsEnded: number;
+        };
+        ChangePasswordResponse: {
+            data: components["schemas"]["PasswordChanged"];
+        };
+        SignUpBody: {
+            email: string;
+            /** @description 8 to 128 characters. */
+            password: string;
+            name: string;
+            organizationName: string;
+        };
+        SignUpResponse: {
+            data: components["schemas"]["SessionGrant"];
+        };
         ListMembersResponse: {
             data: components["schemas"]["MembersData"];
         };
@@ -4092,7 +4354,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listAgents: {
@@ -5225,6 +5486,194 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sessions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListSessionsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    signIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignInBody"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokeSessionResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RequestPasswordResetBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestPasswordResetResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetPasswordBody"];
+            };
+        };
+        responses: {
+            /** @description The password is set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResetPasswordResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordBody"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangePasswordResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    signUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignUpBody"];
+            };
+        };
+        responses: {
+            /** @description Signed up and signed in. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignUpResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     listMaintenanceWindows: {
         parameters: {
             query?: {
@@ -5879,7 +6328,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     setActiveOrganization: {
@@ -5909,7 +6357,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listProbes: {
@@ -6048,7 +6495,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
             /** @description `verification_code_not_sent`: the SMS provider refused. */
             502: components["responses"]["BadGateway"];
         };
@@ -6081,7 +6527,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     uploadSourceMap: {

@@ -28,6 +28,8 @@ export interface Config {
   metricsToken: string | null;
   /** How long a SIGTERM may take: in-flight requests, running checks and jobs get this long to finish. */
   shutdownTimeoutMs: number;
+  /** Self-service sign-up (POST /api/v1/signup): `open`, or `closed` (the default: people join by invitation). */
+  signup: 'open' | 'closed';
   /** Checks may reach loopback and private addresses (self-hosted default); false for multi-tenant hosting. */
   checksAllowPrivate: boolean;
   /** PEM files of extra CAs that checks trust (e.g. an internal CA). */
@@ -44,6 +46,11 @@ export interface Config {
     mailFrom: string;
     telegramApiUrl: string;
     telegramBotToken: string | null;
+    /** A Twilio-compatible SMS API (`{url}/Accounts/{sid}/Messages.json`); SMS is off unless sid, token and sender are set. */
+    smsUrl: string;
+    smsAccountSid: string | null;
+    smsAuthToken: string | null;
+    smsFrom: string | null;
     pagerdutyEventsUrl: string;
     jsmApiUrl: string;
   };
@@ -61,7 +68,7 @@ export class ConfigError extends Error {
 }
 
 /** Variables whose values are secrets: a refusal never quotes them. */
-const SECRET = new Set(['MASTER_KEY', 'DATABASE_URL', 'REDIS_URL', 'SMTP_URL', 'TELEGRAM_BOT_TOKEN', 'METRICS_TOKEN']);
+const SECRET = new Set(['MASTER_KEY', 'DATABASE_URL', 'REDIS_URL', 'SMTP_URL', 'TELEGRAM_BOT_TOKEN', 'METRICS_TOKEN', 'SMS_AUTH_TOKEN']);
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
@@ -160,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logFormat: env.LOG_FORMAT ? format : null,
     metricsToken: env.METRICS_TOKEN?.trim() || null,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT', 25, 1, 3600) * 1000,
+    signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'closed'),
     checksAllowPrivate: bool(env, 'CHECKS_ALLOW_PRIVATE', true),
     checksExtraCaFiles: (env.CHECKS_EXTRA_CA_FILES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     worker: bool(env, 'WORKER', true),
@@ -170,6 +178,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mailFrom,
       telegramApiUrl: (url(env, 'TELEGRAM_API_URL', ['http', 'https'], 'an http(s) URL') || 'https://api.telegram.org').replace(/\/+$/, ''),
       telegramBotToken: env.TELEGRAM_BOT_TOKEN || null,
+      smsUrl: (url(env, 'SMS_PROVIDER_URL', ['http', 'https'], 'an http(s) URL') || 'https://api.twilio.com/2010-04-01').replace(/\/+$/, ''),
+      smsAccountSid: env.SMS_ACCOUNT_SID?.trim() || null,
+      smsAuthToken: env.SMS_AUTH_TOKEN?.trim() || null,
+      smsFrom: env.SMS_FROM?.trim() || null,
       pagerdutyEventsUrl: url(env, 'PAGERDUTY_EVENTS_URL', ['http', 'https'], 'an http(s) URL') || 'https://events.pagerduty.com/v2/enqueue',
       jsmApiUrl: (url(env, 'JSM_API_URL', ['http', 'https'], 'an http(s) URL') || 'https://api.atlassian.com/jsm/ops/integration/v2/alerts').replace(/\/+$/, ''),
     },

@@ -31,7 +31,8 @@ function ctx(over: { net?: Partial<DeliveryContext['net']>; providers?: Partial<
     net: { allowPrivate: true, extraCa: [], ...over.net },
     providers: {
       smtpUrl: smtp.url, mailFrom: 'Vigil <vigil@example.com>', telegramApiUrl: `${rx.url}/telegram`, telegramBotToken: BOT_TOKEN,
-      pagerdutyEventsUrl: `${rx.url}/v2/enqueue`, jsmApiUrl: `${rx.url}/jsm/v2/alerts`, ...over.providers,
+      pagerdutyEventsUrl: `${rx.url}/v2/enqueue`, jsmApiUrl: `${rx.url}/jsm/v2/alerts`,
+      smsUrl: `${rx.url}/sms`, smsAccountSid: null, smsAuthToken: null, smsFrom: null, ...over.providers,
     },
     signal: over.signal ?? AbortSignal.timeout(5000),
     baseUrl: 'http://vigil.test',
@@ -102,7 +103,28 @@ describe('kinds and targets', () => {
   const labelled = bad.map(([kind, t]) => [kind, t.length > 40 ? `${t.slice(0, 24)}… (${t.length} chars)` : JSON.stringify(t), t] as const);
   it.each(labelled)('%s rejects %s with 400 on target', (kind, _label, target) => rejectsTarget(kind, target));
 
-  it.each(['sms', 'whatsapp', 'satellite', 'push'] as ChannelKind[])('%s cannot be created and does not deliver yet', async (kind) => {
+  it('sms cannot be created; it delivers through the Twilio-compatible provider once configured', async () => {
+    expect(channelKinds.sms.creatable).toBe(false);
+    expect(() => channelKinds.sms.parseTarget('+447700900123')).toThrow(/enrolled by the receiving person and cannot be created through the API/);
+    const ch = { id: 'c', name: 'n', target: '+447700900123', secret: null, config: {} };
+    expect(await channelKinds.sms.deliver(ch, message(), ctx())).toMatchObject({ delivered: false, permanent: true, error: expect.stringMatching(/SMS is not configured/) });
+    rx.respondWith(201, { sid: 'SM1', status: 'queued' });
+    const sent = await channelKinds.sms.deliver(ch, message(), ctx({ providers: { smsAccountSid: 'AC123', smsAuthToken: 'sms-token-secret', smsFrom: '+15005550006' } }));
+    expect(sent).toEqual({ delivered: true, error: null });
+    const [req] = rx.requests;
+    expect(req.path).toBe('/sms/Accounts/AC123/Messages.json');
+    expect(req.headers.authorization).toBe(`Basic ${Buffer.from('AC123:sms-token-secret').toString('base64')}`);
+    const form = new URLSearchParams(req.body);
+    expect(form.get('To')).toBe('+447700900123');
+    expect(form.get('From')).toBe('+15005550006');
+    expect(form.get('Body')).toMatch(/^Vigil: /);
+    rx.respondWith(400, { code: 21211, message: "The 'To' number is not a valid phone number." });
+    const refused = await channelKinds.sms.deliver(ch, message(), ctx({ providers: { smsAccountSid: 'AC123', smsAuthToken: 'sms-token-secret', smsFrom: '+15005550006' } }));
+    expect(refused).toMatchObject({ delivered: false, permanent: true });
+    expect(refused.error).not.toContain('sms-token-secret');
+  });
+
+  it.each(['whatsapp', 'satellite', 'push'] as ChannelKind[])('%s cannot be created and does not deliver yet', async (kind) => {
     expect(channelKinds[kind].creatable).toBe(false);
     rejectsTarget(kind, '+15550100', 'kind');
     expect(() => channelKinds[kind].parseTarget('x')).toThrow(/enrolled by the receiving person and cannot be created through the API/);

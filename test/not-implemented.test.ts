@@ -8,13 +8,11 @@ import { startTestServer, type TestServer } from './support/harness';
 // not_implemented; every other operation of the contract is built.
 
 const STILL_501 = [
-  'confirmSmsEnrolment',
-  'createSmsEnrolment', 'deleteAccount', 'deleteAgent',
+  'deleteAgent',
   'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics', 'getAnalyticsSite',
   'getBilling', 'getErrorIssue',
   'listAgents', 'listAnalyticsSites', 'listErrorIssues', 'listErrorProjects',
-  'listOrganizations',
-  'searchResources', 'setActiveOrganization',
+  'searchResources',
   'updateErrorIssue',
   'uploadSourceMap', 'uploadSymbols', 'verifyStorePurchase',
 ];

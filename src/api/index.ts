@@ -15,6 +15,8 @@ import { feedHandlers } from './feeds';
 import { alertingHandlers } from './alerting';
 import { statusPageHandlers } from './statusPages';
 import { memberHandlers } from './members';
+import { sessionHandlers } from './sessions';
+import { smsHandlers } from './sms';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -34,4 +36,6 @@ export const handlers: Handlers<Ctx> = {
   ...alertingHandlers,
   ...statusPageHandlers,
   ...memberHandlers,
+  ...sessionHandlers,
+  ...smsHandlers,
 };

@@ -3,6 +3,8 @@ import { hashToken, sameHash, tokenPrefix } from '../crypto/tokens';
 import { unauthorized } from '../pipeline/errors';
 import { isPermission, isRole, permissionsOf, type Permission } from './roles';
 import type { Caller } from './caller';
+import { authenticateSession, SESSION_TOKEN_KIND } from './sessions';
+import { PLAN_COLUMNS, planOf } from './plan';
 
 /** Intersects two confinements (null = unconfined). */
 export function intersectWorkspaces(a: readonly string[] | null, b: readonly string[] | null): string[] | null {
@@ -43,6 +45,7 @@ async function touch(db: Db, keyId: string, lastUsed: Date | null, now: Date): P
 export async function authenticate(db: Db, authorization: string | undefined, now = new Date()): Promise<Caller> {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   const token = m?.[1];
+  if (token?.startsWith(`${SESSION_TOKEN_KIND}_`)) return authenticateSession(db, token, now);
   const prefix = token ? tokenPrefix(token) : null;
   if (!token || !prefix) throw unauthorized();
   const hash = hashToken(token);
@@ -62,8 +65,7 @@ export async function authenticate(db: Db, authorization: string | undefined, no
     .select([
       'k.id', 'k.name', 'k.prefix', 'k.token_hash', 'k.scopes', 'k.workspace_ids as key_ws', 'k.expires_at', 'k.revoked_at',
       'k.last_used_at', 'k.organization_id', 'ms.id as membership_id', 'ms.role', 'ms.workspace_ids as member_ws', 'u.id as user_id',
-      'p.code', 'p.name as plan_name', 'p.rank', 'p.monitor_cap', 'p.interval_floor_seconds', 'p.history_retention_days',
-      'p.sms_included', 'p.audit_log_included', 'p.status_page_cap', 'p.member_cap',
+      ...PLAN_COLUMNS,
     ])
     .where('k.prefix', '=', prefix)
     .execute();
@@ -83,12 +85,8 @@ export async function authenticate(db: Db, authorization: string | undefined, no
     permissions,
     workspaceIds: intersectWorkspaces(row.member_ws, row.key_ws),
     key: { id: row.id, name: row.name, prefix: row.prefix, scopes: row.scopes, workspaceIds: row.key_ws },
-    plan: {
-      code: row.code, name: row.plan_name, rank: row.rank, monitor_cap: row.monitor_cap,
-      interval_floor_seconds: row.interval_floor_seconds, history_retention_days: row.history_retention_days,
-      sms_included: row.sms_included, audit_log_included: row.audit_log_included,
-      status_page_cap: row.status_page_cap, member_cap: row.member_cap,
-    },
+    session: null,
+    plan: planOf(row),
     actor: { type: 'api_key', id: row.id, name: `${row.name} (${row.prefix}…)` },
   };
   if (callers.size >= MAX_CACHED) callers.clear();

@@ -6,7 +6,8 @@ export type Plan = PlansTable;
 
 /** Who is calling, resolved from the credential; the only source of tenancy. */
 export interface Caller {
-  kind: 'key' | 'session';
+  /** `anonymous`: an operation that needs no credential (sign-in, password reset); it holds nothing. */
+  kind: 'key' | 'session' | 'anonymous';
   organizationId: string;
   userId: string;
   membershipId: string;
@@ -16,6 +17,8 @@ export interface Caller {
   /** Workspaces the caller is confined to; null when it sees every workspace. */
   workspaceIds: readonly string[] | null;
   key: { id: string; name: string; prefix: string; scopes: string[]; workspaceIds: string[] | null } | null;
+  /** The sign-in session making the request (kind `session`), else null. */
+  session: { id: string } | null;
   plan: Plan;
   /** How audit entries name the caller. */
   actor: { type: 'api_key' | 'user' | 'system'; id: string; name: string };
@@ -42,3 +45,11 @@ export function seesWorkspace(caller: Caller, workspaceId: string | null): boole
   if (caller.workspaceIds === null) return true;
   return workspaceId !== null && caller.workspaceIds.includes(workspaceId);
 }
+
+/** The caller of an operation that needs no credential: no organisation, no permission. */
+export const ANONYMOUS: Caller = Object.freeze({
+  kind: 'anonymous', organizationId: '', userId: '', membershipId: '', role: 'viewer', permissions: new Set<Permission>(),
+  workspaceIds: [], key: null, session: null,
+  plan: { code: '', name: '', rank: -1, monitor_cap: 0, interval_floor_seconds: 0, history_retention_days: 0, sms_included: false, audit_log_included: false, status_page_cap: 0, member_cap: 0 },
+  actor: { type: 'system', id: 'anonymous', name: 'anonymous' },
+}) as Caller;

@@ -7,6 +7,8 @@ import * as m0005 from './migrations/0005_monitor_storage';
 import * as m0006 from './migrations/0006_change_notifications';
 import * as m0007 from './migrations/0007_status_pages';
 import * as m0008 from './migrations/0008_members';
+import * as m0009 from './migrations/0009_sessions';
+import * as m0010 from './migrations/0010_sms_enrolments';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +20,8 @@ const migrations: Record<string, Migration> = {
   '0006_change_notifications': m0006,
   '0007_status_pages': m0007,
   '0008_members': m0008,
+  '0009_sessions': m0009,
+  '0010_sms_enrolments': m0010,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

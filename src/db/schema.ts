@@ -36,6 +36,37 @@ export interface UsersTable {
   password_changed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
+export interface SessionsTable {
+  id: string;
+  token_hash: Buffer;
+  user_id: string;
+  /** The organisation the session acts in; null when it went (re-resolved on the next request). */
+  organization_id: string | null;
+  created_at: TsDefault;
+  last_seen_at: TsDefault;
+  /** Absolute end: 30 days after sign-in. */
+  expires_at: Date;
+  user_agent: string | null;
+  ip_address: string | null;
+}
+
+export interface PasswordResetsTable {
+  id: string;
+  user_id: string;
+  token_hash: Buffer;
+  created_at: TsDefault;
+  expires_at: Date;
+}
+
+export interface SmsEnrolmentsTable {
+  membership_id: string;
+  channel_id: string;
+  code_hash: Buffer;
+  attempts: ColumnType<number, number | undefined, number>;
+  created_at: TsDefault;
+  expires_at: Date;
+}
+
 export interface InvitationsTable {
   id: string;
   organization_id: string;
@@ -397,6 +428,9 @@ export interface Database {
   incidents: IncidentsTable;
   notification_channels: NotificationChannelsTable;
   invitations: InvitationsTable;
+  sessions: SessionsTable;
+  sms_enrolments: SmsEnrolmentsTable;
+  password_resets: PasswordResetsTable;
   status_pages: StatusPagesTable;
   status_page_components: StatusPageComponentsTable;
   status_page_subscribers: StatusPageSubscribersTable;

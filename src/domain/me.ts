@@ -1,6 +1,7 @@
 import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import { iso } from './tenancy';
+import { myOrganizations } from '../people/organizations';
 
 async function count(db: Db, table: 'monitors' | 'workspaces' | 'memberships' | 'status_pages' | 'api_keys', org: string, activeKeysOnly = false) {
   let q = db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', org);
@@ -31,6 +32,6 @@ export async function describeMe(db: Db, caller: Caller) {
     },
     usage: { monitors, workspaces, members, statusPages, apiKeys },
     // Keys never list other organisations (spec, Authentication §12): the field is for sessions only.
-    ...(caller.kind === 'session' ? { organizations: [] } : {}),
+    ...(caller.kind === 'session' ? { organizations: await myOrganizations(db, caller) } : {}),
   };
 }

@@ -130,7 +130,7 @@ async function visiblePolicies(db: Db, caller: Caller, id?: string) {
  * call at `now`, and who cannot be reached (no enabled, confirmed channel of a
  * kind this server can deliver: see the setup checklist).
  */
-export async function getOnCall(db: Db, caller: Caller, now: Date, providers: Pick<Providers, 'smtpUrl' | 'telegramBotToken'>) {
+export async function getOnCall(db: Db, caller: Caller, now: Date, providers: Pick<Providers, 'smtpUrl' | 'telegramBotToken' | 'smsAccountSid'>) {
   const org = caller.organizationId;
   const scheduleRows = await schedules(db, caller).orderBy('created_at').orderBy('id').execute();
   const overrides = scheduleRows.length

@@ -21,7 +21,7 @@ async function userFor(db: Db, email: string) {
  * Creates an organisation with its default workspace and an owner (a new or
  * existing person by e-mail), and mints the owner's first API key.
  */
-export async function createOrganization(db: Db, input: { name: string; ownerEmail: string; plan?: string }): Promise<CreatedOrganization> {
+export async function createOrganization(db: Db, input: { name: string; ownerEmail: string; plan?: string; withKey?: boolean }): Promise<CreatedOrganization> {
   const plan = input.plan ?? 'free';
   if (!(await findPlan(db, plan))) throw new OperatorError(`unknown plan "${plan}"`);
   if (!input.name.trim()) throw new OperatorError('the organisation needs a name');
@@ -35,9 +35,10 @@ export async function createOrganization(db: Db, input: { name: string; ownerEma
     const ms = await tx.insertInto('memberships').values({
       id: newId('mem'), organization_id: org.id, user_id: user.id, role: 'owner', workspace_ids: null,
     }).returning('id').executeTakeFirstOrThrow();
-    const { token } = await insertApiKey(tx, {
+    // Sign-up signs the owner in instead: no key nobody would ever see.
+    const token = input.withKey === false ? '' : (await insertApiKey(tx, {
       organizationId: org.id, membershipId: ms.id, name: 'Owner key', scopes: [], workspaceIds: null, expiresAt: null,
-    });
+    })).token;
     return { organizationId: org.id, workspaceId: ws.id, userId: user.id, membershipId: ms.id, apiKey: token };
   });
 }

@@ -37,7 +37,7 @@ export async function summary(db: Db, caller: Caller) {
  * only when an alert could actually be delivered: enabled, confirmed, and its
  * provider configured (SMTP for e-mail, a bot for Telegram).
  */
-export async function setup(db: Db, caller: Caller, providers: Pick<Providers, 'smtpUrl' | 'telegramBotToken'>) {
+export async function setup(db: Db, caller: Caller, providers: Pick<Providers, 'smtpUrl' | 'telegramBotToken' | 'smsAccountSid'>) {
   const org = caller.organizationId;
   const ws = workspaceFilter(caller.workspaceIds);
   const exists = (q: { executeTakeFirst(): Promise<unknown> }) => q.executeTakeFirst().then(Boolean);

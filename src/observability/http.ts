@@ -15,7 +15,7 @@ const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The area of a request that no operation claimed, from its first path segment. */
 const AREAS: Record<string, string> = {
   status: 'status_page', ping: 'ping', feeds: 'feed', confirm: 'confirm', probe: 'probe', rpc: 'connect', api: 'api',
-  invitations: 'invitation', metrics: 'metrics', healthz: 'health', readyz: 'health', 'openapi.json': 'contract', tls: 'tls_ask', mcp: 'mcp',
+  invitations: 'invitation', 'password-reset': 'password_reset', metrics: 'metrics', healthz: 'health', readyz: 'health', 'openapi.json': 'contract', tls: 'tls_ask', mcp: 'mcp',
 };
 
 function areaOf(req: Request, res: Response): string {
@@ -40,6 +40,7 @@ export function loggablePath(req: Request): string {
     .replace(/^\/feeds\/incidents\/[^/]+/, '/feeds/incidents/…')
     .replace(/^\/confirm\/[^/]+/, '/confirm/…')
     .replace(/^\/invitations\/[^/]+/, '/invitations/…')
+    .replace(/^\/password-reset\/(?!confirm$)[^/]+/, '/password-reset/…')
     .replace(/\/subscribers\/confirm\/[^/]+/, '/subscribers/confirm/…')
     .replace(/\/unsubscribe\/([^/]+)\/[^/]+/, '/unsubscribe/$1/…')
     .slice(0, 300);

@@ -4,6 +4,9 @@
  * one button for someone who already has an account); POST accepts it, from
  * the form or as JSON (`{"name", "password"}` → 201 with the membership).
  * Server-rendered, no script, the same strict headers as status pages.
+ *
+ * The password-reset page, `{base_url}/password-reset/<token>` (the link of
+ * the reset e-mail): GET shows a form for the new password, POST sets it.
  */
 import express, { type Request, type Response, type NextFunction } from 'express';
 import type { Db } from '../db/connect';
@@ -12,6 +15,7 @@ import { ApiError } from '../pipeline/errors';
 import { escapeHtml, htmlDocument, pageSecurityHeaders } from '../pipeline/html';
 import { BODY_LIMITS, drainUnread, readForm } from '../transport/body';
 import { acceptInvitation, invitationByToken } from './invitations';
+import { resetPassword, resetTokenValid } from './sessions';
 
 const CSS = `body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#111827;background:#f3f4f6}
 main{max-width:28rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.1)}
@@ -83,6 +87,37 @@ export function mountInvitations(app: express.Express, deps: { db: Db }): void {
         if (!inv) return page(res, 404, 'Invitation', GONE);
         const field = e.fields[0]?.field;
         page(res, 400, `Join ${inv.organization}`, form(inv, req.originalUrl.split('?')[0], `${field === 'name' ? 'Your name' : 'The password'} ${e.fields[0]?.reason ?? 'is not valid'}.`));
+      }
+    } catch (e) {
+      next(e);
+    }
+  });
+
+  const RESET_GONE = '<h1>This reset link does not work</h1><p>It was used, replaced or has expired. Ask for a new one.</p>';
+  const resetForm = (action: string, error?: string) => `<h1>Set a new password</h1>
+${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}<form method="post" action="${escapeHtml(action)}">
+<label for="password">New password</label><input id="password" name="password" type="password" required minlength="${PASSWORD_LENGTH.min}" maxlength="${PASSWORD_LENGTH.max}" autocomplete="new-password">
+<p class="muted">${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters. Every signed-in session ends.</p><button type="submit">Set the password</button></form>`;
+
+  app.get('/password-reset/:token', async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      if (!(await resetTokenValid(deps.db, String(req.params.token)))) return page(res, 404, 'Password reset', RESET_GONE);
+      page(res, 200, 'Set a new password', resetForm(req.originalUrl.split('?')[0]));
+    } catch (e) {
+      next(e);
+    }
+  });
+
+  app.post('/password-reset/:token', async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const input = await readForm(req, BODY_LIMITS.statusPageForm);
+      try {
+        await resetPassword(deps.db, { token: String(req.params.token), password: input.password ?? '' });
+        page(res, 200, 'Password set', '<h1>Your password is set</h1><p>Sign in with it from now on.</p>');
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status >= 500) throw e;
+        if (e.code === 'reset_link_invalid') return page(res, 404, 'Password reset', RESET_GONE);
+        page(res, 400, 'Set a new password', resetForm(req.originalUrl.split('?')[0], `The password ${e.fields[0]?.reason ?? 'is not valid'}.`));
       }
     } catch (e) {
       next(e);

@@ -4,6 +4,7 @@ import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secrets';
 import type { Db } from '../db/connect';
 import type { NetPolicy } from '../engine/net';
+import type { RateLimits } from './ratelimit';
 
 /** Process-wide services handed to every handler. */
 export interface Services {
@@ -21,6 +22,10 @@ export interface Ctx {
   db: Db;
   services: Services;
   now: Date;
+  /** Rate limits beyond the operation's bucket (sign-in attempts per account and address). */
+  limits: RateLimits;
+  /** Where the request comes from (sign-in throttling, the sessions list). */
+  client: { address: string | null; userAgent: string | null };
   /** Throws 403 naming `permission` unless the caller holds it. */
   require(permission: Permission): void;
 }

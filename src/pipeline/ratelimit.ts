@@ -5,11 +5,14 @@ import { ApiError } from './errors';
 import { metrics } from '../observability/metrics';
 
 /** The rate buckets of the contract (`x-bucket`), and the buckets of public pages (keyed by page and address, not organisation). */
-export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols' | 'page_password' | 'page_subscribe';
+export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols' | 'page_password' | 'page_subscribe'
+  | 'signin_account' | 'signin_address' | 'reset_account' | 'reset_address' | 'signup_address';
 
 /** Spends one point of a bucket for `key` (an organisation, or a page and an address), or throws 429 `rate_limited`. */
 export interface RateLimits {
   consume(key: string, bucket: Bucket, points?: number): Promise<void>;
+  /** Throws the same 429 when `key` has no point left in `bucket`, spending none (limits that count failures only). */
+  check(key: string, bucket: Bucket): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,6 +27,14 @@ const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] |
   page_password: { seconds: 60, limit: 5 },
   // Subscriptions to one status page from one address (each may send a confirmation mail).
   page_subscribe: { seconds: 3600, limit: 10 },
+  // Sign-in attempts (and wrong current passwords) per e-mail address and per client address.
+  signin_account: { seconds: 900, limit: 10 },
+  signin_address: { seconds: 900, limit: 30 },
+  // Password-reset mails per e-mail address and per client address.
+  reset_account: { seconds: 3600, limit: 3 },
+  reset_address: { seconds: 3600, limit: 10 },
+  // Sign-ups per client address.
+  signup_address: { seconds: 3600, limit: 5 },
 };
 
 export interface RateLimitStores { pool?: pg.Pool; redis?: unknown }
@@ -53,17 +64,24 @@ export async function createRateLimits(config: Config, stores: RateLimitStores):
       limiters[bucket] = new RateLimiterMemory(opts);
     }
   }
+  const refuse = (bucket: Bucket, msBeforeNext: number) => {
+    metrics.rateLimitRefusals.inc({ bucket });
+    const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
+    return new ApiError(429, 'rate_limited', `Rate limit exceeded; retry in ${retryAfter} seconds.`,
+      { bucket, retryAfter: String(retryAfter) }, [], { 'Retry-After': String(retryAfter) });
+  };
   return {
     async consume(key, bucket, points = 1) {
       try {
         await limiters[bucket].consume(key, points);
       } catch (e) {
         if (!(e instanceof RateLimiterRes)) throw e;
-        metrics.rateLimitRefusals.inc({ bucket });
-        const retryAfter = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
-        throw new ApiError(429, 'rate_limited', `Rate limit exceeded for this organisation; retry in ${retryAfter} seconds.`,
-          { bucket, retryAfter: String(retryAfter) }, [], { 'Retry-After': String(retryAfter) });
+        throw refuse(bucket, e.msBeforeNext);
       }
+    },
+    async check(key, bucket) {
+      const res = await limiters[bucket].get(key);
+      if (res && res.remainingPoints <= 0) throw refuse(bucket, res.msBeforeNext);
     },
     async close() { /* limiters hold no resources of their own; stores are closed by their owners */ },
   };

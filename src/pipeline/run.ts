@@ -1,5 +1,7 @@
 import type { RouteDef } from '../../gen/routes';
 import { authenticate } from '../auth/authenticate';
+import { sessionFromCookie } from '../auth/sessions';
+import { ANONYMOUS } from '../auth/caller';
 import { can, type Caller } from '../auth/caller';
 import type { Permission } from '../auth/roles';
 import type { Db } from '../db/connect';
@@ -11,9 +13,39 @@ import { badInput, textProblem } from './text';
 import { bodyValidators, queryValidators } from '../../gen/validators.cjs';
 import { NOT_BUILT, notImplementedError } from '../api/notImplemented';
 
+/**
+ * What a request carries to prove who sends it, and where it comes from:
+ * the `Authorization` header, else the session cookie (then a write must
+ * come from Vigil's own origin), and the client's address and agent.
+ */
+export interface Credentials {
+  authorization?: string;
+  cookie?: string;
+  origin?: string;
+  referer?: string;
+  host?: string;
+  method: string;
+  remoteAddress?: string;
+  userAgent?: string;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** 403 `csrf_refused` unless a cookie-authenticated write names Vigil's own origin. */
+function checkOrigin(c: Credentials, baseUrl: string): void {
+  if (SAFE_METHODS.has(c.method.toUpperCase())) return;
+  let from: string | null = null;
+  try { from = new URL(c.origin && c.origin !== 'null' ? c.origin : c.referer ?? '').host.toLowerCase(); } catch { /* none */ }
+  const own = new Set([c.host?.toLowerCase()]);
+  try { own.add(new URL(baseUrl).host.toLowerCase()); } catch { /* unset */ }
+  if (!from || !own.has(from)) {
+    throw new ApiError(403, 'csrf_refused', 'A write signed in by cookie must come from this site (Origin or Referer of its own host); send the session as a bearer token otherwise.');
+  }
+}
+
 /** A request as every transport hands it over: strings from the URL, a decoded body. */
 export interface RawRequest {
-  authorization: string | undefined;
+  credentials: Credentials;
   path: Record<string, string>;
   query: Record<string, unknown>;
   /** The JSON-shaped body (undefined when none was sent), or raw bytes for raw-request operations. */
@@ -42,7 +74,7 @@ export interface RunnerDeps {
  */
 export interface Runner {
   /** Authentication, the rate limit, session-only, the permission and not-built checks; throws the refusal. */
-  admit(route: RouteDef, authorization: string | undefined): Promise<Caller>;
+  admit(route: RouteDef, credentials: Credentials): Promise<Caller>;
   /** Validation and the handler, for a caller `admit` let in. */
   execute(route: RouteDef, raw: RawRequest, caller: Caller): Promise<unknown>;
   /** `admit` then `execute`: for transports that hold the whole request already. */
@@ -64,8 +96,18 @@ function refuseUnstorable(raw: RawRequest): void {
 
 /** Builds the runner every transport (REST JSON, REST protobuf, Connect, MCP) calls. */
 export function createRunner(deps: RunnerDeps): Runner {
-  const admit: Runner['admit'] = async (route, authorization) => {
+  const admit: Runner['admit'] = async (route, credentials) => {
+    if (route.anonymous) {
+      // No credential (sign-in, password reset): limited by client address; the handler limits per account too.
+      await deps.limits.consume(`address:${credentials.remoteAddress ?? ''}`, route.bucket);
+      if ((deps.handlers[route.operationId] as { [NOT_BUILT]?: boolean })[NOT_BUILT]) throw notImplementedError(route.operationId);
+      return ANONYMOUS;
+    }
+    let authorization = credentials.authorization;
+    const cookieToken = authorization ? null : sessionFromCookie(credentials.cookie);
+    if (cookieToken) authorization = `Bearer ${cookieToken}`;
     const caller = await authenticate(deps.db, authorization);
+    if (cookieToken) checkOrigin(credentials, deps.services.baseUrl());
     await deps.limits.consume(caller.organizationId, route.bucket);
     if (route.sessionOnly && caller.kind === 'key') {
       throw new ApiError(403, 'session_required', 'This operation needs a signed-in session; API keys cannot use it.');
@@ -89,9 +131,11 @@ export function createRunner(deps: RunnerDeps): Runner {
       db: deps.db,
       services: deps.services,
       now: new Date(),
+      limits: deps.limits,
+      client: { address: raw.credentials.remoteAddress ?? null, userAgent: raw.credentials.userAgent?.slice(0, 200) ?? null },
       require: (p) => { if (!can(caller, p)) throw forbidden(p); },
     };
     return deps.handlers[route.operationId]({ path: raw.path, query, body, headers: raw.headers }, ctx);
   };
-  return { admit, execute, run: async (route, raw) => execute(route, raw, await admit(route, raw.authorization)) };
+  return { admit, execute, run: async (route, raw) => execute(route, raw, await admit(route, raw.credentials)) };
 }

@@ -14,6 +14,8 @@ import { serviceDesc } from './registry';
 import { messageToShape, shapeToMessage } from './wire';
 import { fillAbsentLists } from './absentLists';
 import { BODY_LIMITS, drainUnread, readBody } from './body';
+import { credentialsOf } from './credentials';
+import type { Credentials } from '../pipeline/run';
 
 const CODES: Record<number, Code> = {
   400: Code.InvalidArgument, 401: Code.Unauthenticated, 402: Code.FailedPrecondition, 403: Code.PermissionDenied,
@@ -38,6 +40,8 @@ function malformed(method: DescMethod, reason: string): ApiError {
 
 /** The caller admitted before the body was read, handed to the implementation. */
 const CALLER = createContextKey<Caller | null>(null);
+/** The request's credentials and client, for operations Connect runs without an admitted caller. */
+const CREDENTIALS = createContextKey<Credentials | null>(null);
 
 /** Writes a Connect unary error answer (the body was refused before Connect saw the request). */
 function sendConnectError(req: Request, res: Response, err: ConnectError): void {
@@ -93,7 +97,8 @@ export function connectMiddleware(runner: Runner, log: (msg: string, e: unknown)
           const body = route.body === 'none' ? undefined : fillAbsentLists(route, input);
           const headers: Record<string, string | undefined> = {};
           ctx.requestHeader.forEach((v, k) => { headers[k] = v; });
-          const raw = { authorization: ctx.requestHeader.get('authorization') ?? undefined, path, query, body, headers };
+          const credentials = ctx.values.get(CREDENTIALS) ?? { authorization: ctx.requestHeader.get('authorization') ?? undefined, method: 'POST' };
+          const raw = { credentials, path, query, body, headers };
           const caller = ctx.values.get(CALLER);
           const result = caller ? await runner.execute(route, raw, caller) : await runner.run(route, raw);
           return shapeToMessage(method.output, result as Record<string, unknown>);
@@ -118,11 +123,12 @@ export function connectMiddleware(runner: Runner, log: (msg: string, e: unknown)
     const method = handler.method;
     let caller: Caller | null = null;
     let bytes: Buffer | null = null;
+    const credentials = credentialsOf(req);
     // Only a Connect unary POST has a body to read; anything else Connect refuses on its own (405, 415).
     const type = req.method === 'POST' ? parseContentType(req.headers['content-type'] ?? null) : undefined;
     if (type && !type.stream) {
       try {
-        caller = await runner.admit(route, req.headers.authorization);
+        caller = await runner.admit(route, credentials);
         res.locals.organizationId = caller.organizationId;
         bytes = await readBody(req, BODY_LIMITS.api);
         try {
@@ -136,7 +142,7 @@ export function connectMiddleware(runner: Runner, log: (msg: string, e: unknown)
       }
     }
     try {
-      const uReq = universalRequestFromNodeRequest(req, res, undefined, createContextValues().set(CALLER, caller));
+      const uReq = universalRequestFromNodeRequest(req, res, undefined, createContextValues().set(CALLER, caller).set(CREDENTIALS, credentials));
       if (bytes) {
         uReq.body = createAsyncIterable([new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)]);
         uReq.header.delete('content-encoding');

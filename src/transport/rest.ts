@@ -7,6 +7,8 @@ import { messageDesc } from './registry';
 import { decodeRequest, encodeMessage } from './wire';
 import { fillAbsentLists } from './absentLists';
 import { BODY_LIMITS, readBody } from './body';
+import { credentialsOf } from './credentials';
+import { ABSOLUTE_DAYS, SESSION_COOKIE } from '../auth/sessions';
 
 /** A file answer of raw-response operations (exports). */
 export interface FileAnswer { content: Buffer | string; contentType: string; filename: string }
@@ -43,7 +45,25 @@ function decodeBody(route: RouteDef, req: Request, raw: Buffer, query: Record<st
   }
 }
 
+/**
+ * The session cookie of sign-in and sign-up (`x-session-cookie: set`), and
+ * its clearing when the current session ends (`clear`). HttpOnly, SameSite
+ * Lax, Secure when the request came over HTTPS (directly or via a proxy).
+ */
+function sessionCookie(route: RouteDef, req: Request, res: Response, result: unknown): void {
+  const data = (result as { data?: { token?: string; current?: boolean; session?: { expiresAt?: string } } } | null)?.data;
+  if (!route.sessionCookie || !data) return;
+  const secure = req.secure || String(req.headers['x-forwarded-proto'] ?? '').split(',')[0].trim() === 'https' ? '; Secure' : '';
+  if (route.sessionCookie === 'set' && data.token) {
+    const maxAge = ABSOLUTE_DAYS * 86_400;
+    res.append('Set-Cookie', `${SESSION_COOKIE}=${data.token}; Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`);
+  } else if (route.sessionCookie === 'clear' && data.current) {
+    res.append('Set-Cookie', `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure}`);
+  }
+}
+
 function sendResult(route: RouteDef, req: Request, res: Response, result: unknown): void {
+  sessionCookie(route, req, res, result);
   if (route.rawResponse) {
     const file = result as FileAnswer;
     res.setHeader('Content-Disposition', `attachment; filename="${file.filename}"`);
@@ -64,7 +84,8 @@ export function restRouter(runner: Runner, log: (msg: string, e: unknown) => voi
       try {
         res.locals.operationId = route.operationId;
         // Refusals that need no body come before a byte of it is read.
-        const caller = await runner.admit(route, req.headers.authorization);
+        const credentials = credentialsOf(req);
+        const caller = await runner.admit(route, credentials);
         res.locals.organizationId = caller.organizationId;
         const bytes = await readBody(req, BODY_LIMITS.api);
         const query = queryOf(req);
@@ -79,7 +100,7 @@ export function restRouter(runner: Runner, log: (msg: string, e: unknown) => voi
         const headers: Record<string, string | undefined> = {};
         for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
         const result = await runner.execute(route, {
-          authorization: req.headers.authorization,
+          credentials,
           path: req.params as Record<string, string>,
           query,
           body,

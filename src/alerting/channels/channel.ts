@@ -39,8 +39,8 @@ export interface ChannelSecrets { id: string; name: string; target: string; secr
 export type Providers = Config['providers'];
 
 /** Kinds that cannot deliver on this server: enrolled kinds, and those whose provider is not configured. */
-export function undeliverableKinds(p: Pick<Providers, 'smtpUrl' | 'telegramBotToken'>): string[] {
-  return ['sms', 'whatsapp', 'satellite', 'push', ...(p.smtpUrl ? [] : ['email']), ...(p.telegramBotToken ? [] : ['telegram'])];
+export function undeliverableKinds(p: Pick<Providers, 'smtpUrl' | 'telegramBotToken' | 'smsAccountSid'>): string[] {
+  return ['whatsapp', 'satellite', 'push', ...(p.smtpUrl ? [] : ['email']), ...(p.telegramBotToken ? [] : ['telegram']), ...(p.smsAccountSid ? [] : ['sms'])];
 }
 
 /** What a delivery may use. */

@@ -1,0 +1,176 @@
+/**
+ * Signing in and out, the caller's sessions, passwords (change, reset by
+ * e-mail link), and self-service sign-up. Sign-in failures all say the same
+ * thing and are limited per e-mail address and per client address; a
+ * password change or reset ends the person's other sessions.
+ */
+import type { Caller } from '../auth/caller';
+import { ABSOLUTE_DAYS, SESSION_TOKEN_KIND, sessionEnd } from '../auth/sessions';
+import type { Db } from '../db/connect';
+import { newId } from '../crypto/ids';
+import { hashPassword, passwordMatches } from '../crypto/passwords';
+import { hashToken, newToken } from '../crypto/tokens';
+import { parseEmailAddress, sendMail } from '../alerting/channels/email';
+import { deliveryContext } from '../alerting/context';
+import { audit } from '../domain/audit';
+import { createOrganization } from '../domain/organizations';
+import { iso } from '../domain/tenancy';
+import type { Ctx } from '../pipeline/context';
+import { ApiError, conflict, invalid, notFound } from '../pipeline/errors';
+
+const RESET_KIND = 'pr';
+const RESET_MS = 3600_000;
+const DAY_MS = 86_400_000;
+
+/** A hash to compare against when the address is unknown, so a miss costs as long as a wrong password. */
+let decoy: Promise<string> | null = null;
+
+function signInFailed(): ApiError {
+  return new ApiError(401, 'sign_in_failed', 'The e-mail address or the password is not right.');
+}
+
+type SessionRow = { id: string; created_at: Date; last_seen_at: Date; expires_at: Date; user_agent: string | null; ip_address: string | null };
+
+function sessionOut(r: SessionRow, currentId: string | null) {
+  const end = sessionEnd(r.created_at, r.last_seen_at);
+  return {
+    id: r.id, current: r.id === currentId, createdAt: iso(r.created_at)!, lastSeenAt: iso(r.last_seen_at)!,
+    expiresAt: iso(end < r.expires_at ? end : r.expires_at)!, userAgent: r.user_agent, ipAddress: r.ip_address,
+  };
+}
+
+/** A new session for `userId` acting in `organizationId` (the person's first organisation when null). */
+async function startSession(db: Db, userId: string, ctx: Ctx) {
+  const m = await db.selectFrom('memberships').select(['id', 'organization_id']).where('user_id', '=', userId)
+    .orderBy('created_at').orderBy('id').executeTakeFirst();
+  if (!m) throw signInFailed();
+  const { token } = newToken(SESSION_TOKEN_KIND);
+  const now = new Date();
+  const row = await db.insertInto('sessions').values({
+    id: newId('ses'), token_hash: hashToken(token), user_id: userId, organization_id: m.organization_id,
+    created_at: now, last_seen_at: now, expires_at: new Date(now.getTime() + ABSOLUTE_DAYS * DAY_MS),
+    user_agent: ctx.client.userAgent, ip_address: ctx.client.address,
+  }).returningAll().executeTakeFirstOrThrow();
+  return { token, session: sessionOut(row, row.id), organizationId: m.organization_id, membershipId: m.id };
+}
+
+/** POST /sessions. */
+export async function signIn(ctx: Ctx, body: { email: string; password: string }) {
+  const { db } = ctx;
+  const email = body.email.trim().toLowerCase();
+  const address = `address:${ctx.client.address ?? ''}`;
+  const account = `account:${email}`;
+  // Failures are what count: past the limit even the right password waits.
+  await ctx.limits.check(address, 'signin_address');
+  await ctx.limits.check(account, 'signin_account');
+  const user = await db.selectFrom('users').select(['id', 'password_hash']).where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst();
+  decoy ??= hashPassword('decoy password, never matches');
+  // An unknown address costs one hash too, so timing does not tell which part was wrong.
+  const right = await passwordMatches(body.password, user?.password_hash ?? await decoy) && !!user?.password_hash;
+  if (!right || !user) {
+    await ctx.limits.consume(address, 'signin_address').catch(() => undefined);
+    await ctx.limits.consume(account, 'signin_account').catch(() => undefined);
+    throw signInFailed();
+  }
+  return startSession(db, user.id, ctx);
+}
+
+/** GET /sessions: the caller's own. */
+export async function listSessions(db: Db, caller: Caller) {
+  const rows = await db.selectFrom('sessions').selectAll().where('user_id', '=', caller.userId).where('expires_at', '>', new Date())
+    .orderBy('created_at', 'desc').orderBy('id').execute();
+  const now = new Date();
+  return rows.filter((r) => sessionEnd(r.created_at, r.last_seen_at) > now).map((r) => sessionOut(r, caller.session?.id ?? null));
+}
+
+/** DELETE /sessions/{id} (`current`: this one — signing out). */
+export async function revokeSession(db: Db, caller: Caller, id: string) {
+  const target = id === 'current' ? caller.session?.id ?? '' : id;
+  const gone = await db.deleteFrom('sessions').where('id', '=', target).where('user_id', '=', caller.userId).returning('id').executeTakeFirst();
+  if (!gone) throw notFound('session', 'id');
+  return { id: gone.id, deleted: true as const, current: gone.id === caller.session?.id };
+}
+
+/** PUT /me/password: ends the caller's other sessions. */
+export async function changePassword(ctx: Ctx, body: { currentPassword: string; newPassword: string }) {
+  const { db, caller } = ctx;
+  const user = await db.selectFrom('users').select(['email', 'password_hash']).where('id', '=', caller.userId).executeTakeFirstOrThrow();
+  const account = `account:${user.email.toLowerCase()}`;
+  await ctx.limits.check(account, 'signin_account');
+  if (!user.password_hash || !(await passwordMatches(body.currentPassword, user.password_hash))) {
+    await ctx.limits.consume(account, 'signin_account').catch(() => undefined);
+    throw new ApiError(400, 'password_incorrect', 'The current password is not right.', {}, [{ field: 'currentPassword', reason: 'is not right' }]);
+  }
+  const hash = await hashPassword(body.newPassword, 'newPassword');
+  return db.transaction().execute(async (tx) => {
+    await tx.updateTable('users').set({ password_hash: hash, password_changed_at: new Date() }).where('id', '=', caller.userId).execute();
+    const ended = await tx.deleteFrom('sessions').where('user_id', '=', caller.userId).where('id', '<>', caller.session?.id ?? '').returning('id').execute();
+    await audit(tx, caller, { action: 'user.password_changed', resourceType: 'user', resourceId: caller.userId, changes: { password: { changed: true }, otherSessionsEnded: { from: null, to: ended.length } } });
+    return { ok: true as const, otherSessionsEnded: ended.length };
+  });
+}
+
+/** POST /password-reset: a one-hour, one-use link by e-mail when the address is known; the same answer either way. */
+export async function requestPasswordReset(ctx: Ctx, body: { email: string }) {
+  const { db, services } = ctx;
+  const email = parseEmailAddress(body.email, 'email').toLowerCase();
+  await ctx.limits.consume(`address:${ctx.client.address ?? ''}`, 'reset_address');
+  await ctx.limits.consume(`account:${email}`, 'reset_account');
+  const user = await db.selectFrom('users').select(['id', 'email']).where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst();
+  if (user) {
+    const { token } = newToken(RESET_KIND);
+    await db.insertInto('password_resets').values({ id: newId('prs'), user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + RESET_MS) })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({ token_hash: hashToken(token), expires_at: new Date(Date.now() + RESET_MS), created_at: new Date() }))
+      .execute();
+    // A refusal by the mail server is not told to the asker: it would say the address exists.
+    await sendMail(user.email, deliveryContext(services), {
+      subject: 'Reset your Vigil password',
+      text: [
+        'Someone (hopefully you) asked to reset the password of your Vigil account.', '',
+        `Set a new password: ${services.baseUrl()}/password-reset/${token}`, '',
+        'The link works once, for one hour. If you did not ask, ignore this message: your password stays as it is.',
+      ].join('\n'),
+      headers: { 'Auto-Submitted': 'auto-generated' },
+    });
+  }
+  return { accepted: true as const };
+}
+
+/** Whether a reset token is (still) good: for the page, before it shows a form. */
+export async function resetTokenValid(db: Db, token: string): Promise<boolean> {
+  if (!token.startsWith(`${RESET_KIND}_`) || token.length > 100) return false;
+  return !!(await db.selectFrom('password_resets').select('id').where('token_hash', '=', hashToken(token)).where('expires_at', '>', new Date()).executeTakeFirst());
+}
+
+/** POST /password-reset/confirm (and the reset page): the new password; every session of the person ends. */
+export async function resetPassword(db: Db, body: { token: string; password: string }) {
+  const invalidLink = () => new ApiError(400, 'reset_link_invalid', 'This reset link does not work: it was used, replaced or has expired. Ask for a new one.', {}, [{ field: 'token', reason: 'is not a valid reset link' }]);
+  if (!(await resetTokenValid(db, body.token))) throw invalidLink();
+  const hash = await hashPassword(body.password, 'password');
+  await db.transaction().execute(async (tx) => {
+    const used = await tx.deleteFrom('password_resets').where('token_hash', '=', hashToken(body.token)).where('expires_at', '>', new Date())
+      .returning('user_id').executeTakeFirst();
+    if (!used) throw invalidLink();
+    await tx.updateTable('users').set({ password_hash: hash, password_changed_at: new Date() }).where('id', '=', used.user_id).execute();
+    await tx.deleteFrom('sessions').where('user_id', '=', used.user_id).execute();
+  });
+  return { ok: true as const };
+}
+
+/** POST /signup (SIGNUP=open): the person, their organisation on the free plan, and a session. */
+export async function signUp(ctx: Ctx, body: { email: string; password: string; name: string; organizationName: string }) {
+  const { db, services } = ctx;
+  if (services.config.signup !== 'open') throw new ApiError(403, 'signup_closed', 'Sign-up is closed on this server: ask an administrator for an invitation.');
+  await ctx.limits.consume(`address:${ctx.client.address ?? ''}`, 'signup_address');
+  const email = parseEmailAddress(body.email, 'email');
+  const name = body.name.trim();
+  const orgName = body.organizationName.trim();
+  if (!name) throw invalid('name', 'must not be blank');
+  if (!orgName) throw invalid('organizationName', 'must not be blank');
+  const hash = await hashPassword(body.password, 'password');
+  const taken = await db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
+  if (taken) throw conflict('email_taken', 'This address already has an account: sign in instead.', {}, 'email');
+  const org = await createOrganization(db, { name: orgName, ownerEmail: email, plan: 'free', withKey: false });
+  await db.updateTable('users').set({ name, password_hash: hash, password_changed_at: new Date() }).where('id', '=', org.userId).execute();
+  return startSession(db, org.userId, ctx);
+}
