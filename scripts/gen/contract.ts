@@ -45,6 +45,10 @@ export interface OperationInfo {
   permissions: string[];
   bucket: string;
   sessionOnly: boolean;
+  /** `security: []`: no credential (sign-in, password reset); rate-limited by address. */
+  anonymous: boolean;
+  /** `x-session-cookie`: the REST transport sets the session cookie from `data.token`, or clears it when `data.current`. */
+  sessionCookie: 'set' | 'clear' | null;
   rawRequest: boolean;
   rawResponse: boolean;
   /** False while the operation documents a 501 response: its feature is not built yet. */
@@ -219,6 +223,8 @@ export function listOperations(doc: OpenApiDoc): OperationInfo[] {
         permissions,
         bucket: op['x-bucket'],
         sessionOnly: op['x-session-only'] === true,
+        anonymous: Array.isArray(op.security) && op.security.length === 0,
+        sessionCookie: op['x-session-cookie'] === 'set' || op['x-session-cookie'] === 'clear' ? op['x-session-cookie'] : null,
         rawRequest: op['x-raw-request'] === true,
         rawResponse,
         built: !('501' in (op.responses ?? {})),

@@ -45,6 +45,8 @@ function routeLiteral(doc: OpenApiDoc, op: OperationInfo): string {
     `    permissions: [${op.permissions.map(q).join(', ')}],`,
     `    bucket: ${q(op.bucket)},`,
     `    sessionOnly: ${op.sessionOnly},`,
+    `    anonymous: ${op.anonymous},`,
+    `    sessionCookie: ${op.sessionCookie === null ? 'null' : q(op.sessionCookie)},`,
     `    rawRequest: ${op.rawRequest},`,
     `    rawResponse: ${op.rawResponse},`,
     `    built: ${op.built},`,
@@ -101,6 +103,10 @@ export interface RouteDef {
   bucket: Bucket;
   /** API keys get 403 session_required. */
   sessionOnly: boolean;
+  /** No credential needed (sign-in, password reset): the rate limit counts by client address. */
+  anonymous: boolean;
+  /** REST sets the session cookie from data.token ('set'), or clears it when data.current ('clear'). */
+  sessionCookie: 'set' | 'clear' | null;
   /** The body is not JSON (the handler gets a Buffer). */
   rawRequest: boolean;
   /** The success body is a file, not {data}. */
