@@ -30,6 +30,9 @@
  *   BENCH_SQL_TIMING=1  the worker prints SQL wall time by statement at the end
  *   BENCH_BARE=0        skip the bare-client yardstick
  *   BENCH_TARGET_DELAY_MS  the target answers this late (default 0)
+ *   BENCH_SCENARIO      `crash`: only the crash scenario (bench/checks-crash.ts: SIGKILL of the
+ *                       worker mid-check, longest gap of any monitor); `throughput`: only the
+ *                       runs above; default both
  *   BENCH_VACUUM        `vacuum (analyze)` the worker's tables now and every so many
  *                       seconds (default 60 when the server has autovacuum off, standing
  *                       in for it; else 0). Without it such a server never analyses them.
@@ -45,6 +48,7 @@ import {
 import type { BareResult } from './checks-bare';
 import type { TargetReady } from './checks-target';
 import type { WindowStats, WorkerReady } from './checks-worker';
+import { crashRun, crashTable } from './checks-crash';
 
 const INTERVAL = Number(process.env.BENCH_INTERVAL || 30);
 const DURATION = Number(process.env.BENCH_DURATION || 60);
@@ -145,12 +149,19 @@ async function main(): Promise<void> {
   const sizes = process.env.BENCH_N ? [Number(process.env.BENCH_N)] : [2500, 5000, 10000];
   const target = await startChild<TargetReady>('checks-target.ts', process.env);
   const rows: RunRow[] = [];
+  const scenario = process.env.BENCH_SCENARIO ?? 'both';
+  let crash: Awaited<ReturnType<typeof crashRun>> | null = null;
   try {
-    const bare = await bareCost(target.ready.url);
-    for (const n of sizes) rows.push(await run(n, target.ready, bare));
+    if (scenario !== 'crash') {
+      const bare = await bareCost(target.ready.url);
+      for (const n of sizes) rows.push(await run(n, target.ready, bare));
+    }
+    if (scenario !== 'throughput') crash = await crashRun(target.ready, MASTER_KEY);
   } finally {
     await target.stop();
   }
+  if (crash) console.log(`\nCrash (SIGKILL of the worker mid-check, a new one started at once):\n\n${crashTable(crash)}\n`);
+  if (rows.length === 0) return;
   const cpus = os.cpus();
   console.log(`\n${checksTable(rows)}\n`);
   console.log(`Node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${os.platform()} ${os.release()}; ` +

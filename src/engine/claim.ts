@@ -20,8 +20,17 @@ export function jobOf(m: ClaimedMonitor, secrets: SecretBox): CheckJob {
   };
 }
 
-/** How long a claim holds before another worker may take the monitor again (a crashed worker's checks come back). */
-export const LEASE_SECONDS = 120;
+/**
+ * How long a claim holds before another worker may take the monitor again.
+ * A worker's claims are short and renewed while their checks run (see
+ * worker.ts), so a crashed worker's checks come back within seconds while a
+ * long check never loses its monitor to a second run. Private probes work
+ * remotely and are not renewed: their claims hold for PROBE_LEASE_SECONDS.
+ */
+export const WORKER_LEASE_SECONDS = 5;
+/** How often a worker renews the claims of its checks in flight (several renewals per lease: a slow event loop is tolerated). */
+export const LEASE_RENEW_MS = 1500;
+export const PROBE_LEASE_SECONDS = 120;
 
 /**
  * Claims up to `limit` due monitors: enabled, not paused, due, not leased (or
@@ -29,7 +38,7 @@ export const LEASE_SECONDS = 120;
  * `FOR UPDATE SKIP LOCKED` lets any number of workers claim side by side
  * without taking the same monitor twice.
  */
-export async function claimDue(db: Db, limit: number, probeId: string | null, now = new Date()): Promise<ClaimedMonitor[]> {
+export async function claimDue(db: Db, limit: number, probeId: string | null, now = new Date(), leaseSeconds = probeId === null ? WORKER_LEASE_SECONDS : PROBE_LEASE_SECONDS): Promise<ClaimedMonitor[]> {
   const byProbe = probeId === null ? sql`m.probe_id is null` : sql`m.probe_id = ${probeId}`;
   const { rows } = await sql<ClaimedMonitor>`
     with due as (
@@ -40,7 +49,7 @@ export async function claimDue(db: Db, limit: number, probeId: string | null, no
       limit ${limit}
       for update skip locked
     )
-    update monitors m set lease_until = ${new Date(now.getTime() + LEASE_SECONDS * 1000)}
+    update monitors m set lease_until = ${new Date(now.getTime() + leaseSeconds * 1000)}
     from due where m.id = due.id
     returning m.id, m.organization_id, m.workspace_id, m.name, m.kind, m.config_enc, m.status, m.consecutive_failures,
       m.confirmations, m.depends_on, m.interval_seconds, m.next_due_at, m.last_ping_at, m.last_ping_kind, m.status_since`.execute(db);
@@ -56,4 +65,15 @@ export function cadenceSeconds(kind: string, intervalSeconds: number): number {
 export function nextDue(m: Pick<ClaimedMonitor, 'kind' | 'interval_seconds' | 'next_due_at'>, now: Date): Date {
   const next = m.next_due_at.getTime() + cadenceSeconds(m.kind, m.interval_seconds) * 1000;
   return new Date(Math.max(next, now.getTime()));
+}
+
+/**
+ * Extends the claims on `ids` (checks in flight, results not yet written) by
+ * another lease. Monitors whose result was written meanwhile have no lease
+ * any more and are left alone.
+ */
+export async function renewLeases(db: Db, ids: readonly string[], now = new Date()): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('monitors').set({ lease_until: new Date(now.getTime() + WORKER_LEASE_SECONDS * 1000) })
+    .where('id', 'in', ids).where('lease_until', 'is not', null).execute();
 }

@@ -2,7 +2,7 @@ import os from 'node:os';
 import type { SecretBox } from '../crypto/secrets';
 import type { Db } from '../db/connect';
 import type { Logger } from '../log';
-import { claimDue, jobOf, nextDue, type ClaimedMonitor } from './claim';
+import { claimDue, jobOf, LEASE_RENEW_MS, nextDue, renewLeases, type ClaimedMonitor } from './claim';
 import { housekeeping } from './housekeeping';
 import type { NetPolicy } from './net';
 import { writeResults, type FinishedCheck } from './results';
@@ -55,6 +55,9 @@ export function startWorker(o: WorkerOptions): Worker {
   let inFlight = 0;
   let started = 0;
   let pending: FinishedCheck[] = [];
+  // Monitors this worker holds a claim on: checks in flight and results not yet written. Their leases are
+  // renewed every LEASE_RENEW_MS, so a claim outlives a crashed worker by seconds, never a running check.
+  const held = new Set<string>();
   let flushing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   // Set while every slot is busy: the first half of the slots freeing up wakes the scheduler
@@ -67,10 +70,12 @@ export function startWorker(o: WorkerOptions): Worker {
     pending = [];
     flushing = flushing.then(() => writeResults(o.db, batch)).catch(async (e) => {
       // One result the database refuses must not cost every other monitor its result: one by one, then.
-      if (batch.length === 1) return log.error('writing a check result', e);
+      if (batch.length === 1) return log.error('writing a check result', e, { monitorId: batch[0].monitor.id, kind: batch[0].monitor.kind });
       log.error('writing a batch of check results; retrying them one by one', e);
-      for (const one of batch) await writeResults(o.db, [one]).catch((err) => log.error(`writing the check result of ${one.monitor.id}`, err));
-    });
+      for (const one of batch) {
+        await writeResults(o.db, [one]).catch((err) => log.error('writing a check result', err, { monitorId: one.monitor.id, kind: one.monitor.kind }));
+      }
+    }).finally(() => { for (const one of batch) held.delete(one.monitor.id); });
     return flushing;
   };
   const flushTimer = setInterval(() => void flush(), 100);
@@ -83,6 +88,7 @@ export function startWorker(o: WorkerOptions): Worker {
     if (cutShort.signal.aborted) {
       // Cut short by shutdown: not a result of the target; another worker runs it again.
       abandoned.push(m.id);
+      held.delete(m.id);
       return;
     }
     const seconds = (Date.now() - at.getTime()) / 1000;
@@ -108,6 +114,7 @@ export function startWorker(o: WorkerOptions): Worker {
         // A window with keepChecking false: not checked at all (the history shows a gap).
         const quiet = batch.length ? await underMaintenance(o.db, batch.map((m) => m.id), new Date()) : new Map();
         for (const m of batch) {
+          held.add(m.id);
           if (quiet.get(m.id)?.keepChecking === false) {
             pending.push({ monitor: m, result: null, at: new Date(), nextDueAt: nextDue(m, new Date()) });
             continue;
@@ -132,6 +139,9 @@ export function startWorker(o: WorkerOptions): Worker {
     if (!stopping.signal.aborted) timer = setTimeout(() => void tick(), claimed > 0 && !atCap ? 0 : pollMs);
   };
 
+  const renewTimer = setInterval(() => {
+    if (held.size > 0) renewLeases(o.db, [...held]).catch((e) => log.error('renewing the claims of running checks', e));
+  }, LEASE_RENEW_MS);
   const house = () => housekeeping(o.db).catch((e) => log.error('housekeeping', e));
   void house();
   const houseTimer = setInterval(() => void house(), 10 * 60_000);
@@ -155,6 +165,7 @@ export function startWorker(o: WorkerOptions): Worker {
       await settle(2000);
       clearInterval(flushTimer);
       await flush();
+      clearInterval(renewTimer);
       if (abandoned.length > 0) {
         await o.db.updateTable('monitors').set({ lease_until: null }).where('id', 'in', abandoned).execute()
           .catch((e) => log.error('releasing the leases of checks cut short', e));
