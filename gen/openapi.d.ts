@@ -264,6 +264,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/billing/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a web checkout for a plan
+         * @description Creates a Stripe Checkout Session for `plan` (`pro` or `business`) at
+         *     `cadence` (`monthly` or `yearly`), with `addOnPacks` add-on packs
+         *     (each adds 50 monitors, 5 members and 2 status pages to the plan's
+         *     caps), and answers 201 with its `url`: send the buyer there. Nothing
+         *     changes until Stripe reports the subscription to
+         *     `{base_url}/webhooks/stripe` (signed with `Stripe-Signature`;
+         *     subscriptions created, updated and deleted, invoices paid — the
+         *     receipts — and failed), which sets the plan, status, period,
+         *     cancellation and packs; each event is applied once, and an event
+         *     older than the last one applied changes nothing. A plan or cadence
+         *     with no price configured on this server is 409
+         *     `checkout_unavailable`; a subscription bought in the App Store is 409
+         *     `store_subscription` (change it in the store); Stripe refusing is 502
+         *     `checkout_not_created`.
+         */
+        post: operations["createCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/billing/store/verify": {
         parameters: {
             query?: never;
@@ -3628,6 +3661,24 @@ export interface components {
             /** @description The unit configured for the OID; null when none (a raw reading). */
             unit: string | null;
         };
+        CreateCheckoutSessionBody: {
+            /** @enum {string} */
+            plan: "pro" | "business";
+            /** @enum {string} */
+            cadence: "monthly" | "yearly";
+            /** @description Add-on packs to buy with the plan; 0 when missing. */
+            addOnPacks?: number;
+        };
+        /** @description A hosted checkout page. */
+        CheckoutSession: {
+            /** @description Stripe's Checkout Session id. */
+            id: string;
+            /** @description Where to send the buyer. */
+            url: string;
+        };
+        CreateCheckoutSessionResponse: {
+            data: components["schemas"]["CheckoutSession"];
+        };
         Receipt: {
             id: string;
             /** @description In the smallest unit of the currency. */
@@ -4685,7 +4736,37 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCheckoutSessionBody"];
+            };
+        };
+        responses: {
+            /** @description The checkout to send the buyer to. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateCheckoutSessionResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            502: components["responses"]["BadGateway"];
         };
     };
     verifyStorePurchase: {

@@ -5665,9 +5665,9 @@ return errors === 0;
 }
 validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:verifyStorePurchase"] = validate149;
-const schema74 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStorePurchaseBody"};
-const schema75 = {"type":"object","additionalProperties":false,"required":["transactionId"],"properties":{"transactionId":{"type":"string","minLength":1,"maxLength":100,"description":"The store's transaction id."}}};
+exports["body:createCheckoutSession"] = validate149;
+const schema74 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateCheckoutSessionBody"};
+const schema75 = {"type":"object","additionalProperties":false,"required":["plan","cadence"],"properties":{"plan":{"type":"string","enum":["pro","business"]},"cadence":{"type":"string","enum":["monthly","yearly"]},"addOnPacks":{"type":"integer","minimum":0,"maximum":50,"description":"Add-on packs to buy with the plan; 0 when missing."}}};
 
 function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5680,8 +5680,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.transactionId === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "transactionId"},message:"must have required property '"+"transactionId"+"'"};
+if(data.plan === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "plan"},message:"must have required property '"+"plan"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5690,9 +5690,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "transactionId")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.cadence === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cadence"},message:"must have required property '"+"cadence"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5701,12 +5700,9 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-if(data.transactionId !== undefined){
-let data0 = data.transactionId;
-if(typeof data0 === "string"){
-if(func1(data0) > 100){
-const err2 = {instancePath:instancePath+"/transactionId",schemaPath:"#/properties/transactionId/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+for(const key0 in data){
+if(!(((key0 === "plan") || (key0 === "cadence")) || (key0 === "addOnPacks"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5715,8 +5711,11 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(func1(data0) < 1){
-const err3 = {instancePath:instancePath+"/transactionId",schemaPath:"#/properties/transactionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.plan !== undefined){
+let data0 = data.plan;
+if(typeof data0 !== "string"){
+const err3 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5725,9 +5724,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-else {
-const err4 = {instancePath:instancePath+"/transactionId",schemaPath:"#/properties/transactionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((data0 === "pro") || (data0 === "business"))){
+const err4 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema75.properties.plan.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5737,14 +5735,72 @@ vErrors.push(err4);
 errors++;
 }
 }
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.cadence !== undefined){
+let data1 = data.cadence;
+if(typeof data1 !== "string"){
+const err5 = {instancePath:instancePath+"/cadence",schemaPath:"#/properties/cadence/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+if(!((data1 === "monthly") || (data1 === "yearly"))){
+const err6 = {instancePath:instancePath+"/cadence",schemaPath:"#/properties/cadence/enum",keyword:"enum",params:{allowedValues: schema75.properties.cadence.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.addOnPacks !== undefined){
+let data2 = data.addOnPacks;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err7 = {instancePath:instancePath+"/addOnPacks",schemaPath:"#/properties/addOnPacks/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 50 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/addOnPacks",schemaPath:"#/properties/addOnPacks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2 < 0 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/addOnPacks",schemaPath:"#/properties/addOnPacks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }
@@ -5773,10 +5829,10 @@ return errors === 0;
 }
 validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:verifyStorePurchase"] = validate152;
-const schema76 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStorePurchaseResponse"};
-const schema77 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StoreVerificationData"}}};
-const schema78 = {"type":"object","description":"The entitlement after a store purchase was verified.","additionalProperties":false,"required":["plan","status","expiresAt","source"],"properties":{"plan":{"type":"string"},"status":{"type":"string","enum":["active","trialing","past_due","canceled","none"]},"expiresAt":{"type":["string","null"],"format":"date-time"},"source":{"type":"string","enum":["web_processor","app_store","manual","none"]}}};
+exports["response:createCheckoutSession"] = validate152;
+const schema76 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateCheckoutSessionResponse"};
+const schema77 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CheckoutSession"}}};
+const schema78 = {"type":"object","description":"A hosted checkout page.","additionalProperties":false,"required":["id","url"],"properties":{"id":{"type":"string","description":"Stripe's Checkout Session id."},"url":{"type":"string","description":"Where to send the buyer."}}};
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5789,8 +5845,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.plan === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "plan"},message:"must have required property '"+"plan"+"'"};
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5799,8 +5855,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.status === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data.url === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5809,8 +5865,9 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.expiresAt === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expiresAt"},message:"must have required property '"+"expiresAt"+"'"};
+for(const key0 in data){
+if(!((key0 === "id") || (key0 === "url"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5819,8 +5876,10 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.source === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5829,9 +5888,10 @@ vErrors.push(err3);
 }
 errors++;
 }
-for(const key0 in data){
-if(!((((key0 === "plan") || (key0 === "status")) || (key0 === "expiresAt")) || (key0 === "source"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+if(data.url !== undefined){
+if(typeof data.url !== "string"){
+const err4 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5841,97 +5901,14 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.plan !== undefined){
-if(typeof data.plan !== "string"){
-const err5 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data1 = data.status;
-if(typeof data1 !== "string"){
-const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(!(((((data1 === "active") || (data1 === "trialing")) || (data1 === "past_due")) || (data1 === "canceled")) || (data1 === "none"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema78.properties.status.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.expiresAt !== undefined){
-let data2 = data.expiresAt;
-if((typeof data2 !== "string") && (data2 !== null)){
-const err8 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/type",keyword:"type",params:{type: schema78.properties.expiresAt.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(typeof data2 === "string"){
-if(!(formats0.validate(data2))){
-const err9 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-if(data.source !== undefined){
-let data3 = data.source;
-if(typeof data3 !== "string"){
-const err10 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(!((((data3 === "web_processor") || (data3 === "app_store")) || (data3 === "manual")) || (data3 === "none"))){
-const err11 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema78.properties.source.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-}
-else {
-const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
 }
 errors++;
 }
@@ -6016,16 +5993,367 @@ return errors === 0;
 }
 validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listChannels"] = validate157;
-const schema79 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListChannelsResponse"};
-const schema80 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
-const schema81 = {"type":"object","description":"A notification channel.","additionalProperties":false,"required":["id","kind","name","target","workspaceId","enabled","confirmed","owner","config","secretStored","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm","sms","whatsapp","satellite","push"]},"name":{"type":"string"},"target":{"type":"string","description":"Where alerts go, in the kind's format (see `createChannel`). A target\nthat is a credential by itself is never returned whole: `slack`,\n`teams` and `discord` webhook URLs come back as scheme and host\nfollowed by `/…`, `pagerduty` and `jsm` keys as `…` and their last\nfour characters, `sms` and `whatsapp` numbers with all but the last\nfour digits masked.\n"},"workspaceId":{"type":["string","null"],"description":"The workspace the channel belongs to; null for an organisation-wide channel."},"enabled":{"type":"boolean","description":"False while the channel is switched off."},"confirmed":{"type":"boolean","description":"False for an email address (or enrolled number) that has not agreed yet; true for kinds that never ask."},"owner":{"description":"Who created the channel; null for channels made by the system.","oneOf":[{"$ref":"#/components/schemas/ChannelOwner"},{"type":"null"}]},"config":{"type":"string","description":"The non-secret fields of the channel's config, as a JSON object carried in a string (e.g. `{\"method\":\"POST\"}`); `{}` when it has none."},"secretStored":{"type":"boolean","description":"True when the channel holds a secret (a signing key, or a target that is a credential)."},"createdAt":{"type":"string","format":"date-time"}}};
-const schema82 = {"type":"object","description":"The person who created a channel.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
+exports["body:verifyStorePurchase"] = validate157;
+const schema79 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStorePurchaseBody"};
+const schema80 = {"type":"object","additionalProperties":false,"required":["transactionId"],"properties":{"transactionId":{"type":"string","minLength":1,"maxLength":100,"description":"The store's transaction id."}}};
+
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate158.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.transactionId === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "transactionId"},message:"must have required property '"+"transactionId"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "transactionId")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.transactionId !== undefined){
+let data0 = data.transactionId;
+if(typeof data0 === "string"){
+if(func1(data0) > 100){
+const err2 = {instancePath:instancePath+"/transactionId",schemaPath:"#/properties/transactionId/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/transactionId",schemaPath:"#/properties/transactionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/transactionId",schemaPath:"#/properties/transactionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate158.errors = vErrors;
+return errors === 0;
+}
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate157.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate158(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
+errors = vErrors.length;
+}
+validate157.errors = vErrors;
+return errors === 0;
+}
+validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:verifyStorePurchase"] = validate160;
+const schema81 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStorePurchaseResponse"};
+const schema82 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StoreVerificationData"}}};
+const schema83 = {"type":"object","description":"The entitlement after a store purchase was verified.","additionalProperties":false,"required":["plan","status","expiresAt","source"],"properties":{"plan":{"type":"string"},"status":{"type":"string","enum":["active","trialing","past_due","canceled","none"]},"expiresAt":{"type":["string","null"],"format":"date-time"},"source":{"type":"string","enum":["web_processor","app_store","manual","none"]}}};
+
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate162.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.plan === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "plan"},message:"must have required property '"+"plan"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.status === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.expiresAt === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expiresAt"},message:"must have required property '"+"expiresAt"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.source === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "plan") || (key0 === "status")) || (key0 === "expiresAt")) || (key0 === "source"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.plan !== undefined){
+if(typeof data.plan !== "string"){
+const err5 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data1 = data.status;
+if(typeof data1 !== "string"){
+const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(((((data1 === "active") || (data1 === "trialing")) || (data1 === "past_due")) || (data1 === "canceled")) || (data1 === "none"))){
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema83.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.expiresAt !== undefined){
+let data2 = data.expiresAt;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err8 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/type",keyword:"type",params:{type: schema83.properties.expiresAt.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(typeof data2 === "string"){
+if(!(formats0.validate(data2))){
+const err9 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.source !== undefined){
+let data3 = data.source;
+if(typeof data3 !== "string"){
+const err10 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!((((data3 === "web_processor") || (data3 === "app_store")) || (data3 === "manual")) || (data3 === "none"))){
+const err11 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema83.properties.source.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+validate162.errors = vErrors;
+return errors === 0;
+}
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate161.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate162(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate161.errors = vErrors;
+return errors === 0;
+}
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate160.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+errors = vErrors.length;
+}
+validate160.errors = vErrors;
+return errors === 0;
+}
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:listChannels"] = validate165;
+const schema84 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListChannelsResponse"};
+const schema85 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+const schema86 = {"type":"object","description":"A notification channel.","additionalProperties":false,"required":["id","kind","name","target","workspaceId","enabled","confirmed","owner","config","secretStored","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm","sms","whatsapp","satellite","push"]},"name":{"type":"string"},"target":{"type":"string","description":"Where alerts go, in the kind's format (see `createChannel`). A target\nthat is a credential by itself is never returned whole: `slack`,\n`teams` and `discord` webhook URLs come back as scheme and host\nfollowed by `/…`, `pagerduty` and `jsm` keys as `…` and their last\nfour characters, `sms` and `whatsapp` numbers with all but the last\nfour digits masked.\n"},"workspaceId":{"type":["string","null"],"description":"The workspace the channel belongs to; null for an organisation-wide channel."},"enabled":{"type":"boolean","description":"False while the channel is switched off."},"confirmed":{"type":"boolean","description":"False for an email address (or enrolled number) that has not agreed yet; true for kinds that never ask."},"owner":{"description":"Who created the channel; null for channels made by the system.","oneOf":[{"$ref":"#/components/schemas/ChannelOwner"},{"type":"null"}]},"config":{"type":"string","description":"The non-secret fields of the channel's config, as a JSON object carried in a string (e.g. `{\"method\":\"POST\"}`); `{}` when it has none."},"secretStored":{"type":"boolean","description":"True when the channel holds a secret (a signing key, or a target that is a credential)."},"createdAt":{"type":"string","format":"date-time"}}};
+const schema87 = {"type":"object","description":"The person who created a channel.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
+
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6102,7 +6430,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema82.properties.name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema87.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6123,16 +6451,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6251,7 +6579,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema81.properties, key0))){
+if(!(func3.call(schema86.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -6287,7 +6615,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((((((((data1 === "email") || (data1 === "webhook")) || (data1 === "telegram")) || (data1 === "slack")) || (data1 === "teams")) || (data1 === "discord")) || (data1 === "pagerduty")) || (data1 === "jsm")) || (data1 === "sms")) || (data1 === "whatsapp")) || (data1 === "satellite")) || (data1 === "push"))){
-const err14 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema81.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema86.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6324,7 +6652,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data4 = data.workspaceId;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema81.properties.workspaceId.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema86.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6364,8 +6692,8 @@ const _errs17 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs18 = errors;
-if(!(validate160(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate168(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs18 === errors;
@@ -6477,16 +6805,16 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6521,8 +6849,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate159(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+if(!(validate167(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
 errors = vErrors.length;
 }
 }
@@ -6549,39 +6877,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate158(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
+if(!(validate166(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
 errors = vErrors.length;
 }
-validate157.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createChannel"] = validate164;
-const schema83 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateChannelBody"};
-const schema84 = {"type":"object","additionalProperties":false,"required":["kind","name","target"],"properties":{"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm"],"description":"A creatable kind; `sms`, `whatsapp`, `satellite` and `push` are enrolled by their recipient."},"name":{"type":"string","minLength":1,"maxLength":100},"target":{"type":"string","minLength":1,"maxLength":2000,"description":"Where alerts go, in the kind's format (see the operation)."},"workspaceId":{"type":["string","null"],"description":"The workspace; null or absent for an organisation-wide channel."}}};
+exports["body:createChannel"] = validate172;
+const schema88 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateChannelBody"};
+const schema89 = {"type":"object","additionalProperties":false,"required":["kind","name","target"],"properties":{"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm"],"description":"A creatable kind; `sms`, `whatsapp`, `satellite` and `push` are enrolled by their recipient."},"name":{"type":"string","minLength":1,"maxLength":100},"target":{"type":"string","minLength":1,"maxLength":2000,"description":"Where alerts go, in the kind's format (see the operation)."},"workspaceId":{"type":["string","null"],"description":"The workspace; null or absent for an organisation-wide channel."}}};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6644,7 +6972,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((((((data0 === "email") || (data0 === "webhook")) || (data0 === "telegram")) || (data0 === "slack")) || (data0 === "teams")) || (data0 === "discord")) || (data0 === "pagerduty")) || (data0 === "jsm"))){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema84.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema89.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6727,7 +7055,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data3 = data.workspaceId;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema84.properties.workspaceId.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema89.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6748,40 +7076,40 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate173(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
 errors = vErrors.length;
 }
-validate164.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createChannel"] = validate167;
-const schema85 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateChannelResponse"};
-const schema86 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CreatedChannel"}}};
-const schema87 = {"type":"object","description":"A channel as created, with its secret shown once.","additionalProperties":false,"required":["id","kind","name","target","workspaceId","enabled","confirmed","owner","config","secretStored","createdAt","secret"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm","sms","whatsapp","satellite","push"]},"name":{"type":"string"},"target":{"type":"string","description":"As in `Channel.target` (masked where it is a credential)."},"workspaceId":{"type":["string","null"]},"enabled":{"type":"boolean"},"confirmed":{"type":"boolean"},"owner":{"oneOf":[{"$ref":"#/components/schemas/ChannelOwner"},{"type":"null"}]},"config":{"type":"string","description":"Non-secret config as a JSON object in a string."},"secretStored":{"type":"boolean"},"createdAt":{"type":"string","format":"date-time"},"secret":{"type":["string","null"],"description":"A webhook's signing key, shown this once; null for other kinds."}}};
+exports["response:createChannel"] = validate175;
+const schema90 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateChannelResponse"};
+const schema91 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CreatedChannel"}}};
+const schema92 = {"type":"object","description":"A channel as created, with its secret shown once.","additionalProperties":false,"required":["id","kind","name","target","workspaceId","enabled","confirmed","owner","config","secretStored","createdAt","secret"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm","sms","whatsapp","satellite","push"]},"name":{"type":"string"},"target":{"type":"string","description":"As in `Channel.target` (masked where it is a credential)."},"workspaceId":{"type":["string","null"]},"enabled":{"type":"boolean"},"confirmed":{"type":"boolean"},"owner":{"oneOf":[{"$ref":"#/components/schemas/ChannelOwner"},{"type":"null"}]},"config":{"type":"string","description":"Non-secret config as a JSON object in a string."},"secretStored":{"type":"boolean"},"createdAt":{"type":"string","format":"date-time"},"secret":{"type":["string","null"],"description":"A webhook's signing key, shown this once; null for other kinds."}}};
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
+const evaluated0 = validate177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6910,7 +7238,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema87.properties, key0))){
+if(!(func3.call(schema92.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -6946,7 +7274,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((((((((((((data1 === "email") || (data1 === "webhook")) || (data1 === "telegram")) || (data1 === "slack")) || (data1 === "teams")) || (data1 === "discord")) || (data1 === "pagerduty")) || (data1 === "jsm")) || (data1 === "sms")) || (data1 === "whatsapp")) || (data1 === "satellite")) || (data1 === "push"))){
-const err15 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema87.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema92.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6983,7 +7311,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data4 = data.workspaceId;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema87.properties.workspaceId.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema92.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7023,8 +7351,8 @@ const _errs17 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs18 = errors;
-if(!(validate160(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate168(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs18 === errors;
@@ -7128,7 +7456,7 @@ errors++;
 if(data.secret !== undefined){
 let data11 = data.secret;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: schema87.properties.secret.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: schema92.properties.secret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7149,16 +7477,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7189,8 +7517,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate169(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+if(!(validate177(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
 errors = vErrors.length;
 }
 }
@@ -7205,39 +7533,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate168(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+if(!(validate176(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
 }
-validate167.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateChannel"] = validate173;
-const schema88 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateChannelBody"};
-const schema89 = {"type":"object","additionalProperties":false,"required":["enabled"],"properties":{"enabled":{"type":"boolean"}}};
+exports["body:updateChannel"] = validate181;
+const schema93 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateChannelBody"};
+const schema94 = {"type":"object","additionalProperties":false,"required":["enabled"],"properties":{"enabled":{"type":"boolean"}}};
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate182.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7290,40 +7618,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate174(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
+if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
 errors = vErrors.length;
 }
-validate173.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateChannel"] = validate176;
-const schema90 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateChannelResponse"};
-const schema91 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
-const schema92 = {"type":"object","additionalProperties":false,"required":["ok"],"properties":{"ok":{"type":"boolean","const":true}}};
+exports["response:updateChannel"] = validate184;
+const schema95 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateChannelResponse"};
+const schema96 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+const schema97 = {"type":"object","additionalProperties":false,"required":["ok"],"properties":{"ok":{"type":"boolean","const":true}}};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7387,16 +7715,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate178.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7427,8 +7755,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate178(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate186(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -7443,39 +7771,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate177(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+if(!(validate185(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
 errors = vErrors.length;
 }
-validate176.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteChannel"] = validate181;
-const schema93 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteChannelResponse"};
-const schema94 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteChannel"] = validate189;
+const schema98 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteChannelResponse"};
+const schema99 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate190.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7522,40 +7850,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate182.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
+const evaluated0 = validate189.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate190(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
 errors = vErrors.length;
 }
-validate181.errors = vErrors;
+validate189.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:sendChannelConfirmation"] = validate185;
-const schema95 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SendChannelConfirmationResponse"};
-const schema96 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ChannelConfirmationData"}}};
-const schema97 = {"type":"object","additionalProperties":false,"required":["sent"],"properties":{"sent":{"type":"boolean","description":"False when there was nothing to send (already confirmed, or a kind that never asks)."}}};
+exports["response:sendChannelConfirmation"] = validate193;
+const schema100 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SendChannelConfirmationResponse"};
+const schema101 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ChannelConfirmationData"}}};
+const schema102 = {"type":"object","additionalProperties":false,"required":["sent"],"properties":{"sent":{"type":"boolean","description":"False when there was nothing to send (already confirmed, or a kind that never asks)."}}};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7608,16 +7936,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7648,8 +7976,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate187(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+if(!(validate195(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
 }
 }
@@ -7664,40 +7992,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate185.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate186(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
+if(!(validate194(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
 errors = vErrors.length;
 }
-validate185.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:testChannel"] = validate190;
-const schema98 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/TestChannelResponse"};
-const schema99 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ChannelTestData"}}};
-const schema100 = {"type":"object","description":"The outcome of a test delivery.","additionalProperties":false,"required":["delivered","error"],"properties":{"delivered":{"type":"boolean"},"error":{"type":["string","null"],"description":"The provider's words when the delivery failed; null when delivered."}}};
+exports["response:testChannel"] = validate198;
+const schema103 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/TestChannelResponse"};
+const schema104 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ChannelTestData"}}};
+const schema105 = {"type":"object","description":"The outcome of a test delivery.","additionalProperties":false,"required":["delivered","error"],"properties":{"delivered":{"type":"boolean"},"error":{"type":["string","null"],"description":"The provider's words when the delivery failed; null when delivered."}}};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate192.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7752,7 +8080,7 @@ errors++;
 if(data.error !== undefined){
 let data1 = data.error;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema100.properties.error.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema105.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7773,16 +8101,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate192.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate191.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7813,8 +8141,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate192(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+if(!(validate200(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 }
@@ -7829,40 +8157,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate191.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate190.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate191(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+if(!(validate199(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
-validate190.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listErrorIssues"] = validate195;
-const schema101 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorIssuesResponse"};
-const schema102 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ErrorIssue"}}}};
-const schema103 = {"type":"object","description":"A fingerprint grouping occurrences of one error; not an event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value (`TypeError: x is undefined`), or the message."},"type":{"type":["string","null"],"description":"The thrown exception's type."},"value":{"type":["string","null"],"description":"The thrown exception's message."},"culprit":{"type":["string","null"],"description":"Where it was thrown: the last in-app frame, or the transaction."},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer","description":"Occurrences counted into the issue."},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"],"description":"The release recorded at resolution; null when not resolved or the SDK sent no release."},"ignoredUntil":{"type":["string","null"],"format":"date-time","description":"When an ignore with `ignoreHours` lifts; null otherwise."}}};
+exports["response:listErrorIssues"] = validate203;
+const schema106 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorIssuesResponse"};
+const schema107 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ErrorIssue"}}}};
+const schema108 = {"type":"object","description":"A fingerprint grouping occurrences of one error; not an event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value (`TypeError: x is undefined`), or the message."},"type":{"type":["string","null"],"description":"The thrown exception's type."},"value":{"type":["string","null"],"description":"The thrown exception's message."},"culprit":{"type":["string","null"],"description":"Where it was thrown: the last in-app frame, or the transaction."},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer","description":"Occurrences counted into the issue."},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"],"description":"The release recorded at resolution; null when not resolved or the SDK sent no release."},"ignoredUntil":{"type":["string","null"],"format":"date-time","description":"When an ignore with `ignoreHours` lifts; null otherwise."}}};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8011,7 +8339,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema103.properties, key0))){
+if(!(func3.call(schema108.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -8061,7 +8389,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err18 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema103.properties.type.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema108.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8074,7 +8402,7 @@ errors++;
 if(data.value !== undefined){
 let data4 = data.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err19 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema103.properties.value.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema108.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8087,7 +8415,7 @@ errors++;
 if(data.culprit !== undefined){
 let data5 = data.culprit;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema103.properties.culprit.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema108.properties.culprit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8110,7 +8438,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((((data6 === "fatal") || (data6 === "error")) || (data6 === "warning")) || (data6 === "info")) || (data6 === "debug"))){
-const err22 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema103.properties.level.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema108.properties.level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8133,7 +8461,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((data7 === "unresolved") || (data7 === "resolved")) || (data7 === "ignored"))){
-const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema103.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema108.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8258,7 +8586,7 @@ errors++;
 if(data.resolvedInRelease !== undefined){
 let data13 = data.resolvedInRelease;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err34 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema103.properties.resolvedInRelease.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema108.properties.resolvedInRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8271,7 +8599,7 @@ errors++;
 if(data.ignoredUntil !== undefined){
 let data14 = data.ignoredUntil;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err35 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema103.properties.ignoredUntil.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema108.properties.ignoredUntil.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8304,16 +8632,16 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate204.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8348,8 +8676,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate197(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
+if(!(validate205(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
 errors = vErrors.length;
 }
 }
@@ -8376,42 +8704,42 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate204.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate196(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
+if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
 errors = vErrors.length;
 }
-validate195.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getErrorIssue"] = validate200;
-const schema104 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetErrorIssueResponse"};
-const schema105 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorIssueDetail"}}};
-const schema106 = {"type":"object","description":"An issue with the exception chain and the latest event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil","exceptions","lastEvent"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value, or the message."},"type":{"type":["string","null"]},"value":{"type":["string","null"]},"culprit":{"type":["string","null"]},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer"},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"]},"ignoredUntil":{"type":["string","null"],"format":"date-time"},"exceptions":{"type":"array","description":"The latest event's chain as the SDK sent it: causes first, the thrown error last.","items":{"$ref":"#/components/schemas/ErrorException"}},"lastEvent":{"description":"The latest event, or null when none is kept.","oneOf":[{"$ref":"#/components/schemas/ErrorEvent"},{"type":"null"}]}}};
-const schema107 = {"type":"object","description":"One exception of a chain.","additionalProperties":false,"required":["type","value","mechanism","frames"],"properties":{"type":{"type":["string","null"]},"value":{"type":["string","null"]},"mechanism":{"type":["string","null"],"description":"How it was captured (`generic`, `chained`, `onunhandledrejection`, …)."},"frames":{"type":"array","description":"Oldest call first; the last frame is the throw site.","items":{"$ref":"#/components/schemas/StackFrame"}}}};
-const schema108 = {"type":"object","description":"One stack frame, resolved against uploaded source maps or symbols where they match.","additionalProperties":false,"required":["filename","absPath","function","module","lineno","colno","inApp","contextLine","preContext","postContext","resolved"],"properties":{"filename":{"type":["string","null"]},"absPath":{"type":["string","null"]},"function":{"type":["string","null"]},"module":{"type":["string","null"]},"lineno":{"type":["integer","null"],"description":"1-based."},"colno":{"type":["integer","null"],"description":"1-based."},"inApp":{"type":"boolean","description":"True for the application's own code."},"contextLine":{"type":["string","null"],"description":"The source line of the frame."},"preContext":{"type":"array","description":"Source lines before `contextLine`.","items":{"type":"string"}},"postContext":{"type":"array","description":"Source lines after `contextLine`.","items":{"type":"string"}},"resolved":{"type":"boolean","description":"True when a source map or symbols resolved this frame; false for the frame as the SDK sent it."}}};
+exports["response:getErrorIssue"] = validate208;
+const schema109 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetErrorIssueResponse"};
+const schema110 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorIssueDetail"}}};
+const schema111 = {"type":"object","description":"An issue with the exception chain and the latest event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil","exceptions","lastEvent"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value, or the message."},"type":{"type":["string","null"]},"value":{"type":["string","null"]},"culprit":{"type":["string","null"]},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer"},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"]},"ignoredUntil":{"type":["string","null"],"format":"date-time"},"exceptions":{"type":"array","description":"The latest event's chain as the SDK sent it: causes first, the thrown error last.","items":{"$ref":"#/components/schemas/ErrorException"}},"lastEvent":{"description":"The latest event, or null when none is kept.","oneOf":[{"$ref":"#/components/schemas/ErrorEvent"},{"type":"null"}]}}};
+const schema112 = {"type":"object","description":"One exception of a chain.","additionalProperties":false,"required":["type","value","mechanism","frames"],"properties":{"type":{"type":["string","null"]},"value":{"type":["string","null"]},"mechanism":{"type":["string","null"],"description":"How it was captured (`generic`, `chained`, `onunhandledrejection`, …)."},"frames":{"type":"array","description":"Oldest call first; the last frame is the throw site.","items":{"$ref":"#/components/schemas/StackFrame"}}}};
+const schema113 = {"type":"object","description":"One stack frame, resolved against uploaded source maps or symbols where they match.","additionalProperties":false,"required":["filename","absPath","function","module","lineno","colno","inApp","contextLine","preContext","postContext","resolved"],"properties":{"filename":{"type":["string","null"]},"absPath":{"type":["string","null"]},"function":{"type":["string","null"]},"module":{"type":["string","null"]},"lineno":{"type":["integer","null"],"description":"1-based."},"colno":{"type":["integer","null"],"description":"1-based."},"inApp":{"type":"boolean","description":"True for the application's own code."},"contextLine":{"type":["string","null"],"description":"The source line of the frame."},"preContext":{"type":"array","description":"Source lines before `contextLine`.","items":{"type":"string"}},"postContext":{"type":"array","description":"Source lines after `contextLine`.","items":{"type":"string"}},"resolved":{"type":"boolean","description":"True when a source map or symbols resolved this frame; false for the frame as the SDK sent it."}}};
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate212.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8530,7 +8858,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema108.properties, key0))){
+if(!(func3.call(schema113.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -8544,7 +8872,7 @@ errors++;
 if(data.filename !== undefined){
 let data0 = data.filename;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err12 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: schema108.properties.filename.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: schema113.properties.filename.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8557,7 +8885,7 @@ errors++;
 if(data.absPath !== undefined){
 let data1 = data.absPath;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err13 = {instancePath:instancePath+"/absPath",schemaPath:"#/properties/absPath/type",keyword:"type",params:{type: schema108.properties.absPath.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/absPath",schemaPath:"#/properties/absPath/type",keyword:"type",params:{type: schema113.properties.absPath.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8570,7 +8898,7 @@ errors++;
 if(data.function !== undefined){
 let data2 = data.function;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err14 = {instancePath:instancePath+"/function",schemaPath:"#/properties/function/type",keyword:"type",params:{type: schema108.properties.function.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/function",schemaPath:"#/properties/function/type",keyword:"type",params:{type: schema113.properties.function.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8583,7 +8911,7 @@ errors++;
 if(data.module !== undefined){
 let data3 = data.module;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/module",schemaPath:"#/properties/module/type",keyword:"type",params:{type: schema108.properties.module.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/module",schemaPath:"#/properties/module/type",keyword:"type",params:{type: schema113.properties.module.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8596,7 +8924,7 @@ errors++;
 if(data.lineno !== undefined){
 let data4 = data.lineno;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/lineno",schemaPath:"#/properties/lineno/type",keyword:"type",params:{type: schema108.properties.lineno.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/lineno",schemaPath:"#/properties/lineno/type",keyword:"type",params:{type: schema113.properties.lineno.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8609,7 +8937,7 @@ errors++;
 if(data.colno !== undefined){
 let data5 = data.colno;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/colno",schemaPath:"#/properties/colno/type",keyword:"type",params:{type: schema108.properties.colno.type},message:"must be integer,null"};
+const err17 = {instancePath:instancePath+"/colno",schemaPath:"#/properties/colno/type",keyword:"type",params:{type: schema113.properties.colno.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8634,7 +8962,7 @@ errors++;
 if(data.contextLine !== undefined){
 let data7 = data.contextLine;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/contextLine",schemaPath:"#/properties/contextLine/type",keyword:"type",params:{type: schema108.properties.contextLine.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/contextLine",schemaPath:"#/properties/contextLine/type",keyword:"type",params:{type: schema113.properties.contextLine.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8723,16 +9051,16 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8795,7 +9123,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema107.properties.type.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema112.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8808,7 +9136,7 @@ errors++;
 if(data.value !== undefined){
 let data1 = data.value;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema107.properties.value.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema112.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8821,7 +9149,7 @@ errors++;
 if(data.mechanism !== undefined){
 let data2 = data.mechanism;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/mechanism",schemaPath:"#/properties/mechanism/type",keyword:"type",params:{type: schema107.properties.mechanism.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/mechanism",schemaPath:"#/properties/mechanism/type",keyword:"type",params:{type: schema112.properties.mechanism.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8836,8 +9164,8 @@ let data3 = data.frames;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate204(data3[i0], {instancePath:instancePath+"/frames/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+if(!(validate212(data3[i0], {instancePath:instancePath+"/frames/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
 errors = vErrors.length;
 }
 }
@@ -8864,17 +9192,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate203.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema109 = {"type":"object","description":"One occurrence of an issue.","additionalProperties":false,"required":["eventId","occurredAt","receivedAt","release","environment","platform","tags","user"],"properties":{"eventId":{"type":"string","description":"The SDK's event id (32 hex characters)."},"occurredAt":{"type":"string","format":"date-time","description":"When it happened, as reported by the SDK."},"receivedAt":{"type":"string","format":"date-time","description":"When ingestion stored it."},"release":{"type":["string","null"]},"environment":{"type":["string","null"]},"platform":{"type":["string","null"]},"tags":{"type":"object","description":"The event's tags.","additionalProperties":{"type":"string"}},"user":{"type":["object","null"],"description":"The user the SDK reported, or null: its keys as sent (`id`, `email`, `username`, `ip_address`, …), every value a string (other values are stringified at ingestion). A free-form object because a nullable map has no proto form: `google.protobuf.Struct`, absent when null."}}};
+const schema114 = {"type":"object","description":"One occurrence of an issue.","additionalProperties":false,"required":["eventId","occurredAt","receivedAt","release","environment","platform","tags","user"],"properties":{"eventId":{"type":"string","description":"The SDK's event id (32 hex characters)."},"occurredAt":{"type":"string","format":"date-time","description":"When it happened, as reported by the SDK."},"receivedAt":{"type":"string","format":"date-time","description":"When ingestion stored it."},"release":{"type":["string","null"]},"environment":{"type":["string","null"]},"platform":{"type":["string","null"]},"tags":{"type":"object","description":"The event's tags.","additionalProperties":{"type":"string"}},"user":{"type":["object","null"],"description":"The user the SDK reported, or null: its keys as sent (`id`, `email`, `username`, `ip_address`, …), every value a string (other values are stringified at ingestion). A free-form object because a nullable map has no proto form: `google.protobuf.Struct`, absent when null."}}};
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9039,7 +9367,7 @@ errors++;
 if(data.release !== undefined){
 let data3 = data.release;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema109.properties.release.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema114.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9052,7 +9380,7 @@ errors++;
 if(data.environment !== undefined){
 let data4 = data.environment;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/type",keyword:"type",params:{type: schema109.properties.environment.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/type",keyword:"type",params:{type: schema114.properties.environment.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9065,7 +9393,7 @@ errors++;
 if(data.platform !== undefined){
 let data5 = data.platform;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema109.properties.platform.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema114.properties.platform.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9105,7 +9433,7 @@ errors++;
 if(data.user !== undefined){
 let data8 = data.user;
 if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
-const err19 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema109.properties.user.type},message:"must be object,null"};
+const err19 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema114.properties.user.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9126,16 +9454,16 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9304,7 +9632,7 @@ vErrors.push(err15);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema106.properties, key0))){
+if(!(func3.call(schema111.properties, key0))){
 const err16 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
@@ -9354,7 +9682,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err20 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema106.properties.type.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema111.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9367,7 +9695,7 @@ errors++;
 if(data.value !== undefined){
 let data4 = data.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err21 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema106.properties.value.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema111.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9380,7 +9708,7 @@ errors++;
 if(data.culprit !== undefined){
 let data5 = data.culprit;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err22 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema106.properties.culprit.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema111.properties.culprit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9403,7 +9731,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((((data6 === "fatal") || (data6 === "error")) || (data6 === "warning")) || (data6 === "info")) || (data6 === "debug"))){
-const err24 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema106.properties.level.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema111.properties.level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9426,7 +9754,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((data7 === "unresolved") || (data7 === "resolved")) || (data7 === "ignored"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema106.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema111.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9551,7 +9879,7 @@ errors++;
 if(data.resolvedInRelease !== undefined){
 let data13 = data.resolvedInRelease;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err36 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema106.properties.resolvedInRelease.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema111.properties.resolvedInRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9564,7 +9892,7 @@ errors++;
 if(data.ignoredUntil !== undefined){
 let data14 = data.ignoredUntil;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err37 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema106.properties.ignoredUntil.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema111.properties.ignoredUntil.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9591,8 +9919,8 @@ let data15 = data.exceptions;
 if(Array.isArray(data15)){
 const len1 = data15.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate203(data15[i1], {instancePath:instancePath+"/exceptions/" + i1,parentData:data15,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
+if(!(validate211(data15[i1], {instancePath:instancePath+"/exceptions/" + i1,parentData:data15,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
 errors = vErrors.length;
 }
 }
@@ -9614,8 +9942,8 @@ const _errs36 = errors;
 let valid5 = false;
 let passing0 = null;
 const _errs37 = errors;
-if(!(validate207(data17, {instancePath:instancePath+"/lastEvent",parentData:data,parentDataProperty:"lastEvent",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+if(!(validate215(data17, {instancePath:instancePath+"/lastEvent",parentData:data,parentDataProperty:"lastEvent",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs37 === errors;
@@ -9678,16 +10006,16 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9718,8 +10046,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate202(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate210(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
 errors = vErrors.length;
 }
 }
@@ -9734,39 +10062,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate201.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate201(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+if(!(validate209(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
 errors = vErrors.length;
 }
-validate200.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateErrorIssue"] = validate211;
-const schema110 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorIssueBody"};
-const schema111 = {"type":"object","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["resolved","ignored","unresolved"],"description":"`unresolved` reopens the issue."},"ignoreHours":{"type":"integer","minimum":1,"maximum":2160,"description":"With `ignored` only: lift the ignore after this many hours (max 90 days)."}}};
+exports["body:updateErrorIssue"] = validate219;
+const schema115 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorIssueBody"};
+const schema116 = {"type":"object","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["resolved","ignored","unresolved"],"description":"`unresolved` reopens the issue."},"ignoreHours":{"type":"integer","minimum":1,"maximum":2160,"description":"With `ignored` only: lift the ignore after this many hours (max 90 days)."}}};
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate220.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9809,7 +10137,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((data0 === "resolved") || (data0 === "ignored")) || (data0 === "unresolved"))){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema111.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema116.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9865,40 +10193,40 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+if(!(validate220(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
 errors = vErrors.length;
 }
-validate211.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateErrorIssue"] = validate214;
-const schema112 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorIssueResponse"};
-const schema113 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorIssueStatusData"}}};
-const schema114 = {"type":"object","description":"The status of an issue after a change.","additionalProperties":false,"required":["id","status","resolvedInRelease","ignoredUntil"],"properties":{"id":{"type":"string"},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"resolvedInRelease":{"type":["string","null"]},"ignoredUntil":{"type":["string","null"],"format":"date-time"}}};
+exports["response:updateErrorIssue"] = validate222;
+const schema117 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorIssueResponse"};
+const schema118 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorIssueStatusData"}}};
+const schema119 = {"type":"object","description":"The status of an issue after a change.","additionalProperties":false,"required":["id","status","resolvedInRelease","ignoredUntil"],"properties":{"id":{"type":"string"},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"resolvedInRelease":{"type":["string","null"]},"ignoredUntil":{"type":["string","null"],"format":"date-time"}}};
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate216.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9983,7 +10311,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "unresolved") || (data1 === "resolved")) || (data1 === "ignored"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema114.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9996,7 +10324,7 @@ errors++;
 if(data.resolvedInRelease !== undefined){
 let data2 = data.resolvedInRelease;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err8 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema114.properties.resolvedInRelease.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema119.properties.resolvedInRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10009,7 +10337,7 @@ errors++;
 if(data.ignoredUntil !== undefined){
 let data3 = data.ignoredUntil;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema114.properties.ignoredUntil.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema119.properties.ignoredUntil.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10042,16 +10370,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate216.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10082,8 +10410,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate216(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
+if(!(validate224(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
 }
 }
@@ -10098,40 +10426,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate215.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
+const evaluated0 = validate222.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate215(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
+if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
 errors = vErrors.length;
 }
-validate214.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
-validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listErrorProjects"] = validate219;
-const schema115 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorProjectsResponse"};
-const schema116 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ErrorProject"}}}};
-const schema117 = {"type":"object","description":"A project that applications report errors to.","additionalProperties":false,"required":["id","ref","name","platform","publicKey","dsn","unresolved","eventsLast24h","createdAt"],"properties":{"id":{"type":"string"},"ref":{"type":"integer","description":"The number in the DSN (`projectRef` of uploads)."},"name":{"type":"string"},"platform":{"type":["string","null"],"description":"The platform the project was set up for (`node`, `javascript`, `ios`, `android`, …), or null."},"publicKey":{"type":"string","description":"The DSN key; public by design (it is shipped in applications)."},"dsn":{"type":"string","description":"The DSN to configure in a Sentry-compatible SDK: `https://<publicKey>@<host>/<ref>`."},"unresolved":{"type":"integer","description":"Unresolved issues now."},"eventsLast24h":{"type":"integer","description":"Events received in the last 24 hours."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listErrorProjects"] = validate227;
+const schema120 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorProjectsResponse"};
+const schema121 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ErrorProject"}}}};
+const schema122 = {"type":"object","description":"A project that applications report errors to.","additionalProperties":false,"required":["id","ref","name","platform","publicKey","dsn","unresolved","eventsLast24h","createdAt"],"properties":{"id":{"type":"string"},"ref":{"type":"integer","description":"The number in the DSN (`projectRef` of uploads)."},"name":{"type":"string"},"platform":{"type":["string","null"],"description":"The platform the project was set up for (`node`, `javascript`, `ios`, `android`, …), or null."},"publicKey":{"type":"string","description":"The DSN key; public by design (it is shipped in applications)."},"dsn":{"type":"string","description":"The DSN to configure in a Sentry-compatible SDK: `https://<publicKey>@<host>/<ref>`."},"unresolved":{"type":"integer","description":"Unresolved issues now."},"eventsLast24h":{"type":"integer","description":"Events received in the last 24 hours."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate229.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10230,7 +10558,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema117.properties, key0))){
+if(!(func3.call(schema122.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -10281,7 +10609,7 @@ errors++;
 if(data.platform !== undefined){
 let data3 = data.platform;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema117.properties.platform.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema122.properties.platform.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10377,16 +10705,16 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate221.errors = vErrors;
+validate229.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
+const evaluated0 = validate228.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10421,8 +10749,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate221(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
+if(!(validate229(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
 errors = vErrors.length;
 }
 }
@@ -10449,40 +10777,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate220.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
-validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate227.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate220(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
 errors = vErrors.length;
 }
-validate219.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listHosts"] = validate224;
-const schema118 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListHostsResponse"};
-const schema119 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
-const schema120 = {"type":"object","description":"A machine monitors run on. `status` comes only from the monitors that\nrun solely on this host; monitors on several hosts count toward\n`spanning` and colour none.\n","additionalProperties":false,"required":["id","name","provider","address","notes","status","pinned","spanning","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"provider":{"type":["string","null"],"description":"Free text the product does not use."},"address":{"type":["string","null"],"description":"Free text the product does not use."},"notes":{"type":["string","null"],"description":"Free text the product does not use."},"status":{"type":["string","null"],"enum":["up","degraded","down","paused","pending",null],"description":"The worst status among the monitors exclusive to this host; null when it has none."},"pinned":{"type":"integer","description":"Number of monitors that run on this host only."},"spanning":{"type":"integer","description":"Number of monitors that run on this host and on others."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listHosts"] = validate232;
+const schema123 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListHostsResponse"};
+const schema124 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
+const schema125 = {"type":"object","description":"A machine monitors run on. `status` comes only from the monitors that\nrun solely on this host; monitors on several hosts count toward\n`spanning` and colour none.\n","additionalProperties":false,"required":["id","name","provider","address","notes","status","pinned","spanning","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"provider":{"type":["string","null"],"description":"Free text the product does not use."},"address":{"type":["string","null"],"description":"Free text the product does not use."},"notes":{"type":["string","null"],"description":"Free text the product does not use."},"status":{"type":["string","null"],"enum":["up","degraded","down","paused","pending",null],"description":"The worst status among the monitors exclusive to this host; null when it has none."},"pinned":{"type":"integer","description":"Number of monitors that run on this host only."},"spanning":{"type":"integer","description":"Number of monitors that run on this host and on others."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate226.evaluated;
+const evaluated0 = validate234.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10581,7 +10909,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema120.properties, key0))){
+if(!(func3.call(schema125.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -10619,7 +10947,7 @@ errors++;
 if(data.provider !== undefined){
 let data2 = data.provider;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err12 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema120.properties.provider.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema125.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10632,7 +10960,7 @@ errors++;
 if(data.address !== undefined){
 let data3 = data.address;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema120.properties.address.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema125.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10645,7 +10973,7 @@ errors++;
 if(data.notes !== undefined){
 let data4 = data.notes;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema120.properties.notes.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema125.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10658,7 +10986,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema120.properties.status.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema125.properties.status.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10668,7 +10996,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((data5 === "up") || (data5 === "degraded")) || (data5 === "down")) || (data5 === "paused")) || (data5 === "pending")) || (data5 === null))){
-const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema120.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema125.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10740,16 +11068,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate226.errors = vErrors;
+validate234.errors = vErrors;
 return errors === 0;
 }
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate225.evaluated;
+const evaluated0 = validate233.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10784,8 +11112,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate226(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+if(!(validate234(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
 errors = vErrors.length;
 }
 }
@@ -10812,39 +11140,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate225.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate224.evaluated;
+const evaluated0 = validate232.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
 errors = vErrors.length;
 }
-validate224.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
-validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createHost"] = validate229;
-const schema121 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateHostBody"};
-const schema122 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"description":"Unique in the organisation ignoring case and a trailing dot."},"provider":{"type":["string","null"],"description":"Free text."},"address":{"type":["string","null"],"description":"Free text."},"notes":{"type":["string","null"],"description":"Free text."}}};
+exports["body:createHost"] = validate237;
+const schema126 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateHostBody"};
+const schema127 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"description":"Unique in the organisation ignoring case and a trailing dot."},"provider":{"type":["string","null"],"description":"Free text."},"address":{"type":["string","null"],"description":"Free text."},"notes":{"type":["string","null"],"description":"Free text."}}};
 
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate230.evaluated;
+const evaluated0 = validate238.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10902,7 +11230,7 @@ errors++;
 if(data.provider !== undefined){
 let data1 = data.provider;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema122.properties.provider.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema127.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10915,7 +11243,7 @@ errors++;
 if(data.address !== undefined){
 let data2 = data.address;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema122.properties.address.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema127.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10928,7 +11256,7 @@ errors++;
 if(data.notes !== undefined){
 let data3 = data.notes;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema122.properties.notes.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema127.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10949,39 +11277,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate230.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
-validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate237.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
+if(!(validate238(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
 errors = vErrors.length;
 }
-validate229.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createHost"] = validate232;
-const schema123 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateHostResponse"};
-const schema124 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Host"}}};
+exports["response:createHost"] = validate240;
+const schema128 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateHostResponse"};
+const schema129 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Host"}}};
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate233.evaluated;
+const evaluated0 = validate241.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11012,8 +11340,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate226(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+if(!(validate234(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
 errors = vErrors.length;
 }
 }
@@ -11028,42 +11356,42 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate233.errors = vErrors;
+validate241.errors = vErrors;
 return errors === 0;
 }
-validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate241.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate232.evaluated;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+if(!(validate241(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
-validate232.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getHost"] = validate236;
-const schema125 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetHostResponse"};
-const schema126 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/HostDetail"}}};
-const schema127 = {"type":"object","description":"A host with its monitors.","additionalProperties":false,"required":["id","name","provider","address","notes","status","pinned","spanning","createdAt","monitors"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"provider":{"type":["string","null"],"description":"Free text the product does not use."},"address":{"type":["string","null"],"description":"Free text the product does not use."},"notes":{"type":["string","null"],"description":"Free text the product does not use."},"status":{"type":["string","null"],"enum":["up","degraded","down","paused","pending",null],"description":"The worst status among the monitors exclusive to this host; null when it has none."},"pinned":{"type":"integer","description":"Number of monitors that run on this host only."},"spanning":{"type":"integer","description":"Number of monitors that run on this host and on others."},"createdAt":{"type":"string","format":"date-time"},"monitors":{"type":"array","items":{"$ref":"#/components/schemas/HostMonitor"}}}};
-const schema128 = {"type":"object","description":"A monitor attached to a host.","additionalProperties":false,"required":["id","name","kind","status","pinned","alsoOn"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"]},"pinned":{"type":"boolean","description":"True when the monitor runs on this host only."},"alsoOn":{"type":"array","description":"The other hosts the monitor runs on; empty when exclusive.","items":{"$ref":"#/components/schemas/HostRef"}}}};
-const schema129 = {"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
+exports["response:getHost"] = validate244;
+const schema130 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetHostResponse"};
+const schema131 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/HostDetail"}}};
+const schema132 = {"type":"object","description":"A host with its monitors.","additionalProperties":false,"required":["id","name","provider","address","notes","status","pinned","spanning","createdAt","monitors"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"provider":{"type":["string","null"],"description":"Free text the product does not use."},"address":{"type":["string","null"],"description":"Free text the product does not use."},"notes":{"type":["string","null"],"description":"Free text the product does not use."},"status":{"type":["string","null"],"enum":["up","degraded","down","paused","pending",null],"description":"The worst status among the monitors exclusive to this host; null when it has none."},"pinned":{"type":"integer","description":"Number of monitors that run on this host only."},"spanning":{"type":"integer","description":"Number of monitors that run on this host and on others."},"createdAt":{"type":"string","format":"date-time"},"monitors":{"type":"array","items":{"$ref":"#/components/schemas/HostMonitor"}}}};
+const schema133 = {"type":"object","description":"A monitor attached to a host.","additionalProperties":false,"required":["id","name","kind","status","pinned","alsoOn"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"]},"pinned":{"type":"boolean","description":"True when the monitor runs on this host only."},"alsoOn":{"type":"array","description":"The other hosts the monitor runs on; empty when exclusive.","items":{"$ref":"#/components/schemas/HostRef"}}}};
+const schema134 = {"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
 
-function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate240.evaluated;
+const evaluated0 = validate248.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11138,16 +11466,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate240.errors = vErrors;
+validate248.errors = vErrors;
 return errors === 0;
 }
-validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate248.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate239.evaluated;
+const evaluated0 = validate247.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11264,7 +11592,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((((data2 === "http") || (data2 === "heartbeat")) || (data2 === "tcp")) || (data2 === "dns")) || (data2 === "tls_audit")) || (data2 === "mail_posture")) || (data2 === "snmp"))){
-const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema128.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema133.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11287,7 +11615,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((((data3 === "up") || (data3 === "degraded")) || (data3 === "down")) || (data3 === "paused")) || (data3 === "pending"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema128.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema133.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -11314,8 +11642,8 @@ let data5 = data.alsoOn;
 if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate240(data5[i0], {instancePath:instancePath+"/alsoOn/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+if(!(validate248(data5[i0], {instancePath:instancePath+"/alsoOn/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
 errors = vErrors.length;
 }
 }
@@ -11342,16 +11670,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate239.errors = vErrors;
+validate247.errors = vErrors;
 return errors === 0;
 }
-validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate247.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate238.evaluated;
+const evaluated0 = validate246.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11460,7 +11788,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema127.properties, key0))){
+if(!(func3.call(schema132.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -11498,7 +11826,7 @@ errors++;
 if(data.provider !== undefined){
 let data2 = data.provider;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema127.properties.provider.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema132.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11511,7 +11839,7 @@ errors++;
 if(data.address !== undefined){
 let data3 = data.address;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema127.properties.address.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema132.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11524,7 +11852,7 @@ errors++;
 if(data.notes !== undefined){
 let data4 = data.notes;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema127.properties.notes.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema132.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11537,7 +11865,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema127.properties.status.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema132.properties.status.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11547,7 +11875,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((data5 === "up") || (data5 === "degraded")) || (data5 === "down")) || (data5 === "paused")) || (data5 === "pending")) || (data5 === null))){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema127.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema132.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11613,8 +11941,8 @@ let data9 = data.monitors;
 if(Array.isArray(data9)){
 const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate239(data9[i0], {instancePath:instancePath+"/monitors/" + i0,parentData:data9,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate247(data9[i0], {instancePath:instancePath+"/monitors/" + i0,parentData:data9,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
 errors = vErrors.length;
 }
 }
@@ -11641,16 +11969,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate238.errors = vErrors;
+validate246.errors = vErrors;
 return errors === 0;
 }
-validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate237.evaluated;
+const evaluated0 = validate245.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11681,8 +12009,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate238(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
+if(!(validate246(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
 errors = vErrors.length;
 }
 }
@@ -11697,39 +12025,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate237.errors = vErrors;
+validate245.errors = vErrors;
 return errors === 0;
 }
-validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate236.evaluated;
+const evaluated0 = validate244.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate237(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
+if(!(validate245(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
 errors = vErrors.length;
 }
-validate236.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
-validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate244.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateHost"] = validate245;
-const schema130 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateHostBody"};
-const schema131 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1},"provider":{"type":["string","null"],"description":"Null or an empty string clears it."},"address":{"type":["string","null"],"description":"Null or an empty string clears it."},"notes":{"type":["string","null"],"description":"Null or an empty string clears it."}}};
+exports["body:updateHost"] = validate253;
+const schema135 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateHostBody"};
+const schema136 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1},"provider":{"type":["string","null"],"description":"Null or an empty string clears it."},"address":{"type":["string","null"],"description":"Null or an empty string clears it."},"notes":{"type":["string","null"],"description":"Null or an empty string clears it."}}};
 
-function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate246.evaluated;
+const evaluated0 = validate254.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11787,7 +12115,7 @@ errors++;
 if(data.provider !== undefined){
 let data1 = data.provider;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema131.properties.provider.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema136.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11800,7 +12128,7 @@ errors++;
 if(data.address !== undefined){
 let data2 = data.address;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema131.properties.address.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema136.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -11813,7 +12141,7 @@ errors++;
 if(data.notes !== undefined){
 let data3 = data.notes;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema131.properties.notes.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema136.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11834,39 +12162,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate246.errors = vErrors;
+validate254.errors = vErrors;
 return errors === 0;
 }
-validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate254.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate245.evaluated;
+const evaluated0 = validate253.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate246(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+if(!(validate254(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
 errors = vErrors.length;
 }
-validate245.errors = vErrors;
+validate253.errors = vErrors;
 return errors === 0;
 }
-validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate253.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateHost"] = validate248;
-const schema132 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateHostResponse"};
-const schema133 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:updateHost"] = validate256;
+const schema137 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateHostResponse"};
+const schema138 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate249.evaluated;
+const evaluated0 = validate257.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11897,8 +12225,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate178(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate186(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -11913,39 +12241,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate249.errors = vErrors;
+validate257.errors = vErrors;
 return errors === 0;
 }
-validate249.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate257.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate248.evaluated;
+const evaluated0 = validate256.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+if(!(validate257(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
 errors = vErrors.length;
 }
-validate248.errors = vErrors;
+validate256.errors = vErrors;
 return errors === 0;
 }
-validate248.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteHost"] = validate252;
-const schema134 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteHostResponse"};
-const schema135 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteHost"] = validate260;
+const schema139 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteHostResponse"};
+const schema140 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate253.evaluated;
+const evaluated0 = validate261.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11992,39 +12320,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate253.errors = vErrors;
+validate261.errors = vErrors;
 return errors === 0;
 }
-validate253.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate261.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate252.evaluated;
+const evaluated0 = validate260.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate253(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate253.errors : vErrors.concat(validate253.errors);
+if(!(validate261(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate261.errors : vErrors.concat(validate261.errors);
 errors = vErrors.length;
 }
-validate252.errors = vErrors;
+validate260.errors = vErrors;
 return errors === 0;
 }
-validate252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate260.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:addHostMonitor"] = validate256;
-const schema136 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddHostMonitorBody"};
-const schema137 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string"}}};
+exports["body:addHostMonitor"] = validate264;
+const schema141 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddHostMonitorBody"};
+const schema142 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string"}}};
 
-function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate257.evaluated;
+const evaluated0 = validate265.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12077,39 +12405,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate257.errors = vErrors;
+validate265.errors = vErrors;
 return errors === 0;
 }
-validate257.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate265.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate256.evaluated;
+const evaluated0 = validate264.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate257(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
+if(!(validate265(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
 errors = vErrors.length;
 }
-validate256.errors = vErrors;
+validate264.errors = vErrors;
 return errors === 0;
 }
-validate256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:addHostMonitor"] = validate259;
-const schema138 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddHostMonitorResponse"};
-const schema139 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:addHostMonitor"] = validate267;
+const schema143 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddHostMonitorResponse"};
+const schema144 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate260.evaluated;
+const evaluated0 = validate268.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12140,8 +12468,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate178(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate186(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -12156,39 +12484,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate260.errors = vErrors;
+validate268.errors = vErrors;
 return errors === 0;
 }
-validate260.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate268.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate259.evaluated;
+const evaluated0 = validate267.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate260(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate260.errors : vErrors.concat(validate260.errors);
+if(!(validate268(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate268.errors : vErrors.concat(validate268.errors);
 errors = vErrors.length;
 }
-validate259.errors = vErrors;
+validate267.errors = vErrors;
 return errors === 0;
 }
-validate259.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate267.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeHostMonitor"] = validate263;
-const schema140 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveHostMonitorBody"};
-const schema141 = {"type":"object","description":"Optional; the query parameter `monitorId` may name the monitor instead.","additionalProperties":false,"properties":{"monitorId":{"type":"string"}}};
+exports["body:removeHostMonitor"] = validate271;
+const schema145 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveHostMonitorBody"};
+const schema146 = {"type":"object","description":"Optional; the query parameter `monitorId` may name the monitor instead.","additionalProperties":false,"properties":{"monitorId":{"type":"string"}}};
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate264.evaluated;
+const evaluated0 = validate272.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12231,39 +12559,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate264.errors = vErrors;
+validate272.errors = vErrors;
 return errors === 0;
 }
-validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate272.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate263.evaluated;
+const evaluated0 = validate271.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate264(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate264.errors : vErrors.concat(validate264.errors);
+if(!(validate272(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate272.errors : vErrors.concat(validate272.errors);
 errors = vErrors.length;
 }
-validate263.errors = vErrors;
+validate271.errors = vErrors;
 return errors === 0;
 }
-validate263.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate271.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeHostMonitor"] = validate266;
-const schema142 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveHostMonitorResponse"};
-const schema143 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:removeHostMonitor"] = validate274;
+const schema147 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveHostMonitorResponse"};
+const schema148 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate267.evaluated;
+const evaluated0 = validate275.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12294,8 +12622,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate178(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate186(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -12310,40 +12638,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate267.errors = vErrors;
+validate275.errors = vErrors;
 return errors === 0;
 }
-validate267.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate275.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate266.evaluated;
+const evaluated0 = validate274.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate267(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
+if(!(validate275(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
 errors = vErrors.length;
 }
-validate266.errors = vErrors;
+validate274.errors = vErrors;
 return errors === 0;
 }
-validate266.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate274.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getIncidentFeed"] = validate270;
-const schema144 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetIncidentFeedResponse"};
-const schema145 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentFeed"}}};
-const schema146 = {"type":"object","additionalProperties":false,"required":["active","createdAt"],"properties":{"active":{"type":"boolean","description":"True when a feed token exists."},"createdAt":{"type":["string","null"],"format":"date-time"}}};
+exports["response:getIncidentFeed"] = validate278;
+const schema149 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetIncidentFeedResponse"};
+const schema150 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentFeed"}}};
+const schema151 = {"type":"object","additionalProperties":false,"required":["active","createdAt"],"properties":{"active":{"type":"boolean","description":"True when a feed token exists."},"createdAt":{"type":["string","null"],"format":"date-time"}}};
 
-function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate272.evaluated;
+const evaluated0 = validate280.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12398,7 +12726,7 @@ errors++;
 if(data.createdAt !== undefined){
 let data1 = data.createdAt;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: schema146.properties.createdAt.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: schema151.properties.createdAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12431,16 +12759,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate272.errors = vErrors;
+validate280.errors = vErrors;
 return errors === 0;
 }
-validate272.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate271.evaluated;
+const evaluated0 = validate279.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12471,8 +12799,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate272(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate272.errors : vErrors.concat(validate272.errors);
+if(!(validate280(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate280.errors : vErrors.concat(validate280.errors);
 errors = vErrors.length;
 }
 }
@@ -12487,40 +12815,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate271.errors = vErrors;
+validate279.errors = vErrors;
 return errors === 0;
 }
-validate271.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate279.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate270.evaluated;
+const evaluated0 = validate278.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate271(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate271.errors : vErrors.concat(validate271.errors);
+if(!(validate279(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate279.errors : vErrors.concat(validate279.errors);
 errors = vErrors.length;
 }
-validate270.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
-validate270.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate278.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:rotateIncidentFeed"] = validate275;
-const schema147 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RotateIncidentFeedResponse"};
-const schema148 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentFeedUrls"}}};
-const schema149 = {"type":"object","additionalProperties":false,"required":["rssUrl","atomUrl","createdAt"],"properties":{"rssUrl":{"type":"string","description":"Shown only here: the URL is the credential."},"atomUrl":{"type":"string"},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:rotateIncidentFeed"] = validate283;
+const schema152 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RotateIncidentFeedResponse"};
+const schema153 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentFeedUrls"}}};
+const schema154 = {"type":"object","additionalProperties":false,"required":["rssUrl","atomUrl","createdAt"],"properties":{"rssUrl":{"type":"string","description":"Shown only here: the URL is the credential."},"atomUrl":{"type":"string"},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate277.evaluated;
+const evaluated0 = validate285.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12630,16 +12958,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate277.errors = vErrors;
+validate285.errors = vErrors;
 return errors === 0;
 }
-validate277.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate285.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate276.evaluated;
+const evaluated0 = validate284.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12670,8 +12998,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate277(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
+if(!(validate285(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate285.errors : vErrors.concat(validate285.errors);
 errors = vErrors.length;
 }
 }
@@ -12686,39 +13014,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate276.errors = vErrors;
+validate284.errors = vErrors;
 return errors === 0;
 }
-validate276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate275.evaluated;
+const evaluated0 = validate283.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate276(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate276.errors : vErrors.concat(validate276.errors);
+if(!(validate284(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate284.errors : vErrors.concat(validate284.errors);
 errors = vErrors.length;
 }
-validate275.errors = vErrors;
+validate283.errors = vErrors;
 return errors === 0;
 }
-validate275.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate283.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:revokeIncidentFeed"] = validate280;
-const schema150 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeIncidentFeedResponse"};
-const schema151 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:revokeIncidentFeed"] = validate288;
+const schema155 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeIncidentFeedResponse"};
+const schema156 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate281.evaluated;
+const evaluated0 = validate289.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12749,8 +13077,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate178(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate186(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -12765,40 +13093,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate281.errors = vErrors;
+validate289.errors = vErrors;
 return errors === 0;
 }
-validate281.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate289.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate280.evaluated;
+const evaluated0 = validate288.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate281(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+if(!(validate289(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate289.errors : vErrors.concat(validate289.errors);
 errors = vErrors.length;
 }
-validate280.errors = vErrors;
+validate288.errors = vErrors;
 return errors === 0;
 }
-validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listIncidents"] = validate284;
-const schema152 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListIncidentsResponse"};
-const schema153 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Incident"}}}};
-const schema154 = {"type":"object","description":"An incident, as listed.","additionalProperties":false,"required":["id","monitorId","monitorName","title","cause","status","severity","startedAt","resolvedAt","durationSeconds","acknowledgedAt","rootIncidentId","hasPostmortem"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"monitorName":{"type":"string"},"title":{"type":"string"},"cause":{"type":"string","enum":["check_failed","timeout","connection_failed","dns_failure","tls_error","assertion_failed","heartbeat_missed","heartbeat_failed","dependency_down","manual"]},"status":{"type":"string","enum":["open","acknowledged","resolved","suppressed"]},"severity":{"type":"string","enum":["critical","major","minor"]},"startedAt":{"type":"string","format":"date-time"},"resolvedAt":{"type":["string","null"],"format":"date-time","description":"Set when resolved."},"durationSeconds":{"type":["integer","null"],"description":"From startedAt to resolvedAt; null until resolved."},"acknowledgedAt":{"type":["string","null"],"format":"date-time","description":"Set when acknowledged."},"rootIncidentId":{"type":["string","null"],"description":"Set when this incident is the blast radius of another one (real, but not a separate outage; counted as suppressed in the summary)."},"hasPostmortem":{"type":"boolean"}}};
+exports["response:listIncidents"] = validate292;
+const schema157 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListIncidentsResponse"};
+const schema158 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Incident"}}}};
+const schema159 = {"type":"object","description":"An incident, as listed.","additionalProperties":false,"required":["id","monitorId","monitorName","title","cause","status","severity","startedAt","resolvedAt","durationSeconds","acknowledgedAt","rootIncidentId","hasPostmortem"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"monitorName":{"type":"string"},"title":{"type":"string"},"cause":{"type":"string","enum":["check_failed","timeout","connection_failed","dns_failure","tls_error","assertion_failed","heartbeat_missed","heartbeat_failed","dependency_down","manual"]},"status":{"type":"string","enum":["open","acknowledged","resolved","suppressed"]},"severity":{"type":"string","enum":["critical","major","minor"]},"startedAt":{"type":"string","format":"date-time"},"resolvedAt":{"type":["string","null"],"format":"date-time","description":"Set when resolved."},"durationSeconds":{"type":["integer","null"],"description":"From startedAt to resolvedAt; null until resolved."},"acknowledgedAt":{"type":["string","null"],"format":"date-time","description":"Set when acknowledged."},"rootIncidentId":{"type":["string","null"],"description":"Set when this incident is the blast radius of another one (real, but not a separate outage; counted as suppressed in the summary)."},"hasPostmortem":{"type":"boolean"}}};
 
-function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate286.evaluated;
+const evaluated0 = validate294.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12937,7 +13265,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema154.properties, key0))){
+if(!(func3.call(schema159.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -13009,7 +13337,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((((data4 === "check_failed") || (data4 === "timeout")) || (data4 === "connection_failed")) || (data4 === "dns_failure")) || (data4 === "tls_error")) || (data4 === "assertion_failed")) || (data4 === "heartbeat_missed")) || (data4 === "heartbeat_failed")) || (data4 === "dependency_down")) || (data4 === "manual"))){
-const err19 = {instancePath:instancePath+"/cause",schemaPath:"#/properties/cause/enum",keyword:"enum",params:{allowedValues: schema154.properties.cause.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/cause",schemaPath:"#/properties/cause/enum",keyword:"enum",params:{allowedValues: schema159.properties.cause.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13032,7 +13360,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data5 === "open") || (data5 === "acknowledged")) || (data5 === "resolved")) || (data5 === "suppressed"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema154.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13055,7 +13383,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data6 === "critical") || (data6 === "major")) || (data6 === "minor"))){
-const err23 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema154.properties.severity.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema159.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13093,7 +13421,7 @@ errors++;
 if(data.resolvedAt !== undefined){
 let data8 = data.resolvedAt;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/resolvedAt",schemaPath:"#/properties/resolvedAt/type",keyword:"type",params:{type: schema154.properties.resolvedAt.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/resolvedAt",schemaPath:"#/properties/resolvedAt/type",keyword:"type",params:{type: schema159.properties.resolvedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13118,7 +13446,7 @@ errors++;
 if(data.durationSeconds !== undefined){
 let data9 = data.durationSeconds;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err28 = {instancePath:instancePath+"/durationSeconds",schemaPath:"#/properties/durationSeconds/type",keyword:"type",params:{type: schema154.properties.durationSeconds.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/durationSeconds",schemaPath:"#/properties/durationSeconds/type",keyword:"type",params:{type: schema159.properties.durationSeconds.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13131,7 +13459,7 @@ errors++;
 if(data.acknowledgedAt !== undefined){
 let data10 = data.acknowledgedAt;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/acknowledgedAt",schemaPath:"#/properties/acknowledgedAt/type",keyword:"type",params:{type: schema154.properties.acknowledgedAt.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/acknowledgedAt",schemaPath:"#/properties/acknowledgedAt/type",keyword:"type",params:{type: schema159.properties.acknowledgedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13156,7 +13484,7 @@ errors++;
 if(data.rootIncidentId !== undefined){
 let data11 = data.rootIncidentId;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err31 = {instancePath:instancePath+"/rootIncidentId",schemaPath:"#/properties/rootIncidentId/type",keyword:"type",params:{type: schema154.properties.rootIncidentId.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/rootIncidentId",schemaPath:"#/properties/rootIncidentId/type",keyword:"type",params:{type: schema159.properties.rootIncidentId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13189,16 +13517,16 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate286.errors = vErrors;
+validate294.errors = vErrors;
 return errors === 0;
 }
-validate286.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate294.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate285.evaluated;
+const evaluated0 = validate293.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13233,8 +13561,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate286(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate286.errors : vErrors.concat(validate286.errors);
+if(!(validate294(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
 errors = vErrors.length;
 }
 }
@@ -13261,41 +13589,41 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate285.errors = vErrors;
+validate293.errors = vErrors;
 return errors === 0;
 }
-validate285.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate293.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate284.evaluated;
+const evaluated0 = validate292.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate285(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate285.errors : vErrors.concat(validate285.errors);
+if(!(validate293(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
 errors = vErrors.length;
 }
-validate284.errors = vErrors;
+validate292.errors = vErrors;
 return errors === 0;
 }
-validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate292.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getIncident"] = validate289;
-const schema155 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetIncidentResponse"};
-const schema156 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
-const schema157 = {"type":"object","description":"An incident, as the single read returns it.","additionalProperties":false,"required":["id","monitorId","monitorName","title","cause","status","severity","startedAt","resolvedAt","durationSeconds","acknowledgedAt","rootIncidentId","hasPostmortem","workspaceId","postmortem"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"monitorName":{"type":"string"},"title":{"type":"string"},"cause":{"type":"string","enum":["check_failed","timeout","connection_failed","dns_failure","tls_error","assertion_failed","heartbeat_missed","heartbeat_failed","dependency_down","manual"]},"status":{"type":"string","enum":["open","acknowledged","resolved","suppressed"]},"severity":{"type":"string","enum":["critical","major","minor"]},"startedAt":{"type":"string","format":"date-time"},"resolvedAt":{"type":["string","null"],"format":"date-time","description":"Set when resolved."},"durationSeconds":{"type":["integer","null"],"description":"From startedAt to resolvedAt; null until resolved."},"acknowledgedAt":{"type":["string","null"],"format":"date-time","description":"Set when acknowledged."},"rootIncidentId":{"type":["string","null"],"description":"Set when this incident is the blast radius of another one (real, but not a separate outage; counted as suppressed in the summary)."},"hasPostmortem":{"type":"boolean"},"workspaceId":{"type":"string"},"postmortem":{"description":"The postmortem; null when none was written.","oneOf":[{"$ref":"#/components/schemas/Postmortem"},{"type":"null"}]}}};
-const schema158 = {"type":"object","description":"Internal Markdown text typed by a person (render as Markdown, never HTML); never on a status page.","additionalProperties":false,"required":["body","authorName","updatedAt"],"properties":{"body":{"type":"string"},"authorName":{"type":"string","description":"The person who last wrote it (their name, or email when they have none; for a key, the key's owner)."},"updatedAt":{"type":"string","format":"date-time"}}};
+exports["response:getIncident"] = validate297;
+const schema160 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetIncidentResponse"};
+const schema161 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
+const schema162 = {"type":"object","description":"An incident, as the single read returns it.","additionalProperties":false,"required":["id","monitorId","monitorName","title","cause","status","severity","startedAt","resolvedAt","durationSeconds","acknowledgedAt","rootIncidentId","hasPostmortem","workspaceId","postmortem"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"monitorName":{"type":"string"},"title":{"type":"string"},"cause":{"type":"string","enum":["check_failed","timeout","connection_failed","dns_failure","tls_error","assertion_failed","heartbeat_missed","heartbeat_failed","dependency_down","manual"]},"status":{"type":"string","enum":["open","acknowledged","resolved","suppressed"]},"severity":{"type":"string","enum":["critical","major","minor"]},"startedAt":{"type":"string","format":"date-time"},"resolvedAt":{"type":["string","null"],"format":"date-time","description":"Set when resolved."},"durationSeconds":{"type":["integer","null"],"description":"From startedAt to resolvedAt; null until resolved."},"acknowledgedAt":{"type":["string","null"],"format":"date-time","description":"Set when acknowledged."},"rootIncidentId":{"type":["string","null"],"description":"Set when this incident is the blast radius of another one (real, but not a separate outage; counted as suppressed in the summary)."},"hasPostmortem":{"type":"boolean"},"workspaceId":{"type":"string"},"postmortem":{"description":"The postmortem; null when none was written.","oneOf":[{"$ref":"#/components/schemas/Postmortem"},{"type":"null"}]}}};
+const schema163 = {"type":"object","description":"Internal Markdown text typed by a person (render as Markdown, never HTML); never on a status page.","additionalProperties":false,"required":["body","authorName","updatedAt"],"properties":{"body":{"type":"string"},"authorName":{"type":"string","description":"The person who last wrote it (their name, or email when they have none; for a key, the key's owner)."},"updatedAt":{"type":"string","format":"date-time"}}};
 
-function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate292.evaluated;
+const evaluated0 = validate300.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13405,16 +13733,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate292.errors = vErrors;
+validate300.errors = vErrors;
 return errors === 0;
 }
-validate292.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate300.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate291.evaluated;
+const evaluated0 = validate299.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13573,7 +13901,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema157.properties, key0))){
+if(!(func3.call(schema162.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -13645,7 +13973,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((((((data4 === "check_failed") || (data4 === "timeout")) || (data4 === "connection_failed")) || (data4 === "dns_failure")) || (data4 === "tls_error")) || (data4 === "assertion_failed")) || (data4 === "heartbeat_missed")) || (data4 === "heartbeat_failed")) || (data4 === "dependency_down")) || (data4 === "manual"))){
-const err21 = {instancePath:instancePath+"/cause",schemaPath:"#/properties/cause/enum",keyword:"enum",params:{allowedValues: schema157.properties.cause.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/cause",schemaPath:"#/properties/cause/enum",keyword:"enum",params:{allowedValues: schema162.properties.cause.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13668,7 +13996,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((data5 === "open") || (data5 === "acknowledged")) || (data5 === "resolved")) || (data5 === "suppressed"))){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema162.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13691,7 +14019,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data6 === "critical") || (data6 === "major")) || (data6 === "minor"))){
-const err25 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema157.properties.severity.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema162.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13729,7 +14057,7 @@ errors++;
 if(data.resolvedAt !== undefined){
 let data8 = data.resolvedAt;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err28 = {instancePath:instancePath+"/resolvedAt",schemaPath:"#/properties/resolvedAt/type",keyword:"type",params:{type: schema157.properties.resolvedAt.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/resolvedAt",schemaPath:"#/properties/resolvedAt/type",keyword:"type",params:{type: schema162.properties.resolvedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13754,7 +14082,7 @@ errors++;
 if(data.durationSeconds !== undefined){
 let data9 = data.durationSeconds;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err30 = {instancePath:instancePath+"/durationSeconds",schemaPath:"#/properties/durationSeconds/type",keyword:"type",params:{type: schema157.properties.durationSeconds.type},message:"must be integer,null"};
+const err30 = {instancePath:instancePath+"/durationSeconds",schemaPath:"#/properties/durationSeconds/type",keyword:"type",params:{type: schema162.properties.durationSeconds.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13767,7 +14095,7 @@ errors++;
 if(data.acknowledgedAt !== undefined){
 let data10 = data.acknowledgedAt;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err31 = {instancePath:instancePath+"/acknowledgedAt",schemaPath:"#/properties/acknowledgedAt/type",keyword:"type",params:{type: schema157.properties.acknowledgedAt.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/acknowledgedAt",schemaPath:"#/properties/acknowledgedAt/type",keyword:"type",params:{type: schema162.properties.acknowledgedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13792,7 +14120,7 @@ errors++;
 if(data.rootIncidentId !== undefined){
 let data11 = data.rootIncidentId;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err33 = {instancePath:instancePath+"/rootIncidentId",schemaPath:"#/properties/rootIncidentId/type",keyword:"type",params:{type: schema157.properties.rootIncidentId.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/rootIncidentId",schemaPath:"#/properties/rootIncidentId/type",keyword:"type",params:{type: schema162.properties.rootIncidentId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13832,8 +14160,8 @@ const _errs31 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs32 = errors;
-if(!(validate292(data14, {instancePath:instancePath+"/postmortem",parentData:data,parentDataProperty:"postmortem",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+if(!(validate300(data14, {instancePath:instancePath+"/postmortem",parentData:data,parentDataProperty:"postmortem",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate300.errors : vErrors.concat(validate300.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs32 === errors;
@@ -13896,16 +14224,16 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate291.errors = vErrors;
+validate299.errors = vErrors;
 return errors === 0;
 }
-validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate299.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate290.evaluated;
+const evaluated0 = validate298.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13936,8 +14264,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate291(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
+if(!(validate299(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
 errors = vErrors.length;
 }
 }
@@ -13952,39 +14280,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate290.errors = vErrors;
+validate298.errors = vErrors;
 return errors === 0;
 }
-validate290.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate298.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate289.evaluated;
+const evaluated0 = validate297.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate290(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
+if(!(validate298(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate298.errors : vErrors.concat(validate298.errors);
 errors = vErrors.length;
 }
-validate289.errors = vErrors;
+validate297.errors = vErrors;
 return errors === 0;
 }
-validate289.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate297.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateIncident"] = validate296;
-const schema159 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateIncidentBody"};
-const schema160 = {"type":"object","description":"Either status or comment or both.","additionalProperties":false,"minProperties":1,"properties":{"status":{"type":"string","enum":["acknowledged","resolved"],"description":"acknowledged needs incident:acknowledge; resolved needs incident:resolve."},"comment":{"type":"string","minLength":1,"description":"A timeline comment; needs incident:comment."},"publish":{"type":"boolean","description":"With a comment: true makes it public (status pages, feeds); needs status_page:manage."}}};
+exports["body:updateIncident"] = validate304;
+const schema164 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateIncidentBody"};
+const schema165 = {"type":"object","description":"Either status or comment or both.","additionalProperties":false,"minProperties":1,"properties":{"status":{"type":"string","enum":["acknowledged","resolved"],"description":"acknowledged needs incident:acknowledge; resolved needs incident:resolve."},"comment":{"type":"string","minLength":1,"description":"A timeline comment; needs incident:comment."},"publish":{"type":"boolean","description":"With a comment: true makes it public (status pages, feeds); needs status_page:manage."}}};
 
-function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate297.evaluated;
+const evaluated0 = validate305.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14027,7 +14355,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((data0 === "acknowledged") || (data0 === "resolved"))){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema160.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema165.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14085,39 +14413,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate297.errors = vErrors;
+validate305.errors = vErrors;
 return errors === 0;
 }
-validate297.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate296.evaluated;
+const evaluated0 = validate304.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate297(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
+if(!(validate305(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate305.errors : vErrors.concat(validate305.errors);
 errors = vErrors.length;
 }
-validate296.errors = vErrors;
+validate304.errors = vErrors;
 return errors === 0;
 }
-validate296.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateIncident"] = validate299;
-const schema161 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateIncidentResponse"};
-const schema162 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
+exports["response:updateIncident"] = validate307;
+const schema166 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateIncidentResponse"};
+const schema167 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
 
-function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate300.evaluated;
+const evaluated0 = validate308.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14148,8 +14476,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate291(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
+if(!(validate299(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
 errors = vErrors.length;
 }
 }
@@ -14164,40 +14492,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate300.errors = vErrors;
+validate308.errors = vErrors;
 return errors === 0;
 }
-validate300.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate299.evaluated;
+const evaluated0 = validate307.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate300(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate300.errors : vErrors.concat(validate300.errors);
+if(!(validate308(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate308.errors : vErrors.concat(validate308.errors);
 errors = vErrors.length;
 }
-validate299.errors = vErrors;
+validate307.errors = vErrors;
 return errors === 0;
 }
-validate299.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate307.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listIncidentEvents"] = validate303;
-const schema163 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListIncidentEventsResponse"};
-const schema164 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/IncidentEvent"}}}};
-const schema165 = {"type":"object","description":"A timeline entry.","additionalProperties":false,"required":["id","incidentId","kind","at","actor","message","public","fromStatus","toStatus"],"properties":{"id":{"type":"string"},"incidentId":{"type":"string"},"kind":{"type":"string","enum":["opened","acknowledged","resolved","reopened","suppressed","comment","escalation","notification","status_changed"],"description":"opened, acknowledged, resolved, reopened, suppressed and\nstatus_changed (any other change of status) are state changes and\ncarry fromStatus/toStatus; comment carries the text in message;\nescalation is an escalation step reached; notification is an alert\nsent (message names the channel).\n"},"at":{"type":"string","format":"date-time"},"actor":{"description":"Who did it; null for what the service did by itself (a failing or passing check, an escalation step, a notification).","oneOf":[{"$ref":"#/components/schemas/Actor"},{"type":"null"}]},"message":{"type":["string","null"],"description":"The comment text, or a description of the step; null when there is nothing to add."},"public":{"type":"boolean","description":"True when shown on status pages and in the incident feeds."},"fromStatus":{"type":["string","null"],"enum":["open","acknowledged","resolved","suppressed",null],"description":"For state changes, the status before; null otherwise."},"toStatus":{"type":["string","null"],"enum":["open","acknowledged","resolved","suppressed",null],"description":"For state changes, the status after; null otherwise."}}};
+exports["response:listIncidentEvents"] = validate311;
+const schema168 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListIncidentEventsResponse"};
+const schema169 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/IncidentEvent"}}}};
+const schema170 = {"type":"object","description":"A timeline entry.","additionalProperties":false,"required":["id","incidentId","kind","at","actor","message","public","fromStatus","toStatus"],"properties":{"id":{"type":"string"},"incidentId":{"type":"string"},"kind":{"type":"string","enum":["opened","acknowledged","resolved","reopened","suppressed","comment","escalation","notification","status_changed"],"description":"opened, acknowledged, resolved, reopened, suppressed and\nstatus_changed (any other change of status) are state changes and\ncarry fromStatus/toStatus; comment carries the text in message;\nescalation is an escalation step reached; notification is an alert\nsent (message names the channel).\n"},"at":{"type":"string","format":"date-time"},"actor":{"description":"Who did it; null for what the service did by itself (a failing or passing check, an escalation step, a notification).","oneOf":[{"$ref":"#/components/schemas/Actor"},{"type":"null"}]},"message":{"type":["string","null"],"description":"The comment text, or a description of the step; null when there is nothing to add."},"public":{"type":"boolean","description":"True when shown on status pages and in the incident feeds."},"fromStatus":{"type":["string","null"],"enum":["open","acknowledged","resolved","suppressed",null],"description":"For state changes, the status before; null otherwise."},"toStatus":{"type":["string","null"],"enum":["open","acknowledged","resolved","suppressed",null],"description":"For state changes, the status after; null otherwise."}}};
 
-function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate305.evaluated;
+const evaluated0 = validate313.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14296,7 +14624,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema165.properties, key0))){
+if(!(func3.call(schema170.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -14344,7 +14672,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((((((data2 === "opened") || (data2 === "acknowledged")) || (data2 === "resolved")) || (data2 === "reopened")) || (data2 === "suppressed")) || (data2 === "comment")) || (data2 === "escalation")) || (data2 === "notification")) || (data2 === "status_changed"))){
-const err13 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema170.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14441,7 +14769,7 @@ vErrors = null;
 if(data.message !== undefined){
 let data5 = data.message;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: schema165.properties.message.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: schema170.properties.message.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14466,7 +14794,7 @@ errors++;
 if(data.fromStatus !== undefined){
 let data7 = data.fromStatus;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err20 = {instancePath:instancePath+"/fromStatus",schemaPath:"#/properties/fromStatus/type",keyword:"type",params:{type: schema165.properties.fromStatus.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/fromStatus",schemaPath:"#/properties/fromStatus/type",keyword:"type",params:{type: schema170.properties.fromStatus.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14476,7 +14804,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((((data7 === "open") || (data7 === "acknowledged")) || (data7 === "resolved")) || (data7 === "suppressed")) || (data7 === null))){
-const err21 = {instancePath:instancePath+"/fromStatus",schemaPath:"#/properties/fromStatus/enum",keyword:"enum",params:{allowedValues: schema165.properties.fromStatus.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/fromStatus",schemaPath:"#/properties/fromStatus/enum",keyword:"enum",params:{allowedValues: schema170.properties.fromStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -14489,7 +14817,7 @@ errors++;
 if(data.toStatus !== undefined){
 let data8 = data.toStatus;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/toStatus",schemaPath:"#/properties/toStatus/type",keyword:"type",params:{type: schema165.properties.toStatus.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/toStatus",schemaPath:"#/properties/toStatus/type",keyword:"type",params:{type: schema170.properties.toStatus.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14499,7 +14827,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((((data8 === "open") || (data8 === "acknowledged")) || (data8 === "resolved")) || (data8 === "suppressed")) || (data8 === null))){
-const err23 = {instancePath:instancePath+"/toStatus",schemaPath:"#/properties/toStatus/enum",keyword:"enum",params:{allowedValues: schema165.properties.toStatus.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/toStatus",schemaPath:"#/properties/toStatus/enum",keyword:"enum",params:{allowedValues: schema170.properties.toStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14520,16 +14848,16 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate305.errors = vErrors;
+validate313.errors = vErrors;
 return errors === 0;
 }
-validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate304.evaluated;
+const evaluated0 = validate312.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14564,8 +14892,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate305(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate305.errors : vErrors.concat(validate305.errors);
+if(!(validate313(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
 errors = vErrors.length;
 }
 }
@@ -14592,39 +14920,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate304.errors = vErrors;
+validate312.errors = vErrors;
 return errors === 0;
 }
-validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate303.evaluated;
+const evaluated0 = validate311.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate304(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate304.errors : vErrors.concat(validate304.errors);
+if(!(validate312(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate312.errors : vErrors.concat(validate312.errors);
 errors = vErrors.length;
 }
-validate303.errors = vErrors;
+validate311.errors = vErrors;
 return errors === 0;
 }
-validate303.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setIncidentPostmortem"] = validate309;
-const schema166 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemBody"};
-const schema167 = {"type":"object","additionalProperties":false,"properties":{"body":{"type":"string","description":"Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, empty or blank is postmortem_required, longer is postmortem_too_long)."}}};
+exports["body:setIncidentPostmortem"] = validate317;
+const schema171 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemBody"};
+const schema172 = {"type":"object","additionalProperties":false,"properties":{"body":{"type":"string","description":"Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, empty or blank is postmortem_required, longer is postmortem_too_long)."}}};
 
-function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate310.evaluated;
+const evaluated0 = validate318.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14667,39 +14995,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate310.errors = vErrors;
+validate318.errors = vErrors;
 return errors === 0;
 }
-validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate318.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate309.evaluated;
+const evaluated0 = validate317.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate310(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
+if(!(validate318(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate318.errors : vErrors.concat(validate318.errors);
 errors = vErrors.length;
 }
-validate309.errors = vErrors;
+validate317.errors = vErrors;
 return errors === 0;
 }
-validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setIncidentPostmortem"] = validate312;
-const schema168 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemResponse"};
-const schema169 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
+exports["response:setIncidentPostmortem"] = validate320;
+const schema173 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemResponse"};
+const schema174 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
 
-function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate313.evaluated;
+const evaluated0 = validate321.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14730,8 +15058,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate291(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
+if(!(validate299(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
 errors = vErrors.length;
 }
 }
@@ -14746,39 +15074,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate313.errors = vErrors;
+validate321.errors = vErrors;
 return errors === 0;
 }
-validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate312.evaluated;
+const evaluated0 = validate320.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate313(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+if(!(validate321(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate321.errors : vErrors.concat(validate321.errors);
 errors = vErrors.length;
 }
-validate312.errors = vErrors;
+validate320.errors = vErrors;
 return errors === 0;
 }
-validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteInvitation"] = validate316;
-const schema170 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteInvitationResponse"};
-const schema171 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteInvitation"] = validate324;
+const schema175 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteInvitationResponse"};
+const schema176 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate317.evaluated;
+const evaluated0 = validate325.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14825,41 +15153,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate317.errors = vErrors;
+validate325.errors = vErrors;
 return errors === 0;
 }
-validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate316.evaluated;
+const evaluated0 = validate324.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate317(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate317.errors : vErrors.concat(validate317.errors);
+if(!(validate325(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate325.errors : vErrors.concat(validate325.errors);
 errors = vErrors.length;
 }
-validate316.errors = vErrors;
+validate324.errors = vErrors;
 return errors === 0;
 }
-validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate324.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMaintenanceWindows"] = validate320;
-const schema172 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMaintenanceWindowsResponse"};
-const schema173 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MaintenanceWindow"}}}};
-const schema174 = {"type":"object","description":"A maintenance window; a recurring window is one record.","additionalProperties":false,"required":["id","title","description","startsAt","endsAt","timezone","monitorIds","recurrenceRule","keepChecking","showOnStatusPage","notifySubscribers","workspaceId","createdAt","nextOccurrence","active"],"properties":{"id":{"type":"string"},"title":{"type":"string"},"description":{"type":["string","null"]},"startsAt":{"type":"string","format":"date-time","description":"Start of the first occurrence."},"endsAt":{"type":"string","format":"date-time","description":"End of the first occurrence."},"timezone":{"type":"string","description":"IANA zone the recurrence follows (`UTC` by default)."},"monitorIds":{"type":"array","items":{"type":"string"}},"recurrenceRule":{"type":["string","null"],"description":"RRULE as stored (returned unchanged), or null for a one-off window."},"keepChecking":{"type":"boolean","description":"True: checks run and count toward uptime; false: nothing is checked and the history has a gap."},"showOnStatusPage":{"type":"boolean"},"notifySubscribers":{"type":"boolean"},"workspaceId":{"type":"string"},"createdAt":{"type":"string","format":"date-time"},"nextOccurrence":{"description":"The occurrence in progress, else the next one; null when none is ahead.","oneOf":[{"$ref":"#/components/schemas/MaintenanceOccurrence"},{"type":"null"}]},"active":{"type":"boolean","description":"True while an occurrence is in progress."}}};
-const schema175 = {"type":"object","description":"One occurrence of a maintenance window.","additionalProperties":false,"required":["startsAt","endsAt"],"properties":{"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
+exports["response:listMaintenanceWindows"] = validate328;
+const schema177 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMaintenanceWindowsResponse"};
+const schema178 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MaintenanceWindow"}}}};
+const schema179 = {"type":"object","description":"A maintenance window; a recurring window is one record.","additionalProperties":false,"required":["id","title","description","startsAt","endsAt","timezone","monitorIds","recurrenceRule","keepChecking","showOnStatusPage","notifySubscribers","workspaceId","createdAt","nextOccurrence","active"],"properties":{"id":{"type":"string"},"title":{"type":"string"},"description":{"type":["string","null"]},"startsAt":{"type":"string","format":"date-time","description":"Start of the first occurrence."},"endsAt":{"type":"string","format":"date-time","description":"End of the first occurrence."},"timezone":{"type":"string","description":"IANA zone the recurrence follows (`UTC` by default)."},"monitorIds":{"type":"array","items":{"type":"string"}},"recurrenceRule":{"type":["string","null"],"description":"RRULE as stored (returned unchanged), or null for a one-off window."},"keepChecking":{"type":"boolean","description":"True: checks run and count toward uptime; false: nothing is checked and the history has a gap."},"showOnStatusPage":{"type":"boolean"},"notifySubscribers":{"type":"boolean"},"workspaceId":{"type":"string"},"createdAt":{"type":"string","format":"date-time"},"nextOccurrence":{"description":"The occurrence in progress, else the next one; null when none is ahead.","oneOf":[{"$ref":"#/components/schemas/MaintenanceOccurrence"},{"type":"null"}]},"active":{"type":"boolean","description":"True while an occurrence is in progress."}}};
+const schema180 = {"type":"object","description":"One occurrence of a maintenance window.","additionalProperties":false,"required":["startsAt","endsAt"],"properties":{"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
 
-function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate323.evaluated;
+const evaluated0 = validate331.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14960,16 +15288,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate323.errors = vErrors;
+validate331.errors = vErrors;
 return errors === 0;
 }
-validate323.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate331.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate322.evaluated;
+const evaluated0 = validate330.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15128,7 +15456,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema174.properties, key0))){
+if(!(func3.call(schema179.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -15166,7 +15494,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema174.properties.description.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema179.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15269,7 +15597,7 @@ errors++;
 if(data.recurrenceRule !== undefined){
 let data8 = data.recurrenceRule;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema174.properties.recurrenceRule.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema179.properties.recurrenceRule.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15358,8 +15686,8 @@ const _errs31 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs32 = errors;
-if(!(validate323(data14, {instancePath:instancePath+"/nextOccurrence",parentData:data,parentDataProperty:"nextOccurrence",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate323.errors : vErrors.concat(validate323.errors);
+if(!(validate331(data14, {instancePath:instancePath+"/nextOccurrence",parentData:data,parentDataProperty:"nextOccurrence",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate331.errors : vErrors.concat(validate331.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs32 === errors;
@@ -15434,16 +15762,16 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate322.errors = vErrors;
+validate330.errors = vErrors;
 return errors === 0;
 }
-validate322.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate330.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate321.evaluated;
+const evaluated0 = validate329.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15478,8 +15806,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate322(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
+if(!(validate330(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate330.errors : vErrors.concat(validate330.errors);
 errors = vErrors.length;
 }
 }
@@ -15506,39 +15834,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate321.errors = vErrors;
+validate329.errors = vErrors;
 return errors === 0;
 }
-validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate329.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate320.evaluated;
+const evaluated0 = validate328.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate321(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate321.errors : vErrors.concat(validate321.errors);
+if(!(validate329(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate329.errors : vErrors.concat(validate329.errors);
 errors = vErrors.length;
 }
-validate320.errors = vErrors;
+validate328.errors = vErrors;
 return errors === 0;
 }
-validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate328.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createMaintenanceWindow"] = validate327;
-const schema176 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowBody"};
-const schema177 = {"type":"object","additionalProperties":false,"required":["title","workspaceId","monitorIds","startsAt","endsAt"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"workspaceId":{"type":"string"},"monitorIds":{"type":"array","minItems":1,"items":{"type":"string"}},"startsAt":{"type":"string","format":"date-time","description":"RFC 3339 with an offset."},"endsAt":{"type":"string","format":"date-time","description":"RFC 3339 with an offset; after `startsAt`."},"recurrenceRule":{"type":["string","null"],"maxLength":500},"timezone":{"type":"string","description":"IANA zone; default `UTC`."},"keepChecking":{"type":"boolean","description":"Default true: checks keep running and recording during the window."},"showOnStatusPage":{"type":"boolean","description":"Default true."},"notifySubscribers":{"type":"boolean","description":"Default false."}}};
+exports["body:createMaintenanceWindow"] = validate335;
+const schema181 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowBody"};
+const schema182 = {"type":"object","additionalProperties":false,"required":["title","workspaceId","monitorIds","startsAt","endsAt"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"workspaceId":{"type":"string"},"monitorIds":{"type":"array","minItems":1,"items":{"type":"string"}},"startsAt":{"type":"string","format":"date-time","description":"RFC 3339 with an offset."},"endsAt":{"type":"string","format":"date-time","description":"RFC 3339 with an offset; after `startsAt`."},"recurrenceRule":{"type":["string","null"],"maxLength":500},"timezone":{"type":"string","description":"IANA zone; default `UTC`."},"keepChecking":{"type":"boolean","description":"Default true: checks keep running and recording during the window."},"showOnStatusPage":{"type":"boolean","description":"Default true."},"notifySubscribers":{"type":"boolean","description":"Default false."}}};
 
-function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate328.evaluated;
+const evaluated0 = validate336.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15597,7 +15925,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema177.properties, key0))){
+if(!(func3.call(schema182.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
@@ -15646,7 +15974,7 @@ errors++;
 if(data.description !== undefined){
 let data1 = data.description;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema177.properties.description.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema182.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15771,7 +16099,7 @@ errors++;
 if(data.recurrenceRule !== undefined){
 let data7 = data.recurrenceRule;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema177.properties.recurrenceRule.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema182.properties.recurrenceRule.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15852,39 +16180,39 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate328.errors = vErrors;
+validate336.errors = vErrors;
 return errors === 0;
 }
-validate328.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate336.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate327(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate327.evaluated;
+const evaluated0 = validate335.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate328(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate328.errors : vErrors.concat(validate328.errors);
+if(!(validate336(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate336.errors : vErrors.concat(validate336.errors);
 errors = vErrors.length;
 }
-validate327.errors = vErrors;
+validate335.errors = vErrors;
 return errors === 0;
 }
-validate327.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate335.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createMaintenanceWindow"] = validate330;
-const schema178 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowResponse"};
-const schema179 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MaintenanceWindow"}}};
+exports["response:createMaintenanceWindow"] = validate338;
+const schema183 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowResponse"};
+const schema184 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MaintenanceWindow"}}};
 
-function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate331.evaluated;
+const evaluated0 = validate339.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15915,8 +16243,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate322(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
+if(!(validate330(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate330.errors : vErrors.concat(validate330.errors);
 errors = vErrors.length;
 }
 }
@@ -15931,39 +16259,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate331.errors = vErrors;
+validate339.errors = vErrors;
 return errors === 0;
 }
-validate331.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate339.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate338(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate330.evaluated;
+const evaluated0 = validate338.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate331(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate331.errors : vErrors.concat(validate331.errors);
+if(!(validate339(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate339.errors : vErrors.concat(validate339.errors);
 errors = vErrors.length;
 }
-validate330.errors = vErrors;
+validate338.errors = vErrors;
 return errors === 0;
 }
-validate330.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate338.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteMaintenanceWindow"] = validate334;
-const schema180 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMaintenanceWindowResponse"};
-const schema181 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteMaintenanceWindow"] = validate342;
+const schema185 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMaintenanceWindowResponse"};
+const schema186 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate335.evaluated;
+const evaluated0 = validate343.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16010,41 +16338,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate335.errors = vErrors;
+validate343.errors = vErrors;
 return errors === 0;
 }
-validate335.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate343.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate334.evaluated;
+const evaluated0 = validate342.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate335(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate335.errors : vErrors.concat(validate335.errors);
+if(!(validate343(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate343.errors : vErrors.concat(validate343.errors);
 errors = vErrors.length;
 }
-validate334.errors = vErrors;
+validate342.errors = vErrors;
 return errors === 0;
 }
-validate334.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate342.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMe"] = validate338;
-const schema182 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMeResponse"};
-const schema183 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Me"}}};
-const schema184 = {"type":"object","description":"The caller.","additionalProperties":false,"required":["user","organization","membership","key","entitlements","usage"],"properties":{"user":{"$ref":"#/components/schemas/MeUser"},"organization":{"$ref":"#/components/schemas/MeOrganization"},"membership":{"$ref":"#/components/schemas/MeMembership"},"key":{"description":"The key in hand; null for a session.","oneOf":[{"$ref":"#/components/schemas/ApiKeyInfo"},{"type":"null"}]},"entitlements":{"$ref":"#/components/schemas/Entitlements"},"usage":{"$ref":"#/components/schemas/Usage"},"organizations":{"type":"array","description":"Sessions only: all the person's organisations (never empty), each\nwith `role` and `active`. Absent for keys, which do not list other\norganisations.\n","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
-const schema185 = {"type":"object","description":"The person (for a key, its creator).","additionalProperties":false,"required":["id","email","name","createdAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:getMe"] = validate346;
+const schema187 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMeResponse"};
+const schema188 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Me"}}};
+const schema189 = {"type":"object","description":"The caller.","additionalProperties":false,"required":["user","organization","membership","key","entitlements","usage"],"properties":{"user":{"$ref":"#/components/schemas/MeUser"},"organization":{"$ref":"#/components/schemas/MeOrganization"},"membership":{"$ref":"#/components/schemas/MeMembership"},"key":{"description":"The key in hand; null for a session.","oneOf":[{"$ref":"#/components/schemas/ApiKeyInfo"},{"type":"null"}]},"entitlements":{"$ref":"#/components/schemas/Entitlements"},"usage":{"$ref":"#/components/schemas/Usage"},"organizations":{"type":"array","description":"Sessions only: all the person's organisations (never empty), each\nwith `role` and `active`. Absent for keys, which do not list other\norganisations.\n","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
+const schema190 = {"type":"object","description":"The person (for a key, its creator).","additionalProperties":false,"required":["id","email","name","createdAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate349(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate341.evaluated;
+const evaluated0 = validate349.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16131,7 +16459,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema185.properties.name.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema190.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16177,17 +16505,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate341.errors = vErrors;
+validate349.errors = vErrors;
 return errors === 0;
 }
-validate341.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate349.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema186 = {"type":"object","additionalProperties":false,"required":["id","name","plan","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"plan":{"type":"string","description":"The plan's identifier."},"createdAt":{"type":"string","format":"date-time"}}};
+const schema191 = {"type":"object","additionalProperties":false,"required":["id","name","plan","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"plan":{"type":"string","description":"The plan's identifier."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate343.evaluated;
+const evaluated0 = validate351.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16319,17 +16647,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate343.errors = vErrors;
+validate351.errors = vErrors;
 return errors === 0;
 }
-validate343.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate351.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema187 = {"type":"object","description":"The caller's membership (a key carries its creator's).","additionalProperties":false,"required":["id","role","workspaceIds"],"properties":{"id":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces."}}};
+const schema192 = {"type":"object","description":"The caller's membership (a key carries its creator's).","additionalProperties":false,"required":["id","role","workspaceIds"],"properties":{"id":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces."}}};
 
-function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate353(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate345.evaluated;
+const evaluated0 = validate353.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16420,17 +16748,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate345.errors = vErrors;
+validate353.errors = vErrors;
 return errors === 0;
 }
-validate345.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate353.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema188 = {"type":"object","description":"The key in hand.","additionalProperties":false,"required":["id","name","prefix","scopes"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string"},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its role's permissions.","items":{"type":"string"}}}};
+const schema193 = {"type":"object","description":"The key in hand.","additionalProperties":false,"required":["id","name","prefix","scopes"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string"},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its role's permissions.","items":{"type":"string"}}}};
 
-function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate348.evaluated;
+const evaluated0 = validate356.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16565,17 +16893,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate348.errors = vErrors;
+validate356.errors = vErrors;
 return errors === 0;
 }
-validate348.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate356.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema189 = {"type":"object","description":"The plan's limits, resolved, with add-on packs summed.","additionalProperties":false,"required":["plan","monitorCap","intervalFloorSeconds","historyRetentionDays","smsIncluded","auditLogIncluded","statusPageCap","memberCap"],"properties":{"plan":{"type":"string"},"monitorCap":{"type":["integer","null"],"description":"Most monitors allowed; null means unlimited."},"intervalFloorSeconds":{"type":"integer","description":"Shortest check interval; shorter ones are clamped up to it."},"historyRetentionDays":{"type":"integer","description":"Days of history kept (and the most GET /monitors/{id}/history returns)."},"smsIncluded":{"type":"boolean"},"auditLogIncluded":{"type":"boolean"},"statusPageCap":{"type":["integer","null"],"description":"Most status pages allowed; null means unlimited."},"memberCap":{"type":["integer","null"],"description":"Most members (pending invitations included) allowed; null means unlimited."}}};
+const schema194 = {"type":"object","description":"The plan's limits, resolved, with add-on packs summed.","additionalProperties":false,"required":["plan","monitorCap","intervalFloorSeconds","historyRetentionDays","smsIncluded","auditLogIncluded","statusPageCap","memberCap"],"properties":{"plan":{"type":"string"},"monitorCap":{"type":["integer","null"],"description":"Most monitors allowed; null means unlimited."},"intervalFloorSeconds":{"type":"integer","description":"Shortest check interval; shorter ones are clamped up to it."},"historyRetentionDays":{"type":"integer","description":"Days of history kept (and the most GET /monitors/{id}/history returns)."},"smsIncluded":{"type":"boolean"},"auditLogIncluded":{"type":"boolean"},"statusPageCap":{"type":["integer","null"],"description":"Most status pages allowed; null means unlimited."},"memberCap":{"type":["integer","null"],"description":"Most members (pending invitations included) allowed; null means unlimited."}}};
 
-function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate350.evaluated;
+const evaluated0 = validate358.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16690,7 +17018,7 @@ errors++;
 if(data.monitorCap !== undefined){
 let data1 = data.monitorCap;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err10 = {instancePath:instancePath+"/monitorCap",schemaPath:"#/properties/monitorCap/type",keyword:"type",params:{type: schema189.properties.monitorCap.type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/monitorCap",schemaPath:"#/properties/monitorCap/type",keyword:"type",params:{type: schema194.properties.monitorCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16753,7 +17081,7 @@ errors++;
 if(data.statusPageCap !== undefined){
 let data6 = data.statusPageCap;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/statusPageCap",schemaPath:"#/properties/statusPageCap/type",keyword:"type",params:{type: schema189.properties.statusPageCap.type},message:"must be integer,null"};
+const err15 = {instancePath:instancePath+"/statusPageCap",schemaPath:"#/properties/statusPageCap/type",keyword:"type",params:{type: schema194.properties.statusPageCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16766,7 +17094,7 @@ errors++;
 if(data.memberCap !== undefined){
 let data7 = data.memberCap;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/memberCap",schemaPath:"#/properties/memberCap/type",keyword:"type",params:{type: schema189.properties.memberCap.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/memberCap",schemaPath:"#/properties/memberCap/type",keyword:"type",params:{type: schema194.properties.memberCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16787,17 +17115,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate350.errors = vErrors;
+validate358.errors = vErrors;
 return errors === 0;
 }
-validate350.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate358.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema190 = {"type":"object","description":"Current counts against the entitlements.","additionalProperties":false,"required":["monitors","workspaces","members","statusPages","apiKeys"],"properties":{"monitors":{"type":"integer"},"workspaces":{"type":"integer"},"members":{"type":"integer"},"statusPages":{"type":"integer"},"apiKeys":{"type":"integer","description":"Active (not revoked, not expired) keys."}}};
+const schema195 = {"type":"object","description":"Current counts against the entitlements.","additionalProperties":false,"required":["monitors","workspaces","members","statusPages","apiKeys"],"properties":{"monitors":{"type":"integer"},"workspaces":{"type":"integer"},"members":{"type":"integer"},"statusPages":{"type":"integer"},"apiKeys":{"type":"integer","description":"Active (not revoked, not expired) keys."}}};
 
-function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate352.evaluated;
+const evaluated0 = validate360.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16943,17 +17271,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate352.errors = vErrors;
+validate360.errors = vErrors;
 return errors === 0;
 }
-validate352.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate360.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema191 = {"type":"object","description":"One of the person's organisations.","additionalProperties":false,"required":["id","name","role","active"],"properties":{"id":{"type":"string","description":"The organisation id."},"name":{"type":"string"},"role":{"type":"string","description":"The person's role there: owner, admin, member or viewer."},"active":{"type":"boolean","description":"True for the organisation the sessions use."}}};
+const schema196 = {"type":"object","description":"One of the person's organisations.","additionalProperties":false,"required":["id","name","role","active"],"properties":{"id":{"type":"string","description":"The organisation id."},"name":{"type":"string"},"role":{"type":"string","description":"The person's role there: owner, admin, member or viewer."},"active":{"type":"boolean","description":"True for the organisation the sessions use."}}};
 
-function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate354.evaluated;
+const evaluated0 = validate362.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17072,16 +17400,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate354.errors = vErrors;
+validate362.errors = vErrors;
 return errors === 0;
 }
-validate354.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate362.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate340.evaluated;
+const evaluated0 = validate348.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17162,20 +17490,20 @@ errors++;
 }
 }
 if(data.user !== undefined){
-if(!(validate341(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate341.errors : vErrors.concat(validate341.errors);
+if(!(validate349(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate349.errors : vErrors.concat(validate349.errors);
 errors = vErrors.length;
 }
 }
 if(data.organization !== undefined){
-if(!(validate343(data.organization, {instancePath:instancePath+"/organization",parentData:data,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate343.errors : vErrors.concat(validate343.errors);
+if(!(validate351(data.organization, {instancePath:instancePath+"/organization",parentData:data,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate351.errors : vErrors.concat(validate351.errors);
 errors = vErrors.length;
 }
 }
 if(data.membership !== undefined){
-if(!(validate345(data.membership, {instancePath:instancePath+"/membership",parentData:data,parentDataProperty:"membership",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate345.errors : vErrors.concat(validate345.errors);
+if(!(validate353(data.membership, {instancePath:instancePath+"/membership",parentData:data,parentDataProperty:"membership",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate353.errors : vErrors.concat(validate353.errors);
 errors = vErrors.length;
 }
 }
@@ -17185,8 +17513,8 @@ const _errs6 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate348(data3, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate348.errors : vErrors.concat(validate348.errors);
+if(!(validate356(data3, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate356.errors : vErrors.concat(validate356.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs7 === errors;
@@ -17239,14 +17567,14 @@ vErrors = null;
 }
 }
 if(data.entitlements !== undefined){
-if(!(validate350(data.entitlements, {instancePath:instancePath+"/entitlements",parentData:data,parentDataProperty:"entitlements",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate350.errors : vErrors.concat(validate350.errors);
+if(!(validate358(data.entitlements, {instancePath:instancePath+"/entitlements",parentData:data,parentDataProperty:"entitlements",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate358.errors : vErrors.concat(validate358.errors);
 errors = vErrors.length;
 }
 }
 if(data.usage !== undefined){
-if(!(validate352(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate352.errors : vErrors.concat(validate352.errors);
+if(!(validate360(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
 errors = vErrors.length;
 }
 }
@@ -17255,8 +17583,8 @@ let data6 = data.organizations;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate354(data6[i0], {instancePath:instancePath+"/organizations/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate354.errors : vErrors.concat(validate354.errors);
+if(!(validate362(data6[i0], {instancePath:instancePath+"/organizations/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate362.errors : vErrors.concat(validate362.errors);
 errors = vErrors.length;
 }
 }
@@ -17283,16 +17611,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate340.errors = vErrors;
+validate348.errors = vErrors;
 return errors === 0;
 }
-validate340.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate348.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate339.evaluated;
+const evaluated0 = validate347.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17323,8 +17651,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate340(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate340.errors : vErrors.concat(validate340.errors);
+if(!(validate348(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate348.errors : vErrors.concat(validate348.errors);
 errors = vErrors.length;
 }
 }
@@ -17339,39 +17667,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate339.errors = vErrors;
+validate347.errors = vErrors;
 return errors === 0;
 }
-validate339.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate347.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate338(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate346(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate338.evaluated;
+const evaluated0 = validate346.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate339(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate339.errors : vErrors.concat(validate339.errors);
+if(!(validate347(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate347.errors : vErrors.concat(validate347.errors);
 errors = vErrors.length;
 }
-validate338.errors = vErrors;
+validate346.errors = vErrors;
 return errors === 0;
 }
-validate338.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate346.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:changePassword"] = validate358;
-const schema192 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordBody"};
-const schema193 = {"type":"object","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"type":"string","maxLength":1024},"newPassword":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
+exports["body:changePassword"] = validate366;
+const schema197 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordBody"};
+const schema198 = {"type":"object","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"type":"string","maxLength":1024},"newPassword":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
 
-function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate359.evaluated;
+const evaluated0 = validate367.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17472,40 +17800,40 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate359.errors = vErrors;
+validate367.errors = vErrors;
 return errors === 0;
 }
-validate359.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate367.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate358.evaluated;
+const evaluated0 = validate366.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate359(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+if(!(validate367(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
 errors = vErrors.length;
 }
-validate358.errors = vErrors;
+validate366.errors = vErrors;
 return errors === 0;
 }
-validate358.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate366.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:changePassword"] = validate361;
-const schema194 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordResponse"};
-const schema195 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordChanged"}}};
-const schema196 = {"type":"object","additionalProperties":false,"required":["ok","otherSessionsEnded"],"properties":{"ok":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"How many of the caller's other sessions were ended."}}};
+exports["response:changePassword"] = validate369;
+const schema199 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordResponse"};
+const schema200 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordChanged"}}};
+const schema201 = {"type":"object","additionalProperties":false,"required":["ok","otherSessionsEnded"],"properties":{"ok":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"How many of the caller's other sessions were ended."}}};
 
-function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate363.evaluated;
+const evaluated0 = validate371.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17604,16 +17932,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate363.errors = vErrors;
+validate371.errors = vErrors;
 return errors === 0;
 }
-validate363.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate371.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate370(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate362.evaluated;
+const evaluated0 = validate370.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17644,8 +17972,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate363(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate363.errors : vErrors.concat(validate363.errors);
+if(!(validate371(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
 errors = vErrors.length;
 }
 }
@@ -17660,41 +17988,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate362.errors = vErrors;
+validate370.errors = vErrors;
 return errors === 0;
 }
-validate362.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate370.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate361.evaluated;
+const evaluated0 = validate369.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate362(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate362.errors : vErrors.concat(validate362.errors);
+if(!(validate370(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate370.errors : vErrors.concat(validate370.errors);
 errors = vErrors.length;
 }
-validate361.errors = vErrors;
+validate369.errors = vErrors;
 return errors === 0;
 }
-validate361.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate369.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMembers"] = validate366;
-const schema197 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMembersResponse"};
-const schema198 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MembersData"}}};
-const schema199 = {"type":"object","additionalProperties":false,"required":["members","invitations"],"properties":{"members":{"type":"array","items":{"$ref":"#/components/schemas/Member"}},"invitations":{"type":"array","description":"Pending invitations.","items":{"$ref":"#/components/schemas/Invitation"}}}};
-const schema200 = {"type":"object","description":"A membership of a person in the organisation.","additionalProperties":false,"required":["id","userId","email","name","role","workspaceIds","createdAt","lastSeenAt"],"properties":{"id":{"type":"string","description":"The membership id (used by PATCH and DELETE /members/{id})."},"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the member is confined to; null means all workspaces."},"createdAt":{"type":"string","format":"date-time","description":"When the person joined."},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The last time one of the member's API keys was used (to the minute); null when never."}}};
+exports["response:listMembers"] = validate374;
+const schema202 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMembersResponse"};
+const schema203 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MembersData"}}};
+const schema204 = {"type":"object","additionalProperties":false,"required":["members","invitations"],"properties":{"members":{"type":"array","items":{"$ref":"#/components/schemas/Member"}},"invitations":{"type":"array","description":"Pending invitations.","items":{"$ref":"#/components/schemas/Invitation"}}}};
+const schema205 = {"type":"object","description":"A membership of a person in the organisation.","additionalProperties":false,"required":["id","userId","email","name","role","workspaceIds","createdAt","lastSeenAt"],"properties":{"id":{"type":"string","description":"The membership id (used by PATCH and DELETE /members/{id})."},"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the member is confined to; null means all workspaces."},"createdAt":{"type":"string","format":"date-time","description":"When the person joined."},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The last time one of the member's API keys was used (to the minute); null when never."}}};
 
-function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate377(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate369.evaluated;
+const evaluated0 = validate377.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17833,7 +18161,7 @@ errors++;
 if(data.name !== undefined){
 let data3 = data.name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema200.properties.name.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema205.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -17889,7 +18217,7 @@ errors++;
 if(data.lastSeenAt !== undefined){
 let data7 = data.lastSeenAt;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema200.properties.lastSeenAt.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema205.properties.lastSeenAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -17922,17 +18250,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate369.errors = vErrors;
+validate377.errors = vErrors;
 return errors === 0;
 }
-validate369.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate377.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema201 = {"type":"object","description":"A pending invitation.","additionalProperties":false,"required":["id","email","role","workspaceIds","invitedBy","createdAt","expiresAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the person will be confined to; null means all workspaces."},"invitedBy":{"type":["string","null"],"description":"Name (or email) of the person who invited; null when that person is gone."},"createdAt":{"type":"string","format":"date-time"},"expiresAt":{"type":"string","format":"date-time"}}};
+const schema206 = {"type":"object","description":"A pending invitation.","additionalProperties":false,"required":["id","email","role","workspaceIds","invitedBy","createdAt","expiresAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the person will be confined to; null means all workspaces."},"invitedBy":{"type":["string","null"],"description":"Name (or email) of the person who invited; null when that person is gone."},"createdAt":{"type":"string","format":"date-time"},"expiresAt":{"type":"string","format":"date-time"}}};
 
-function validate372(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate372.evaluated;
+const evaluated0 = validate380.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18067,7 +18395,7 @@ errors = vErrors.length;
 if(data.invitedBy !== undefined){
 let data4 = data.invitedBy;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/invitedBy",schemaPath:"#/properties/invitedBy/type",keyword:"type",params:{type: schema201.properties.invitedBy.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/invitedBy",schemaPath:"#/properties/invitedBy/type",keyword:"type",params:{type: schema206.properties.invitedBy.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -18138,16 +18466,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate372.errors = vErrors;
+validate380.errors = vErrors;
 return errors === 0;
 }
-validate372.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate380.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate368.evaluated;
+const evaluated0 = validate376.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18192,8 +18520,8 @@ let data0 = data.members;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate369(data0[i0], {instancePath:instancePath+"/members/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
+if(!(validate377(data0[i0], {instancePath:instancePath+"/members/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate377.errors : vErrors.concat(validate377.errors);
 errors = vErrors.length;
 }
 }
@@ -18214,8 +18542,8 @@ let data2 = data.invitations;
 if(Array.isArray(data2)){
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate372(data2[i1], {instancePath:instancePath+"/invitations/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate372.errors : vErrors.concat(validate372.errors);
+if(!(validate380(data2[i1], {instancePath:instancePath+"/invitations/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate380.errors : vErrors.concat(validate380.errors);
 errors = vErrors.length;
 }
 }
@@ -18242,16 +18570,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate368.errors = vErrors;
+validate376.errors = vErrors;
 return errors === 0;
 }
-validate368.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate376.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate375(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate367.evaluated;
+const evaluated0 = validate375.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18282,8 +18610,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate368(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate368.errors : vErrors.concat(validate368.errors);
+if(!(validate376(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate376.errors : vErrors.concat(validate376.errors);
 errors = vErrors.length;
 }
 }
@@ -18298,40 +18626,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate367.errors = vErrors;
+validate375.errors = vErrors;
 return errors === 0;
 }
-validate367.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate375.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate374(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate366.evaluated;
+const evaluated0 = validate374.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate367(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+if(!(validate375(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate375.errors : vErrors.concat(validate375.errors);
 errors = vErrors.length;
 }
-validate366.errors = vErrors;
+validate374.errors = vErrors;
 return errors === 0;
 }
-validate366.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate374.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:inviteMember"] = validate377;
-const schema202 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberBody"};
-const schema203 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email"},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string"}}}};
+exports["body:inviteMember"] = validate385;
+const schema207 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberBody"};
+const schema208 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email"},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string"}}}};
 const formats116 = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 
-function validate378(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate386(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate378.evaluated;
+const evaluated0 = validate386.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18409,7 +18737,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((data1 === "owner") || (data1 === "admin")) || (data1 === "member")) || (data1 === "viewer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema203.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema208.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -18458,39 +18786,39 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate378.errors = vErrors;
+validate386.errors = vErrors;
 return errors === 0;
 }
-validate378.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate386.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate377(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate377.evaluated;
+const evaluated0 = validate385.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate378(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate378.errors : vErrors.concat(validate378.errors);
+if(!(validate386(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate386.errors : vErrors.concat(validate386.errors);
 errors = vErrors.length;
 }
-validate377.errors = vErrors;
+validate385.errors = vErrors;
 return errors === 0;
 }
-validate377.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate385.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:inviteMember"] = validate380;
-const schema204 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberResponse"};
-const schema205 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Invitation"}}};
+exports["response:inviteMember"] = validate388;
+const schema209 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberResponse"};
+const schema210 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Invitation"}}};
 
-function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate389(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate381.evaluated;
+const evaluated0 = validate389.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18521,8 +18849,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate372(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate372.errors : vErrors.concat(validate372.errors);
+if(!(validate380(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate380.errors : vErrors.concat(validate380.errors);
 errors = vErrors.length;
 }
 }
@@ -18537,39 +18865,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate381.errors = vErrors;
+validate389.errors = vErrors;
 return errors === 0;
 }
-validate381.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate389.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate388(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate380.evaluated;
+const evaluated0 = validate388.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate381(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate381.errors : vErrors.concat(validate381.errors);
+if(!(validate389(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate389.errors : vErrors.concat(validate389.errors);
 errors = vErrors.length;
 }
-validate380.errors = vErrors;
+validate388.errors = vErrors;
 return errors === 0;
 }
-validate380.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate388.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateMember"] = validate384;
-const schema206 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberBody"};
-const schema207 = {"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["owner","admin","member","viewer"]}}};
+exports["body:updateMember"] = validate392;
+const schema211 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberBody"};
+const schema212 = {"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["owner","admin","member","viewer"]}}};
 
-function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate393(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate385.evaluated;
+const evaluated0 = validate393.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18612,7 +18940,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((data0 === "owner") || (data0 === "admin")) || (data0 === "member")) || (data0 === "viewer"))){
-const err3 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema207.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema212.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -18633,39 +18961,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate385.errors = vErrors;
+validate393.errors = vErrors;
 return errors === 0;
 }
-validate385.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate393.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate392(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate384.evaluated;
+const evaluated0 = validate392.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate385(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate385.errors : vErrors.concat(validate385.errors);
+if(!(validate393(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate393.errors : vErrors.concat(validate393.errors);
 errors = vErrors.length;
 }
-validate384.errors = vErrors;
+validate392.errors = vErrors;
 return errors === 0;
 }
-validate384.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate392.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateMember"] = validate387;
-const schema208 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberResponse"};
-const schema209 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:updateMember"] = validate395;
+const schema213 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberResponse"};
+const schema214 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate388(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate396(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate388.evaluated;
+const evaluated0 = validate396.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18696,8 +19024,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate178(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate186(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -18712,39 +19040,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate388.errors = vErrors;
+validate396.errors = vErrors;
 return errors === 0;
 }
-validate388.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate396.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate387(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate395(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate387.evaluated;
+const evaluated0 = validate395.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate388(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate388.errors : vErrors.concat(validate388.errors);
+if(!(validate396(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate396.errors : vErrors.concat(validate396.errors);
 errors = vErrors.length;
 }
-validate387.errors = vErrors;
+validate395.errors = vErrors;
 return errors === 0;
 }
-validate387.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate395.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeMember"] = validate391;
-const schema210 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveMemberResponse"};
-const schema211 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeMember"] = validate399;
+const schema215 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveMemberResponse"};
+const schema216 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate392(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate400(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate392.evaluated;
+const evaluated0 = validate400.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18791,41 +19119,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate392.errors = vErrors;
+validate400.errors = vErrors;
 return errors === 0;
 }
-validate392.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate400.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate391(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate399(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate391.evaluated;
+const evaluated0 = validate399.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate392(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate392.errors : vErrors.concat(validate392.errors);
+if(!(validate400(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate400.errors : vErrors.concat(validate400.errors);
 errors = vErrors.length;
 }
-validate391.errors = vErrors;
+validate399.errors = vErrors;
 return errors === 0;
 }
-validate391.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate399.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitors"] = validate395;
-const schema212 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorsResponse"};
-const schema213 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Monitor"}}}};
-const schema214 = {"type":"object","description":"A monitor. `config` is never returned. `paused` and `lastCheckDetail`\nare only on the single read (and on the update response, which is the\nsingle read; the create response carries `lastCheckDetail` but not\n`paused`).\n","additionalProperties":false,"required":["id","name","kind","status","statusSince","lastCheckedAt","enabled","intervalSeconds","confirmations","tags","workspace","lastResponseTimeMs","lastMessage","uptime24h","uptime30d","openIncidentId","hosts","dependsOn","probeId","createdAt","updatedAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"],"description":"pending until the first check; paused while `paused` is set (a monitor switched off with `enabled` false keeps its last status and is not checked)."},"statusSince":{"type":"string","format":"date-time","description":"When the current status began."},"lastCheckedAt":{"type":["string","null"],"format":"date-time","description":"The latest check (for heartbeat, the latest ping); null before the first."},"enabled":{"type":"boolean","description":"false when switched off (no checks, no alerts)."},"intervalSeconds":{"type":"integer","description":"Seconds between checks, after clamping to the plan's floor."},"confirmations":{"type":"integer","description":"Consecutive failed checks needed before the monitor goes down."},"tags":{"type":"array","description":"Tags, lower-case.","items":{"type":"string"}},"workspace":{"$ref":"#/components/schemas/WorkspaceRef"},"lastResponseTimeMs":{"type":["number","null"],"description":"Response time of the latest check in milliseconds; null before the first check and for kinds without one (heartbeat)."},"lastMessage":{"type":["string","null"],"description":"Outcome of the latest check in words; null before the first check."},"uptime24h":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 24 hours (0 to 100); null before any check."},"uptime30d":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 30 days (0 to 100); null before any check."},"openIncidentId":{"type":["string","null"],"description":"The open incident, or null."},"hosts":{"type":"array","description":"The hosts the monitor runs on; empty when none.","items":{"$ref":"#/components/schemas/HostRef"}},"dependsOn":{"type":"array","description":"Monitors this one depends on.","items":{"type":"string"}},"probeId":{"type":["string","null"],"description":"The private probe the checks run from; null for the service's own checkers."},"createdAt":{"type":"string","format":"date-time"},"updatedAt":{"type":"string","format":"date-time"},"paused":{"type":"boolean","description":"Only on the single read."},"lastCheckDetail":{"description":"Only on the single read and only for kinds mail_posture, tls_audit\nand snmp (absent for other kinds): the result of the latest check.\nNull before the first check.\n","oneOf":[{"$ref":"#/components/schemas/CheckDetail"},{"type":"null"}]}}};
-const schema215 = {"type":"object","description":"The owning workspace.","additionalProperties":false,"required":["id","name","slug"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"}}};
+exports["response:listMonitors"] = validate403;
+const schema217 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorsResponse"};
+const schema218 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Monitor"}}}};
+const schema219 = {"type":"object","description":"A monitor. `config` is never returned. `paused` and `lastCheckDetail`\nare only on the single read (and on the update response, which is the\nsingle read; the create response carries `lastCheckDetail` but not\n`paused`).\n","additionalProperties":false,"required":["id","name","kind","status","statusSince","lastCheckedAt","enabled","intervalSeconds","confirmations","tags","workspace","lastResponseTimeMs","lastMessage","uptime24h","uptime30d","openIncidentId","hosts","dependsOn","probeId","createdAt","updatedAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"],"description":"pending until the first check; paused while `paused` is set (a monitor switched off with `enabled` false keeps its last status and is not checked)."},"statusSince":{"type":"string","format":"date-time","description":"When the current status began."},"lastCheckedAt":{"type":["string","null"],"format":"date-time","description":"The latest check (for heartbeat, the latest ping); null before the first."},"enabled":{"type":"boolean","description":"false when switched off (no checks, no alerts)."},"intervalSeconds":{"type":"integer","description":"Seconds between checks, after clamping to the plan's floor."},"confirmations":{"type":"integer","description":"Consecutive failed checks needed before the monitor goes down."},"tags":{"type":"array","description":"Tags, lower-case.","items":{"type":"string"}},"workspace":{"$ref":"#/components/schemas/WorkspaceRef"},"lastResponseTimeMs":{"type":["number","null"],"description":"Response time of the latest check in milliseconds; null before the first check and for kinds without one (heartbeat)."},"lastMessage":{"type":["string","null"],"description":"Outcome of the latest check in words; null before the first check."},"uptime24h":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 24 hours (0 to 100); null before any check."},"uptime30d":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 30 days (0 to 100); null before any check."},"openIncidentId":{"type":["string","null"],"description":"The open incident, or null."},"hosts":{"type":"array","description":"The hosts the monitor runs on; empty when none.","items":{"$ref":"#/components/schemas/HostRef"}},"dependsOn":{"type":"array","description":"Monitors this one depends on.","items":{"type":"string"}},"probeId":{"type":["string","null"],"description":"The private probe the checks run from; null for the service's own checkers."},"createdAt":{"type":"string","format":"date-time"},"updatedAt":{"type":"string","format":"date-time"},"paused":{"type":"boolean","description":"Only on the single read."},"lastCheckDetail":{"description":"Only on the single read and only for kinds mail_posture, tls_audit\nand snmp (absent for other kinds): the result of the latest check.\nNull before the first check.\n","oneOf":[{"$ref":"#/components/schemas/CheckDetail"},{"type":"null"}]}}};
+const schema220 = {"type":"object","description":"The owning workspace.","additionalProperties":false,"required":["id","name","slug"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"}}};
 
-function validate398(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate398.evaluated;
+const evaluated0 = validate406.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18922,18 +19250,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate398.errors = vErrors;
+validate406.errors = vErrors;
 return errors === 0;
 }
-validate398.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate406.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema216 = {"type":"object","description":"The result of the latest mail_posture, tls_audit or snmp check.","additionalProperties":false,"required":["findings","grade","readings"],"properties":{"findings":{"type":"array","description":"What the check found; empty when nothing to report.","items":{"$ref":"#/components/schemas/Finding"}},"grade":{"type":["string","null"],"description":"tls_audit: the TLS grade, A+, A, A-, B, C, D, E, F, or T (certificate not trusted). Null for other kinds."},"readings":{"type":"array","description":"snmp: one reading per configured OID. Empty for other kinds.","items":{"$ref":"#/components/schemas/Reading"}}}};
-const schema217 = {"type":"object","additionalProperties":false,"required":["code","severity","message"],"properties":{"code":{"type":"string","description":"Stable code (e.g. `spf_missing`, `certificate_expiring`); new codes are added over time."},"severity":{"type":"string","enum":["info","warning","critical"]},"message":{"type":"string","description":"English sentence for humans."}}};
+const schema221 = {"type":"object","description":"The result of the latest mail_posture, tls_audit or snmp check.","additionalProperties":false,"required":["findings","grade","readings"],"properties":{"findings":{"type":"array","description":"What the check found; empty when nothing to report.","items":{"$ref":"#/components/schemas/Finding"}},"grade":{"type":["string","null"],"description":"tls_audit: the TLS grade, A+, A, A-, B, C, D, E, F, or T (certificate not trusted). Null for other kinds."},"readings":{"type":"array","description":"snmp: one reading per configured OID. Empty for other kinds.","items":{"$ref":"#/components/schemas/Reading"}}}};
+const schema222 = {"type":"object","additionalProperties":false,"required":["code","severity","message"],"properties":{"code":{"type":"string","description":"Stable code (e.g. `spf_missing`, `certificate_expiring`); new codes are added over time."},"severity":{"type":"string","enum":["info","warning","critical"]},"message":{"type":"string","description":"English sentence for humans."}}};
 
-function validate402(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate410(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate402.evaluated;
+const evaluated0 = validate410.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19008,7 +19336,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data1 === "info") || (data1 === "warning")) || (data1 === "critical"))){
-const err6 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema217.properties.severity.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema222.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -19041,17 +19369,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate402.errors = vErrors;
+validate410.errors = vErrors;
 return errors === 0;
 }
-validate402.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate410.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema218 = {"type":"object","additionalProperties":false,"required":["name","oid","value","text","unit"],"properties":{"name":{"type":"string"},"oid":{"type":["string","null"],"description":"The OID read; null for derived readings."},"value":{"type":["number","null"],"description":"The numeric value; null when the reading is not a number or could not be read."},"text":{"type":["string","null"],"description":"The value as text, for non-numeric readings; null otherwise."},"unit":{"type":["string","null"],"description":"The unit configured for the OID; null when none (a raw reading)."}}};
+const schema223 = {"type":"object","additionalProperties":false,"required":["name","oid","value","text","unit"],"properties":{"name":{"type":"string"},"oid":{"type":["string","null"],"description":"The OID read; null for derived readings."},"value":{"type":["number","null"],"description":"The numeric value; null when the reading is not a number or could not be read."},"text":{"type":["string","null"],"description":"The value as text, for non-numeric readings; null otherwise."},"unit":{"type":["string","null"],"description":"The unit configured for the OID; null when none (a raw reading)."}}};
 
-function validate404(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate404.evaluated;
+const evaluated0 = validate412.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19136,7 +19464,7 @@ errors++;
 if(data.oid !== undefined){
 let data1 = data.oid;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/oid",schemaPath:"#/properties/oid/type",keyword:"type",params:{type: schema218.properties.oid.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/oid",schemaPath:"#/properties/oid/type",keyword:"type",params:{type: schema223.properties.oid.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -19149,7 +19477,7 @@ errors++;
 if(data.value !== undefined){
 let data2 = data.value;
 if((!((typeof data2 == "number") && (isFinite(data2)))) && (data2 !== null)){
-const err8 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema218.properties.value.type},message:"must be number,null"};
+const err8 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema223.properties.value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -19162,7 +19490,7 @@ errors++;
 if(data.text !== undefined){
 let data3 = data.text;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema218.properties.text.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema223.properties.text.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -19175,7 +19503,7 @@ errors++;
 if(data.unit !== undefined){
 let data4 = data.unit;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema218.properties.unit.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema223.properties.unit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19196,16 +19524,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate404.errors = vErrors;
+validate412.errors = vErrors;
 return errors === 0;
 }
-validate404.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate412.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate401(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate409(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate401.evaluated;
+const evaluated0 = validate409.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19260,8 +19588,8 @@ let data0 = data.findings;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate402(data0[i0], {instancePath:instancePath+"/findings/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate402.errors : vErrors.concat(validate402.errors);
+if(!(validate410(data0[i0], {instancePath:instancePath+"/findings/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate410.errors : vErrors.concat(validate410.errors);
 errors = vErrors.length;
 }
 }
@@ -19280,7 +19608,7 @@ errors++;
 if(data.grade !== undefined){
 let data2 = data.grade;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/grade",schemaPath:"#/properties/grade/type",keyword:"type",params:{type: schema216.properties.grade.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/grade",schemaPath:"#/properties/grade/type",keyword:"type",params:{type: schema221.properties.grade.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -19295,8 +19623,8 @@ let data3 = data.readings;
 if(Array.isArray(data3)){
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate404(data3[i1], {instancePath:instancePath+"/readings/" + i1,parentData:data3,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate404.errors : vErrors.concat(validate404.errors);
+if(!(validate412(data3[i1], {instancePath:instancePath+"/readings/" + i1,parentData:data3,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate412.errors : vErrors.concat(validate412.errors);
 errors = vErrors.length;
 }
 }
@@ -19323,16 +19651,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate401.errors = vErrors;
+validate409.errors = vErrors;
 return errors === 0;
 }
-validate401.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate409.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate405(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate397.evaluated;
+const evaluated0 = validate405.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19551,7 +19879,7 @@ vErrors.push(err20);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema214.properties, key0))){
+if(!(func3.call(schema219.properties, key0))){
 const err21 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err21];
@@ -19599,7 +19927,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((((((data2 === "http") || (data2 === "heartbeat")) || (data2 === "tcp")) || (data2 === "dns")) || (data2 === "tls_audit")) || (data2 === "mail_posture")) || (data2 === "snmp"))){
-const err25 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema214.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema219.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -19622,7 +19950,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((data3 === "up") || (data3 === "degraded")) || (data3 === "down")) || (data3 === "paused")) || (data3 === "pending"))){
-const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema214.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema219.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -19660,7 +19988,7 @@ errors++;
 if(data.lastCheckedAt !== undefined){
 let data5 = data.lastCheckedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err30 = {instancePath:instancePath+"/lastCheckedAt",schemaPath:"#/properties/lastCheckedAt/type",keyword:"type",params:{type: schema214.properties.lastCheckedAt.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/lastCheckedAt",schemaPath:"#/properties/lastCheckedAt/type",keyword:"type",params:{type: schema219.properties.lastCheckedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -19749,15 +20077,15 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate398(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate398.errors : vErrors.concat(validate398.errors);
+if(!(validate406(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate406.errors : vErrors.concat(validate406.errors);
 errors = vErrors.length;
 }
 }
 if(data.lastResponseTimeMs !== undefined){
 let data12 = data.lastResponseTimeMs;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/lastResponseTimeMs",schemaPath:"#/properties/lastResponseTimeMs/type",keyword:"type",params:{type: schema214.properties.lastResponseTimeMs.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/lastResponseTimeMs",schemaPath:"#/properties/lastResponseTimeMs/type",keyword:"type",params:{type: schema219.properties.lastResponseTimeMs.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -19770,7 +20098,7 @@ errors++;
 if(data.lastMessage !== undefined){
 let data13 = data.lastMessage;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/lastMessage",schemaPath:"#/properties/lastMessage/type",keyword:"type",params:{type: schema214.properties.lastMessage.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/lastMessage",schemaPath:"#/properties/lastMessage/type",keyword:"type",params:{type: schema219.properties.lastMessage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -19783,7 +20111,7 @@ errors++;
 if(data.uptime24h !== undefined){
 let data14 = data.uptime24h;
 if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/uptime24h",schemaPath:"#/properties/uptime24h/type",keyword:"type",params:{type: schema214.properties.uptime24h.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/uptime24h",schemaPath:"#/properties/uptime24h/type",keyword:"type",params:{type: schema219.properties.uptime24h.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -19818,7 +20146,7 @@ errors++;
 if(data.uptime30d !== undefined){
 let data15 = data.uptime30d;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err42 = {instancePath:instancePath+"/uptime30d",schemaPath:"#/properties/uptime30d/type",keyword:"type",params:{type: schema214.properties.uptime30d.type},message:"must be number,null"};
+const err42 = {instancePath:instancePath+"/uptime30d",schemaPath:"#/properties/uptime30d/type",keyword:"type",params:{type: schema219.properties.uptime30d.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -19853,7 +20181,7 @@ errors++;
 if(data.openIncidentId !== undefined){
 let data16 = data.openIncidentId;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err45 = {instancePath:instancePath+"/openIncidentId",schemaPath:"#/properties/openIncidentId/type",keyword:"type",params:{type: schema214.properties.openIncidentId.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/openIncidentId",schemaPath:"#/properties/openIncidentId/type",keyword:"type",params:{type: schema219.properties.openIncidentId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -19868,8 +20196,8 @@ let data17 = data.hosts;
 if(Array.isArray(data17)){
 const len1 = data17.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate240(data17[i1], {instancePath:instancePath+"/hosts/" + i1,parentData:data17,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+if(!(validate248(data17[i1], {instancePath:instancePath+"/hosts/" + i1,parentData:data17,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
 errors = vErrors.length;
 }
 }
@@ -19916,7 +20244,7 @@ errors++;
 if(data.probeId !== undefined){
 let data21 = data.probeId;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/type",keyword:"type",params:{type: schema214.properties.probeId.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/type",keyword:"type",params:{type: schema219.properties.probeId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -19994,8 +20322,8 @@ const _errs51 = errors;
 let valid7 = false;
 let passing0 = null;
 const _errs52 = errors;
-if(!(validate401(data25, {instancePath:instancePath+"/lastCheckDetail",parentData:data,parentDataProperty:"lastCheckDetail",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate401.errors : vErrors.concat(validate401.errors);
+if(!(validate409(data25, {instancePath:instancePath+"/lastCheckDetail",parentData:data,parentDataProperty:"lastCheckDetail",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate409.errors : vErrors.concat(validate409.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs52 === errors;
@@ -20058,16 +20386,16 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate397.errors = vErrors;
+validate405.errors = vErrors;
 return errors === 0;
 }
-validate397.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate405.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate396(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate404(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate396.evaluated;
+const evaluated0 = validate404.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20102,8 +20430,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate397(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate397.errors : vErrors.concat(validate397.errors);
+if(!(validate405(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate405.errors : vErrors.concat(validate405.errors);
 errors = vErrors.length;
 }
 }
@@ -20130,39 +20458,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate396.errors = vErrors;
+validate404.errors = vErrors;
 return errors === 0;
 }
-validate396.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate404.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate395(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate403(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate395.evaluated;
+const evaluated0 = validate403.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate396(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate396.errors : vErrors.concat(validate396.errors);
+if(!(validate404(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate404.errors : vErrors.concat(validate404.errors);
 errors = vErrors.length;
 }
-validate395.errors = vErrors;
+validate403.errors = vErrors;
 return errors === 0;
 }
-validate395.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate403.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createMonitor"] = validate409;
-const schema219 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorBody"};
-const schema220 = {"type":"object","additionalProperties":false,"required":["name","kind","workspaceId","config"],"properties":{"name":{"type":"string","minLength":1},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp"]},"workspaceId":{"type":"string","description":"The owning workspace."},"config":{"type":"string","description":"A JSON document carried in a string; its shape depends on `kind`.\nIt is validated against the kind on create and on every update; a\nrejected field is 400 `invalid_config` with `details.field` naming\nits path under `config` (`config.url`, `config.assertions.0.type`),\nand a string that is not a JSON object is 400 on `config`. It is never returned by any read.\n\n- `http`: `url` (required, `http://` or `https://`); `method`\n  (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,\n  `OPTIONS`); `headers` (object of strings); `body` (string, sent\n  as is); `timeoutSeconds` (integer 1 to 60, default 30);\n  `followRedirects` (boolean, default true); `assertions` (list of\n  `{type, operator, value, property}`, `value` a string). Types:\n  `status_code`, `response_time_ms`, `body`, `header`,\n  `json_path`, `tls_days_remaining`. Operators: `eq`, `neq`, `lt`,\n  `lte`, `gt`, `gte`, `contains`, `not_contains`, `matches` (a\n  regular expression). `property` names the header for `header`\n  and holds the JSONPath expression for `json_path` (`$.status`);\n  the other types take none. `status_code`, `response_time_ms` and\n  `tls_days_remaining` compare numbers, the others text. Without\n  assertions a final 2xx or 3xx status passes. Example:\n  `{\"url\": \"https://example.com/health\", \"assertions\": [{\"type\": \"status_code\", \"operator\": \"lt\", \"value\": \"400\"}]}`.\n- `heartbeat`: `graceSeconds` (integer, at least 0, default 300):\n  how late a ping may be, beyond `intervalSeconds`, before the\n  monitor goes down. Pings go to the URL of\n  `GET /monitors/{id}/push-url`. `{}` is a valid config.\n- `tcp`: `host` (required), `port` (required, 1 to 65535). Passes\n  when a connection opens.\n- `dns`: `name` (required); `recordType` (`A` default, `AAAA`,\n  `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);\n  `expected` (strings that must all be among the answers, compared\n  ignoring case, quotes and a trailing dot; an MX may be given as\n  `mail.example.com` or `10 mail.example.com`, an SRV as its\n  target, a CAA as its value; empty: any answer passes);\n  `resolver` (an IP address, optionally with a port:\n  `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,\n  `[2001:db8::53]:5353`; default: the service's resolvers). Up\n  when the name resolves and every expected value is among the\n  answers; down with cause `dns_failure` (NXDOMAIN, no records of\n  the type, SERVFAIL, refused, timeout) or `assertion_failed`\n  (the message names the missing values and lists the answers).\n- `tls_audit`: `host` (required; a name is sent as SNI and checked\n  against the certificate, an IP address against its IP names);\n  `port` (default 443); `warnDays` (integer, default 14: a\n  certificate expiring within that many days degrades the\n  monitor). One handshake inspects the certificate chain and the\n  negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and\n  a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no\n  warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with\n  warnings), `B`, `C`, `F`, or `T` (certificate not trusted:\n  expired, not yet valid, wrong name, self-signed, unknown issuer,\n  SHA-1/MD5 signature). Finding codes: `cert_ok`,\n  `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,\n  `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,\n  `cert_weak_signature`, `chain_incomplete` (intermediate not\n  sent; B when it can be fetched from the AIA URL),\n  `key_too_short`, `tls10_accepted`, `tls11_accepted`,\n  `tls12_missing`, `tls13_missing`, `weak_cipher`,\n  `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,\n  `hsts_short_max_age`, `connection_failed`, `handshake_failed`.\n  Down (cause `tls_error`, or the connection's cause) on grade T\n  or F or a critical finding; degraded on warnings.\n- `mail_posture`: `domain` (required); `dkimSelectors` (strings);\n  `resolver` (as for dns); `mtaStsPort` (optional, default 443:\n  the port of `https://mta-sts.<domain>/`, for tests and unusual\n  deployments). Checks MX (present, each host resolving), SPF\n  (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups\n  counting includes), DMARC (one `v=DMARC1` record, inherited from\n  a parent domain when absent, p= quarantine or reject, rua),\n  DKIM (for the selectors given: present, RSA key of 2048 bits or\n  more, or Ed25519), MTA-STS (record with `id=`, policy file\n  reachable over verified HTTPS and covering every MX) and\n  TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`\n  as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,\n  `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,\n  `spf_multiple`, `spf_invalid`, `spf_permissive_all`,\n  `spf_all_missing`, `spf_too_many_lookups`,\n  `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,\n  `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,\n  `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,\n  `dkim_missing`, `dkim_invalid`, `dkim_revoked`,\n  `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,\n  `mta_sts_missing`, `mta_sts_invalid`,\n  `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,\n  `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,\n  `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,\n  `domain_not_found`. Down (cause `check_failed`) on a critical\n  finding, degraded on warnings; down with cause `dns_failure`\n  when the domain does not exist or its MX query fails.\n- `snmp`: `host` (required); `port` (default 161); `version`\n  (`v2c` default or `v3`); `community` (v2c); for v3 `username`,\n  `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),\n  `authProtocol` (`SHA` default, `SHA-256`, `SHA-512`, `MD5`),\n  `authPassword`, `privProtocol` (`AES` default, `AES-256`,\n  `DES`), `privPassword`; `oids` (required, at least one, list of\n  `{oid, name, unit}`; `unit` optional: a reading without one is a\n  `raw` series); `assertions` (list of `{reading, operator,\n  value}`, `reading` naming an `oids[].name`, operators as for\n  http). The readings are in `lastCheckDetail`.\n"},"intervalSeconds":{"type":"integer","description":"Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10,"description":"Consecutive failed checks needed before the monitor goes down and an incident opens; default 1."},"dependsOn":{"type":"array","description":"Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set).","items":{"type":"string"}},"probeId":{"type":"string","description":"Run the checks from this private probe instead of the service's own checkers."},"tags":{"type":"array","description":"Tags, stored lower-case.","items":{"type":"string"}}}};
+exports["body:createMonitor"] = validate417;
+const schema224 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorBody"};
+const schema225 = {"type":"object","additionalProperties":false,"required":["name","kind","workspaceId","config"],"properties":{"name":{"type":"string","minLength":1},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp"]},"workspaceId":{"type":"string","description":"The owning workspace."},"config":{"type":"string","description":"A JSON document carried in a string; its shape depends on `kind`.\nIt is validated against the kind on create and on every update; a\nrejected field is 400 `invalid_config` with `details.field` naming\nits path under `config` (`config.url`, `config.assertions.0.type`),\nand a string that is not a JSON object is 400 on `config`. It is never returned by any read.\n\n- `http`: `url` (required, `http://` or `https://`); `method`\n  (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,\n  `OPTIONS`); `headers` (object of strings); `body` (string, sent\n  as is); `timeoutSeconds` (integer 1 to 60, default 30);\n  `followRedirects` (boolean, default true); `assertions` (list of\n  `{type, operator, value, property}`, `value` a string). Types:\n  `status_code`, `response_time_ms`, `body`, `header`,\n  `json_path`, `tls_days_remaining`. Operators: `eq`, `neq`, `lt`,\n  `lte`, `gt`, `gte`, `contains`, `not_contains`, `matches` (a\n  regular expression). `property` names the header for `header`\n  and holds the JSONPath expression for `json_path` (`$.status`);\n  the other types take none. `status_code`, `response_time_ms` and\n  `tls_days_remaining` compare numbers, the others text. Without\n  assertions a final 2xx or 3xx status passes. Example:\n  `{\"url\": \"https://example.com/health\", \"assertions\": [{\"type\": \"status_code\", \"operator\": \"lt\", \"value\": \"400\"}]}`.\n- `heartbeat`: `graceSeconds` (integer, at least 0, default 300):\n  how late a ping may be, beyond `intervalSeconds`, before the\n  monitor goes down. Pings go to the URL of\n  `GET /monitors/{id}/push-url`. `{}` is a valid config.\n- `tcp`: `host` (required), `port` (required, 1 to 65535). Passes\n  when a connection opens.\n- `dns`: `name` (required); `recordType` (`A` default, `AAAA`,\n  `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);\n  `expected` (strings that must all be among the answers, compared\n  ignoring case, quotes and a trailing dot; an MX may be given as\n  `mail.example.com` or `10 mail.example.com`, an SRV as its\n  target, a CAA as its value; empty: any answer passes);\n  `resolver` (an IP address, optionally with a port:\n  `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,\n  `[2001:db8::53]:5353`; default: the service's resolvers). Up\n  when the name resolves and every expected value is among the\n  answers; down with cause `dns_failure` (NXDOMAIN, no records of\n  the type, SERVFAIL, refused, timeout) or `assertion_failed`\n  (the message names the missing values and lists the answers).\n- `tls_audit`: `host` (required; a name is sent as SNI and checked\n  against the certificate, an IP address against its IP names);\n  `port` (default 443); `warnDays` (integer, default 14: a\n  certificate expiring within that many days degrades the\n  monitor). One handshake inspects the certificate chain and the\n  negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and\n  a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no\n  warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with\n  warnings), `B`, `C`, `F`, or `T` (certificate not trusted:\n  expired, not yet valid, wrong name, self-signed, unknown issuer,\n  SHA-1/MD5 signature). Finding codes: `cert_ok`,\n  `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,\n  `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,\n  `cert_weak_signature`, `chain_incomplete` (intermediate not\n  sent; B when it can be fetched from the AIA URL),\n  `key_too_short`, `tls10_accepted`, `tls11_accepted`,\n  `tls12_missing`, `tls13_missing`, `weak_cipher`,\n  `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,\n  `hsts_short_max_age`, `connection_failed`, `handshake_failed`.\n  Down (cause `tls_error`, or the connection's cause) on grade T\n  or F or a critical finding; degraded on warnings.\n- `mail_posture`: `domain` (required); `dkimSelectors` (strings);\n  `resolver` (as for dns); `mtaStsPort` (optional, default 443:\n  the port of `https://mta-sts.<domain>/`, for tests and unusual\n  deployments). Checks MX (present, each host resolving), SPF\n  (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups\n  counting includes), DMARC (one `v=DMARC1` record, inherited from\n  a parent domain when absent, p= quarantine or reject, rua),\n  DKIM (for the selectors given: present, RSA key of 2048 bits or\n  more, or Ed25519), MTA-STS (record with `id=`, policy file\n  reachable over verified HTTPS and covering every MX) and\n  TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`\n  as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,\n  `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,\n  `spf_multiple`, `spf_invalid`, `spf_permissive_all`,\n  `spf_all_missing`, `spf_too_many_lookups`,\n  `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,\n  `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,\n  `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,\n  `dkim_missing`, `dkim_invalid`, `dkim_revoked`,\n  `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,\n  `mta_sts_missing`, `mta_sts_invalid`,\n  `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,\n  `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,\n  `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,\n  `domain_not_found`. Down (cause `check_failed`) on a critical\n  finding, degraded on warnings; down with cause `dns_failure`\n  when the domain does not exist or its MX query fails.\n- `snmp`: `host` (required); `port` (default 161); `version`\n  (`v2c` default or `v3`); `community` (v2c); for v3 `username`,\n  `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),\n  `authProtocol` (`SHA` default, `SHA-256`, `SHA-512`, `MD5`),\n  `authPassword`, `privProtocol` (`AES` default, `AES-256`,\n  `DES`), `privPassword`; `oids` (required, at least one, list of\n  `{oid, name, unit}`; `unit` optional: a reading without one is a\n  `raw` series); `assertions` (list of `{reading, operator,\n  value}`, `reading` naming an `oids[].name`, operators as for\n  http). The readings are in `lastCheckDetail`.\n"},"intervalSeconds":{"type":"integer","description":"Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10,"description":"Consecutive failed checks needed before the monitor goes down and an incident opens; default 1."},"dependsOn":{"type":"array","description":"Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set).","items":{"type":"string"}},"probeId":{"type":"string","description":"Run the checks from this private probe instead of the service's own checkers."},"tags":{"type":"array","description":"Tags, stored lower-case.","items":{"type":"string"}}}};
 
-function validate410(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate418(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate410.evaluated;
+const evaluated0 = validate418.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20211,7 +20539,7 @@ vErrors.push(err3);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema220.properties, key0))){
+if(!(func3.call(schema225.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
@@ -20260,7 +20588,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((((data1 === "http") || (data1 === "heartbeat")) || (data1 === "tcp")) || (data1 === "dns")) || (data1 === "tls_audit")) || (data1 === "mail_posture")) || (data1 === "snmp"))){
-const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema220.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema225.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -20421,39 +20749,39 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate410.errors = vErrors;
+validate418.errors = vErrors;
 return errors === 0;
 }
-validate410.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate418.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate409(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate417(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate409.evaluated;
+const evaluated0 = validate417.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate410(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate410.errors : vErrors.concat(validate410.errors);
+if(!(validate418(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate418.errors : vErrors.concat(validate418.errors);
 errors = vErrors.length;
 }
-validate409.errors = vErrors;
+validate417.errors = vErrors;
 return errors === 0;
 }
-validate409.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate417.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createMonitor"] = validate412;
-const schema221 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorResponse"};
-const schema222 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
+exports["response:createMonitor"] = validate420;
+const schema226 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorResponse"};
+const schema227 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate413(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate421(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate413.evaluated;
+const evaluated0 = validate421.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20484,8 +20812,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate397(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate397.errors : vErrors.concat(validate397.errors);
+if(!(validate405(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate405.errors : vErrors.concat(validate405.errors);
 errors = vErrors.length;
 }
 }
@@ -20500,41 +20828,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate413.errors = vErrors;
+validate421.errors = vErrors;
 return errors === 0;
 }
-validate413.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate421.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate420(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate412.evaluated;
+const evaluated0 = validate420.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate413(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate413.errors : vErrors.concat(validate413.errors);
+if(!(validate421(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate421.errors : vErrors.concat(validate421.errors);
 errors = vErrors.length;
 }
-validate412.errors = vErrors;
+validate420.errors = vErrors;
 return errors === 0;
 }
-validate412.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate420.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitorGraphs"] = validate416;
-const schema223 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorGraphsResponse"};
-const schema224 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MonitorGraph"}}}};
-const schema225 = {"type":"object","additionalProperties":false,"required":["monitorId","type","hours","from","to","uptime","series"],"properties":{"monitorId":{"type":"string"},"type":{"type":"string","enum":["uptime","value"],"description":"uptime for every kind but snmp; value for snmp."},"hours":{"type":"integer","description":"The window in hours, after clamping."},"from":{"type":"string","format":"date-time","description":"Start of the first hour (inclusive)."},"to":{"type":"string","format":"date-time","description":"End of the last hour (exclusive)."},"uptime":{"type":"array","description":"One point per hour, oldest first: the pass ratio of the checks (for a value graph, of its threshold checks), null when there were none.","items":{"$ref":"#/components/schemas/UptimePoint"}},"series":{"type":"array","description":"For a value graph: one series per reading; empty for an uptime graph.","items":{"$ref":"#/components/schemas/ValueSeries"}}}};
-const schema226 = {"type":"object","additionalProperties":false,"required":["at","ratio","checks","avgResponseTimeMs"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"ratio":{"type":["number","null"],"minimum":0,"maximum":1,"description":"Passing checks over checks (0 to 1); null when the hour had no checks."},"checks":{"type":"integer"},"avgResponseTimeMs":{"type":["number","null"],"description":"Mean response time in milliseconds; null when none was measured."}}};
+exports["response:listMonitorGraphs"] = validate424;
+const schema228 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorGraphsResponse"};
+const schema229 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MonitorGraph"}}}};
+const schema230 = {"type":"object","additionalProperties":false,"required":["monitorId","type","hours","from","to","uptime","series"],"properties":{"monitorId":{"type":"string"},"type":{"type":"string","enum":["uptime","value"],"description":"uptime for every kind but snmp; value for snmp."},"hours":{"type":"integer","description":"The window in hours, after clamping."},"from":{"type":"string","format":"date-time","description":"Start of the first hour (inclusive)."},"to":{"type":"string","format":"date-time","description":"End of the last hour (exclusive)."},"uptime":{"type":"array","description":"One point per hour, oldest first: the pass ratio of the checks (for a value graph, of its threshold checks), null when there were none.","items":{"$ref":"#/components/schemas/UptimePoint"}},"series":{"type":"array","description":"For a value graph: one series per reading; empty for an uptime graph.","items":{"$ref":"#/components/schemas/ValueSeries"}}}};
+const schema231 = {"type":"object","additionalProperties":false,"required":["at","ratio","checks","avgResponseTimeMs"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"ratio":{"type":["number","null"],"minimum":0,"maximum":1,"description":"Passing checks over checks (0 to 1); null when the hour had no checks."},"checks":{"type":"integer"},"avgResponseTimeMs":{"type":["number","null"],"description":"Mean response time in milliseconds; null when none was measured."}}};
 
-function validate419(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate427(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate419.evaluated;
+const evaluated0 = validate427.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20622,7 +20950,7 @@ errors++;
 if(data.ratio !== undefined){
 let data1 = data.ratio;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: schema226.properties.ratio.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: schema231.properties.ratio.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -20670,7 +20998,7 @@ errors++;
 if(data.avgResponseTimeMs !== undefined){
 let data3 = data.avgResponseTimeMs;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/avgResponseTimeMs",schemaPath:"#/properties/avgResponseTimeMs/type",keyword:"type",params:{type: schema226.properties.avgResponseTimeMs.type},message:"must be number,null"};
+const err11 = {instancePath:instancePath+"/avgResponseTimeMs",schemaPath:"#/properties/avgResponseTimeMs/type",keyword:"type",params:{type: schema231.properties.avgResponseTimeMs.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -20691,18 +21019,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate419.errors = vErrors;
+validate427.errors = vErrors;
 return errors === 0;
 }
-validate419.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate427.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema227 = {"type":"object","additionalProperties":false,"required":["name","unit","raw","points"],"properties":{"name":{"type":"string"},"unit":{"type":["string","null"]},"raw":{"type":"boolean","description":"True when the series has no known scale."},"points":{"type":"array","description":"One point per hour, oldest first.","items":{"$ref":"#/components/schemas/ValuePoint"}}}};
-const schema228 = {"type":"object","additionalProperties":false,"required":["at","value"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"value":{"type":["number","null"],"description":"Mean of the hour's readings; null when the hour had none."}}};
+const schema232 = {"type":"object","additionalProperties":false,"required":["name","unit","raw","points"],"properties":{"name":{"type":"string"},"unit":{"type":["string","null"]},"raw":{"type":"boolean","description":"True when the series has no known scale."},"points":{"type":"array","description":"One point per hour, oldest first.","items":{"$ref":"#/components/schemas/ValuePoint"}}}};
+const schema233 = {"type":"object","additionalProperties":false,"required":["at","value"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"value":{"type":["number","null"],"description":"Mean of the hour's readings; null when the hour had none."}}};
 
-function validate422(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate430(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate422.evaluated;
+const evaluated0 = validate430.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20770,7 +21098,7 @@ errors++;
 if(data.value !== undefined){
 let data1 = data.value;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema228.properties.value.type},message:"must be number,null"};
+const err5 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema233.properties.value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -20791,16 +21119,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate422.errors = vErrors;
+validate430.errors = vErrors;
 return errors === 0;
 }
-validate422.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate430.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate421(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate429(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate421.evaluated;
+const evaluated0 = validate429.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20875,7 +21203,7 @@ errors++;
 if(data.unit !== undefined){
 let data1 = data.unit;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema227.properties.unit.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema232.properties.unit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -20902,8 +21230,8 @@ let data3 = data.points;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate422(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate422.errors : vErrors.concat(validate422.errors);
+if(!(validate430(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate430.errors : vErrors.concat(validate430.errors);
 errors = vErrors.length;
 }
 }
@@ -20930,16 +21258,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate421.errors = vErrors;
+validate429.errors = vErrors;
 return errors === 0;
 }
-validate421.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate429.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate418(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate426(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate418.evaluated;
+const evaluated0 = validate426.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21054,7 +21382,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data1 === "uptime") || (data1 === "value"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema225.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema230.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -21132,8 +21460,8 @@ let data5 = data.uptime;
 if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate419(data5[i0], {instancePath:instancePath+"/uptime/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate419.errors : vErrors.concat(validate419.errors);
+if(!(validate427(data5[i0], {instancePath:instancePath+"/uptime/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate427.errors : vErrors.concat(validate427.errors);
 errors = vErrors.length;
 }
 }
@@ -21154,8 +21482,8 @@ let data7 = data.series;
 if(Array.isArray(data7)){
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate421(data7[i1], {instancePath:instancePath+"/series/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate421.errors : vErrors.concat(validate421.errors);
+if(!(validate429(data7[i1], {instancePath:instancePath+"/series/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate429.errors : vErrors.concat(validate429.errors);
 errors = vErrors.length;
 }
 }
@@ -21182,16 +21510,16 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate418.errors = vErrors;
+validate426.errors = vErrors;
 return errors === 0;
 }
-validate418.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate426.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate417(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate425(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate417.evaluated;
+const evaluated0 = validate425.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21226,8 +21554,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate418(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate418.errors : vErrors.concat(validate418.errors);
+if(!(validate426(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate426.errors : vErrors.concat(validate426.errors);
 errors = vErrors.length;
 }
 }
@@ -21254,39 +21582,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate417.errors = vErrors;
+validate425.errors = vErrors;
 return errors === 0;
 }
-validate417.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate425.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate416(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate424(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate416.evaluated;
+const evaluated0 = validate424.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate417(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate417.errors : vErrors.concat(validate417.errors);
+if(!(validate425(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate425.errors : vErrors.concat(validate425.errors);
 errors = vErrors.length;
 }
-validate416.errors = vErrors;
+validate424.errors = vErrors;
 return errors === 0;
 }
-validate416.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate424.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitor"] = validate427;
-const schema229 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorResponse"};
-const schema230 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
+exports["response:getMonitor"] = validate435;
+const schema234 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorResponse"};
+const schema235 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate428(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate428.evaluated;
+const evaluated0 = validate436.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21317,8 +21645,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate397(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate397.errors : vErrors.concat(validate397.errors);
+if(!(validate405(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate405.errors : vErrors.concat(validate405.errors);
 errors = vErrors.length;
 }
 }
@@ -21333,39 +21661,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate428.errors = vErrors;
+validate436.errors = vErrors;
 return errors === 0;
 }
-validate428.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate436.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate427(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate435(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate427.evaluated;
+const evaluated0 = validate435.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate428(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate428.errors : vErrors.concat(validate428.errors);
+if(!(validate436(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate436.errors : vErrors.concat(validate436.errors);
 errors = vErrors.length;
 }
-validate427.errors = vErrors;
+validate435.errors = vErrors;
 return errors === 0;
 }
-validate427.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate435.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateMonitor"] = validate431;
-const schema231 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorBody"};
-const schema232 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1},"intervalSeconds":{"type":"integer","description":"Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10},"enabled":{"type":"boolean","description":"false switches the monitor off (no checks, no alerts)."},"config":{"type":"string","description":"The whole config document (see createMonitor); replaced as a whole, never merged; must fit the monitor's kind."},"paused":{"type":"boolean","description":"Sets (true) or clears (false) the paused state; needs monitor:pause."},"tags":{"$ref":"#/components/schemas/StringList","description":"Replaces the tags (stored lower-case); null or [] clears them. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
+exports["body:updateMonitor"] = validate439;
+const schema236 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorBody"};
+const schema237 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1},"intervalSeconds":{"type":"integer","description":"Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10},"enabled":{"type":"boolean","description":"false switches the monitor off (no checks, no alerts)."},"config":{"type":"string","description":"The whole config document (see createMonitor); replaced as a whole, never merged; must fit the monitor's kind."},"paused":{"type":"boolean","description":"Sets (true) or clears (false) the paused state; needs monitor:pause."},"tags":{"$ref":"#/components/schemas/StringList","description":"Replaces the tags (stored lower-case); null or [] clears them. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
 
-function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate440(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate432.evaluated;
+const evaluated0 = validate440.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21521,39 +21849,39 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate432.errors = vErrors;
+validate440.errors = vErrors;
 return errors === 0;
 }
-validate432.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate440.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate431(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate431.evaluated;
+const evaluated0 = validate439.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate432(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate432.errors : vErrors.concat(validate432.errors);
+if(!(validate440(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
 errors = vErrors.length;
 }
-validate431.errors = vErrors;
+validate439.errors = vErrors;
 return errors === 0;
 }
-validate431.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate439.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateMonitor"] = validate435;
-const schema233 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorResponse"};
-const schema234 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
+exports["response:updateMonitor"] = validate443;
+const schema238 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorResponse"};
+const schema239 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate436.evaluated;
+const evaluated0 = validate444.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21584,8 +21912,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate397(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate397.errors : vErrors.concat(validate397.errors);
+if(!(validate405(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate405.errors : vErrors.concat(validate405.errors);
 errors = vErrors.length;
 }
 }
@@ -21600,39 +21928,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate436.errors = vErrors;
+validate444.errors = vErrors;
 return errors === 0;
 }
-validate436.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate444.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate435(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate443(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate435.evaluated;
+const evaluated0 = validate443.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate436(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate436.errors : vErrors.concat(validate436.errors);
+if(!(validate444(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
 errors = vErrors.length;
 }
-validate435.errors = vErrors;
+validate443.errors = vErrors;
 return errors === 0;
 }
-validate435.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate443.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteMonitor"] = validate439;
-const schema235 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMonitorResponse"};
-const schema236 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteMonitor"] = validate447;
+const schema240 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMonitorResponse"};
+const schema241 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate440(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate448(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate440.evaluated;
+const evaluated0 = validate448.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21679,180 +22007,6 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate440.errors = vErrors;
-return errors === 0;
-}
-validate440.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate439.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate440(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
-errors = vErrors.length;
-}
-validate439.errors = vErrors;
-return errors === 0;
-}
-validate439.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:listMonitorChannels"] = validate443;
-const schema237 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorChannelsResponse"};
-const schema238 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
-
-function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate444.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data0 = data.data;
-if(Array.isArray(data0)){
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate159(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate444.errors = vErrors;
-return errors === 0;
-}
-validate444.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate443(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate443.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate444(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
-errors = vErrors.length;
-}
-validate443.errors = vErrors;
-return errors === 0;
-}
-validate443.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["body:setMonitorChannels"] = validate447;
-const schema239 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsBody"};
-const schema240 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is alerted."}}};
-
-function validate448(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate448.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.channelIds === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channelIds"},message:"must have required property '"+"channelIds"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "channelIds")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.channelIds !== undefined){
-if(!(validate59(data.channelIds, {instancePath:instancePath+"/channelIds",parentData:data,parentDataProperty:"channelIds",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
 validate448.errors = vErrors;
 return errors === 0;
 }
@@ -21878,9 +22032,9 @@ return errors === 0;
 }
 validate447.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setMonitorChannels"] = validate451;
-const schema241 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsResponse"};
-const schema242 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+exports["response:listMonitorChannels"] = validate451;
+const schema242 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorChannelsResponse"};
+const schema243 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
 function validate452(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21920,8 +22074,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate159(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+if(!(validate167(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
 errors = vErrors.length;
 }
 }
@@ -21973,9 +22127,9 @@ return errors === 0;
 }
 validate451.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorGraph"] = validate455;
-const schema243 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorGraphResponse"};
-const schema244 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorGraph"}}};
+exports["body:setMonitorChannels"] = validate455;
+const schema244 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsBody"};
+const schema245 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is alerted."}}};
 
 function validate456(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21988,8 +22142,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data.channelIds === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channelIds"},message:"must have required property '"+"channelIds"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -21999,7 +22153,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "data")){
+if(!(key0 === "channelIds")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -22010,9 +22164,9 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.data !== undefined){
-if(!(validate418(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate418.errors : vErrors.concat(validate418.errors);
+if(data.channelIds !== undefined){
+if(!(validate59(data.channelIds, {instancePath:instancePath+"/channelIds",parentData:data,parentDataProperty:"channelIds",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 }
@@ -22052,16 +22206,190 @@ return errors === 0;
 }
 validate455.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorHistory"] = validate459;
-const schema245 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorHistoryResponse"};
-const schema246 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorHistory"}}};
-const schema247 = {"type":"object","additionalProperties":false,"required":["monitorId","days"],"properties":{"monitorId":{"type":"string"},"days":{"type":"array","description":"One entry per UTC day, oldest first; the last one is today.","items":{"$ref":"#/components/schemas/HistoryDay"}}}};
-const schema248 = {"type":"object","additionalProperties":false,"required":["date","uptime","checks","failures","downtimeSeconds"],"properties":{"date":{"type":"string","description":"The UTC day, YYYY-MM-DD."},"uptime":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks (0 to 100); null when the day had no checks."},"checks":{"type":"integer"},"failures":{"type":"integer"},"downtimeSeconds":{"type":"integer","description":"Seconds spent down that day."}}};
+exports["response:setMonitorChannels"] = validate459;
+const schema246 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsResponse"};
+const schema247 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
-function validate462(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate460(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate462.evaluated;
+const evaluated0 = validate460.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate167(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate460.errors = vErrors;
+return errors === 0;
+}
+validate460.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate459(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate459.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate460(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate460.errors : vErrors.concat(validate460.errors);
+errors = vErrors.length;
+}
+validate459.errors = vErrors;
+return errors === 0;
+}
+validate459.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:getMonitorGraph"] = validate463;
+const schema248 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorGraphResponse"};
+const schema249 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorGraph"}}};
+
+function validate464(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate464.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate426(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate426.errors : vErrors.concat(validate426.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate464.errors = vErrors;
+return errors === 0;
+}
+validate464.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate463(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate463.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate464(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate464.errors : vErrors.concat(validate464.errors);
+errors = vErrors.length;
+}
+validate463.errors = vErrors;
+return errors === 0;
+}
+validate463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:getMonitorHistory"] = validate467;
+const schema250 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorHistoryResponse"};
+const schema251 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorHistory"}}};
+const schema252 = {"type":"object","additionalProperties":false,"required":["monitorId","days"],"properties":{"monitorId":{"type":"string"},"days":{"type":"array","description":"One entry per UTC day, oldest first; the last one is today.","items":{"$ref":"#/components/schemas/HistoryDay"}}}};
+const schema253 = {"type":"object","additionalProperties":false,"required":["date","uptime","checks","failures","downtimeSeconds"],"properties":{"date":{"type":"string","description":"The UTC day, YYYY-MM-DD."},"uptime":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks (0 to 100); null when the day had no checks."},"checks":{"type":"integer"},"failures":{"type":"integer"},"downtimeSeconds":{"type":"integer","description":"Seconds spent down that day."}}};
+
+function validate470(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate470.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22146,7 +22474,7 @@ errors++;
 if(data.uptime !== undefined){
 let data1 = data.uptime;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/uptime",schemaPath:"#/properties/uptime/type",keyword:"type",params:{type: schema248.properties.uptime.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/uptime",schemaPath:"#/properties/uptime/type",keyword:"type",params:{type: schema253.properties.uptime.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22228,16 +22556,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate462.errors = vErrors;
+validate470.errors = vErrors;
 return errors === 0;
 }
-validate462.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate470.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate461(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate469(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate461.evaluated;
+const evaluated0 = validate469.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22294,8 +22622,8 @@ let data1 = data.days;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate462(data1[i0], {instancePath:instancePath+"/days/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate462.errors : vErrors.concat(validate462.errors);
+if(!(validate470(data1[i0], {instancePath:instancePath+"/days/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate470.errors : vErrors.concat(validate470.errors);
 errors = vErrors.length;
 }
 }
@@ -22322,16 +22650,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate461.errors = vErrors;
+validate469.errors = vErrors;
 return errors === 0;
 }
-validate461.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate469.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate460(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate468(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate460.evaluated;
+const evaluated0 = validate468.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22362,8 +22690,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate461(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate461.errors : vErrors.concat(validate461.errors);
+if(!(validate469(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate469.errors : vErrors.concat(validate469.errors);
 errors = vErrors.length;
 }
 }
@@ -22378,39 +22706,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate460.errors = vErrors;
+validate468.errors = vErrors;
 return errors === 0;
 }
-validate460.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate468.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate459(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate467(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate459.evaluated;
+const evaluated0 = validate467.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate460(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate460.errors : vErrors.concat(validate460.errors);
+if(!(validate468(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate468.errors : vErrors.concat(validate468.errors);
 errors = vErrors.length;
 }
-validate459.errors = vErrors;
+validate467.errors = vErrors;
 return errors === 0;
 }
-validate459.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitorHosts"] = validate466;
-const schema249 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorHostsResponse"};
-const schema250 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
+exports["response:listMonitorHosts"] = validate474;
+const schema254 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorHostsResponse"};
+const schema255 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
 
-function validate467(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate475(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate467.evaluated;
+const evaluated0 = validate475.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22445,8 +22773,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate226(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+if(!(validate234(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
 errors = vErrors.length;
 }
 }
@@ -22473,39 +22801,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate467.errors = vErrors;
+validate475.errors = vErrors;
 return errors === 0;
 }
-validate467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate475.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate466(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate474(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate466.evaluated;
+const evaluated0 = validate474.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate467(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate467.errors : vErrors.concat(validate467.errors);
+if(!(validate475(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate475.errors : vErrors.concat(validate475.errors);
 errors = vErrors.length;
 }
-validate466.errors = vErrors;
+validate474.errors = vErrors;
 return errors === 0;
 }
-validate466.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate474.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setMonitorHosts"] = validate470;
-const schema251 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsBody"};
-const schema252 = {"type":"object","additionalProperties":false,"required":["hostIds"],"properties":{"hostIds":{"type":"array","description":"The whole list; empty means no particular host. Unknown ids are dropped.","items":{"type":"string"}}}};
+exports["body:setMonitorHosts"] = validate478;
+const schema256 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsBody"};
+const schema257 = {"type":"object","additionalProperties":false,"required":["hostIds"],"properties":{"hostIds":{"type":"array","description":"The whole list; empty means no particular host. Unknown ids are dropped.","items":{"type":"string"}}}};
 
-function validate471(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate479(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate471.evaluated;
+const evaluated0 = validate479.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22574,39 +22902,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate471.errors = vErrors;
+validate479.errors = vErrors;
 return errors === 0;
 }
-validate471.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate479.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate470(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate478(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate470.evaluated;
+const evaluated0 = validate478.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate471(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate471.errors : vErrors.concat(validate471.errors);
+if(!(validate479(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate479.errors : vErrors.concat(validate479.errors);
 errors = vErrors.length;
 }
-validate470.errors = vErrors;
+validate478.errors = vErrors;
 return errors === 0;
 }
-validate470.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate478.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setMonitorHosts"] = validate473;
-const schema253 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsResponse"};
-const schema254 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
+exports["response:setMonitorHosts"] = validate481;
+const schema258 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsResponse"};
+const schema259 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
 
-function validate474(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate482(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate474.evaluated;
+const evaluated0 = validate482.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22641,8 +22969,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate226(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+if(!(validate234(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
 errors = vErrors.length;
 }
 }
@@ -22669,40 +22997,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate474.errors = vErrors;
+validate482.errors = vErrors;
 return errors === 0;
 }
-validate474.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate482.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate473(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate481(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate473.evaluated;
+const evaluated0 = validate481.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate474(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate474.errors : vErrors.concat(validate474.errors);
+if(!(validate482(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate482.errors : vErrors.concat(validate482.errors);
 errors = vErrors.length;
 }
-validate473.errors = vErrors;
+validate481.errors = vErrors;
 return errors === 0;
 }
-validate473.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate481.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorPushUrl"] = validate477;
-const schema255 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorPushUrlResponse"};
-const schema256 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorPushUrl"}}};
-const schema257 = {"type":"object","additionalProperties":false,"required":["url"],"properties":{"url":{"type":["string","null"],"description":"The ping URL; null for kinds without ping and for tokens that can no longer be decrypted."}}};
+exports["response:getMonitorPushUrl"] = validate485;
+const schema260 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorPushUrlResponse"};
+const schema261 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorPushUrl"}}};
+const schema262 = {"type":"object","additionalProperties":false,"required":["url"],"properties":{"url":{"type":["string","null"],"description":"The ping URL; null for kinds without ping and for tokens that can no longer be decrypted."}}};
 
-function validate479(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate487(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate479.evaluated;
+const evaluated0 = validate487.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22735,7 +23063,7 @@ errors++;
 if(data.url !== undefined){
 let data0 = data.url;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema257.properties.url.type},message:"must be string,null"};
+const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema262.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -22756,16 +23084,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate479.errors = vErrors;
+validate487.errors = vErrors;
 return errors === 0;
 }
-validate479.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate487.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate478(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate486(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate478.evaluated;
+const evaluated0 = validate486.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22796,8 +23124,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate479(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate479.errors : vErrors.concat(validate479.errors);
+if(!(validate487(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate487.errors : vErrors.concat(validate487.errors);
 errors = vErrors.length;
 }
 }
@@ -22812,42 +23140,42 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate478.errors = vErrors;
+validate486.errors = vErrors;
 return errors === 0;
 }
-validate478.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate486.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate477(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate485(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate477.evaluated;
+const evaluated0 = validate485.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate478(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate478.errors : vErrors.concat(validate478.errors);
+if(!(validate486(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate486.errors : vErrors.concat(validate486.errors);
 errors = vErrors.length;
 }
-validate477.errors = vErrors;
+validate485.errors = vErrors;
 return errors === 0;
 }
-validate477.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate485.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getOnCall"] = validate482;
-const schema258 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetOnCallResponse"};
-const schema259 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallData"}}};
-const schema260 = {"type":"object","description":"Schedules, escalation policies, overrides and who is on call now.","additionalProperties":false,"required":["schedules","escalationPolicies","overrides","onCallNow","unreachable"],"properties":{"schedules":{"type":"array","items":{"$ref":"#/components/schemas/Schedule"}},"escalationPolicies":{"type":"array","items":{"$ref":"#/components/schemas/EscalationPolicy"}},"overrides":{"type":"array","description":"Overrides in progress or ahead, soonest first.","items":{"$ref":"#/components/schemas/OnCallOverride"}},"onCallNow":{"type":"array","description":"One entry per schedule, resolved at request time.","items":{"$ref":"#/components/schemas/OnCallNow"}},"unreachable":{"type":"array","description":"Participants no enabled, confirmed channel can reach.","items":{"$ref":"#/components/schemas/OnCallPerson"}}}};
-const schema261 = {"type":"object","description":"A rotation of people.","additionalProperties":false,"required":["id","name","timezone","shiftLengthHours","handoffTime","participants","workspaceId"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"timezone":{"type":"string","description":"IANA zone of `handoffTime`."},"shiftLengthHours":{"type":"integer"},"handoffTime":{"type":"string","description":"Local time of the handoff, `HH:MM`."},"participants":{"type":"array","description":"In rotation order.","items":{"$ref":"#/components/schemas/OnCallPerson"}},"workspaceId":{"type":["string","null"],"description":"Null for an organisation-wide schedule."}}};
-const schema262 = {"type":"object","description":"A person taking part in on-call.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
+exports["response:getOnCall"] = validate490;
+const schema263 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetOnCallResponse"};
+const schema264 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallData"}}};
+const schema265 = {"type":"object","description":"Schedules, escalation policies, overrides and who is on call now.","additionalProperties":false,"required":["schedules","escalationPolicies","overrides","onCallNow","unreachable"],"properties":{"schedules":{"type":"array","items":{"$ref":"#/components/schemas/Schedule"}},"escalationPolicies":{"type":"array","items":{"$ref":"#/components/schemas/EscalationPolicy"}},"overrides":{"type":"array","description":"Overrides in progress or ahead, soonest first.","items":{"$ref":"#/components/schemas/OnCallOverride"}},"onCallNow":{"type":"array","description":"One entry per schedule, resolved at request time.","items":{"$ref":"#/components/schemas/OnCallNow"}},"unreachable":{"type":"array","description":"Participants no enabled, confirmed channel can reach.","items":{"$ref":"#/components/schemas/OnCallPerson"}}}};
+const schema266 = {"type":"object","description":"A rotation of people.","additionalProperties":false,"required":["id","name","timezone","shiftLengthHours","handoffTime","participants","workspaceId"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"timezone":{"type":"string","description":"IANA zone of `handoffTime`."},"shiftLengthHours":{"type":"integer"},"handoffTime":{"type":"string","description":"Local time of the handoff, `HH:MM`."},"participants":{"type":"array","description":"In rotation order.","items":{"$ref":"#/components/schemas/OnCallPerson"}},"workspaceId":{"type":["string","null"],"description":"Null for an organisation-wide schedule."}}};
+const schema267 = {"type":"object","description":"A person taking part in on-call.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
 
-function validate486(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate494(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate486.evaluated;
+const evaluated0 = validate494.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22924,7 +23252,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema262.properties.name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema267.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22945,16 +23273,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate486.errors = vErrors;
+validate494.errors = vErrors;
 return errors === 0;
 }
-validate486.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate494.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate485(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate493(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate485.evaluated;
+const evaluated0 = validate493.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23110,8 +23438,8 @@ let data5 = data.participants;
 if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate486(data5[i0], {instancePath:instancePath+"/participants/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate486.errors : vErrors.concat(validate486.errors);
+if(!(validate494(data5[i0], {instancePath:instancePath+"/participants/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate494.errors : vErrors.concat(validate494.errors);
 errors = vErrors.length;
 }
 }
@@ -23130,7 +23458,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data7 = data.workspaceId;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err14 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema261.properties.workspaceId.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema266.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -23151,18 +23479,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate485.errors = vErrors;
+validate493.errors = vErrors;
 return errors === 0;
 }
-validate485.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate493.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema263 = {"type":"object","description":"Who is paged, and when, while an incident stays unacknowledged.","additionalProperties":false,"required":["id","name","repeat","steps","monitorIds"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"repeat":{"type":"integer","description":"How many times the steps run again after the last one (0: once)."},"steps":{"type":"array","items":{"$ref":"#/components/schemas/EscalationStep"}},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates."}}};
-const schema264 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId","targetName"],"properties":{"afterMinutes":{"type":"integer","description":"Minutes after the incident opened."},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string"},"targetName":{"type":["string","null"],"description":"The target's name; null when it has none or is gone."}}};
+const schema268 = {"type":"object","description":"Who is paged, and when, while an incident stays unacknowledged.","additionalProperties":false,"required":["id","name","repeat","steps","monitorIds"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"repeat":{"type":"integer","description":"How many times the steps run again after the last one (0: once)."},"steps":{"type":"array","items":{"$ref":"#/components/schemas/EscalationStep"}},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates."}}};
+const schema269 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId","targetName"],"properties":{"afterMinutes":{"type":"integer","description":"Minutes after the incident opened."},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string"},"targetName":{"type":["string","null"],"description":"The target's name; null when it has none or is gone."}}};
 
-function validate490(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate498(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate490.evaluated;
+const evaluated0 = validate498.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23248,7 +23576,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "schedule") || (data1 === "user")) || (data1 === "channel"))){
-const err7 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema264.properties.targetType.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema269.properties.targetType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -23273,7 +23601,7 @@ errors++;
 if(data.targetName !== undefined){
 let data3 = data.targetName;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/targetName",schemaPath:"#/properties/targetName/type",keyword:"type",params:{type: schema264.properties.targetName.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/targetName",schemaPath:"#/properties/targetName/type",keyword:"type",params:{type: schema269.properties.targetName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -23294,16 +23622,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate490.errors = vErrors;
+validate498.errors = vErrors;
 return errors === 0;
 }
-validate490.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate498.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate489(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate497(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate489.evaluated;
+const evaluated0 = validate497.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23415,8 +23743,8 @@ let data3 = data.steps;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate490(data3[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate490.errors : vErrors.concat(validate490.errors);
+if(!(validate498(data3[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate498.errors : vErrors.concat(validate498.errors);
 errors = vErrors.length;
 }
 }
@@ -23471,17 +23799,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate489.errors = vErrors;
+validate497.errors = vErrors;
 return errors === 0;
 }
-validate489.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate497.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema265 = {"type":"object","description":"A cover replacing the rotation for a time.","additionalProperties":false,"required":["id","scheduleId","user","startsAt","endsAt"],"properties":{"id":{"type":"string"},"scheduleId":{"type":"string"},"user":{"$ref":"#/components/schemas/OnCallPerson"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
+const schema270 = {"type":"object","description":"A cover replacing the rotation for a time.","additionalProperties":false,"required":["id","scheduleId","user","startsAt","endsAt"],"properties":{"id":{"type":"string"},"scheduleId":{"type":"string"},"user":{"$ref":"#/components/schemas/OnCallPerson"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
 
-function validate493(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate501(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate493.evaluated;
+const evaluated0 = validate501.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23576,8 +23904,8 @@ errors++;
 }
 }
 if(data.user !== undefined){
-if(!(validate486(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate486.errors : vErrors.concat(validate486.errors);
+if(!(validate494(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate494.errors : vErrors.concat(validate494.errors);
 errors = vErrors.length;
 }
 }
@@ -23642,17 +23970,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate493.errors = vErrors;
+validate501.errors = vErrors;
 return errors === 0;
 }
-validate493.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate501.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema266 = {"type":"object","description":"Who is on call for a schedule right now.","additionalProperties":false,"required":["scheduleId","user","viaOverride","until"],"properties":{"scheduleId":{"type":"string"},"user":{"description":"The person on call; null when nobody is.","oneOf":[{"$ref":"#/components/schemas/OnCallPerson"},{"type":"null"}]},"viaOverride":{"type":"boolean","description":"True when on call by a cover, false by the rotation."},"until":{"type":["string","null"],"format":"date-time","description":"When this person hands over; null when nobody is on call."}}};
+const schema271 = {"type":"object","description":"Who is on call for a schedule right now.","additionalProperties":false,"required":["scheduleId","user","viaOverride","until"],"properties":{"scheduleId":{"type":"string"},"user":{"description":"The person on call; null when nobody is.","oneOf":[{"$ref":"#/components/schemas/OnCallPerson"},{"type":"null"}]},"viaOverride":{"type":"boolean","description":"True when on call by a cover, false by the rotation."},"until":{"type":["string","null"],"format":"date-time","description":"When this person hands over; null when nobody is on call."}}};
 
-function validate496(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate504(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate496.evaluated;
+const evaluated0 = validate504.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23730,8 +24058,8 @@ const _errs5 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate486(data1, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate486.errors : vErrors.concat(validate486.errors);
+if(!(validate494(data1, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate494.errors : vErrors.concat(validate494.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -23798,7 +24126,7 @@ errors++;
 if(data.until !== undefined){
 let data3 = data.until;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/until",schemaPath:"#/properties/until/type",keyword:"type",params:{type: schema266.properties.until.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/until",schemaPath:"#/properties/until/type",keyword:"type",params:{type: schema271.properties.until.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -23831,16 +24159,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate496.errors = vErrors;
+validate504.errors = vErrors;
 return errors === 0;
 }
-validate496.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate504.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate484(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate492(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate484.evaluated;
+const evaluated0 = validate492.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23915,8 +24243,8 @@ let data0 = data.schedules;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate485(data0[i0], {instancePath:instancePath+"/schedules/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate485.errors : vErrors.concat(validate485.errors);
+if(!(validate493(data0[i0], {instancePath:instancePath+"/schedules/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate493.errors : vErrors.concat(validate493.errors);
 errors = vErrors.length;
 }
 }
@@ -23937,8 +24265,8 @@ let data2 = data.escalationPolicies;
 if(Array.isArray(data2)){
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate489(data2[i1], {instancePath:instancePath+"/escalationPolicies/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate489.errors : vErrors.concat(validate489.errors);
+if(!(validate497(data2[i1], {instancePath:instancePath+"/escalationPolicies/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate497.errors : vErrors.concat(validate497.errors);
 errors = vErrors.length;
 }
 }
@@ -23959,8 +24287,8 @@ let data4 = data.overrides;
 if(Array.isArray(data4)){
 const len2 = data4.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate493(data4[i2], {instancePath:instancePath+"/overrides/" + i2,parentData:data4,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate493.errors : vErrors.concat(validate493.errors);
+if(!(validate501(data4[i2], {instancePath:instancePath+"/overrides/" + i2,parentData:data4,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate501.errors : vErrors.concat(validate501.errors);
 errors = vErrors.length;
 }
 }
@@ -23981,8 +24309,8 @@ let data6 = data.onCallNow;
 if(Array.isArray(data6)){
 const len3 = data6.length;
 for(let i3=0; i3<len3; i3++){
-if(!(validate496(data6[i3], {instancePath:instancePath+"/onCallNow/" + i3,parentData:data6,parentDataProperty:i3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate496.errors : vErrors.concat(validate496.errors);
+if(!(validate504(data6[i3], {instancePath:instancePath+"/onCallNow/" + i3,parentData:data6,parentDataProperty:i3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate504.errors : vErrors.concat(validate504.errors);
 errors = vErrors.length;
 }
 }
@@ -24003,8 +24331,8 @@ let data8 = data.unreachable;
 if(Array.isArray(data8)){
 const len4 = data8.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate486(data8[i4], {instancePath:instancePath+"/unreachable/" + i4,parentData:data8,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate486.errors : vErrors.concat(validate486.errors);
+if(!(validate494(data8[i4], {instancePath:instancePath+"/unreachable/" + i4,parentData:data8,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate494.errors : vErrors.concat(validate494.errors);
 errors = vErrors.length;
 }
 }
@@ -24031,16 +24359,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate484.errors = vErrors;
+validate492.errors = vErrors;
 return errors === 0;
 }
-validate484.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate492.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate483(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate491(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate483.evaluated;
+const evaluated0 = validate491.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24071,8 +24399,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate484(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate484.errors : vErrors.concat(validate484.errors);
+if(!(validate492(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate492.errors : vErrors.concat(validate492.errors);
 errors = vErrors.length;
 }
 }
@@ -24087,40 +24415,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate483.errors = vErrors;
+validate491.errors = vErrors;
 return errors === 0;
 }
-validate483.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate491.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate482(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate490(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate482.evaluated;
+const evaluated0 = validate490.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate483(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate483.errors : vErrors.concat(validate483.errors);
+if(!(validate491(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate491.errors : vErrors.concat(validate491.errors);
 errors = vErrors.length;
 }
-validate482.errors = vErrors;
+validate490.errors = vErrors;
 return errors === 0;
 }
-validate482.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate490.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createEscalationPolicy"] = validate502;
-const schema267 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyBody"};
-const schema268 = {"type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one; default 0."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"}},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates."}}};
-const schema269 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId"],"properties":{"afterMinutes":{"type":"integer","minimum":0,"maximum":10080},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string"}}};
+exports["body:createEscalationPolicy"] = validate510;
+const schema272 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyBody"};
+const schema273 = {"type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one; default 0."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"}},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates."}}};
+const schema274 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId"],"properties":{"afterMinutes":{"type":"integer","minimum":0,"maximum":10080},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string"}}};
 
-function validate504(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate512(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate504.evaluated;
+const evaluated0 = validate512.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24218,7 +24546,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((data1 === "schedule") || (data1 === "user")) || (data1 === "channel"))){
-const err8 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema269.properties.targetType.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema274.properties.targetType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -24251,16 +24579,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate504.errors = vErrors;
+validate512.errors = vErrors;
 return errors === 0;
 }
-validate504.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate512.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate503(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate511(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate503.evaluated;
+const evaluated0 = validate511.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24395,8 +24723,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate504(data2[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate504.errors : vErrors.concat(validate504.errors);
+if(!(validate512(data2[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate512.errors : vErrors.concat(validate512.errors);
 errors = vErrors.length;
 }
 }
@@ -24451,39 +24779,39 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate503.errors = vErrors;
+validate511.errors = vErrors;
 return errors === 0;
 }
-validate503.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate511.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate502(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate510(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate502.evaluated;
+const evaluated0 = validate510.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate503(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate503.errors : vErrors.concat(validate503.errors);
+if(!(validate511(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate511.errors : vErrors.concat(validate511.errors);
 errors = vErrors.length;
 }
-validate502.errors = vErrors;
+validate510.errors = vErrors;
 return errors === 0;
 }
-validate502.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate510.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createEscalationPolicy"] = validate507;
-const schema270 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyResponse"};
-const schema271 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/EscalationPolicy"}}};
+exports["response:createEscalationPolicy"] = validate515;
+const schema275 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyResponse"};
+const schema276 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/EscalationPolicy"}}};
 
-function validate508(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate516(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate508.evaluated;
+const evaluated0 = validate516.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24514,8 +24842,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate489(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate489.errors : vErrors.concat(validate489.errors);
+if(!(validate497(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate497.errors : vErrors.concat(validate497.errors);
 errors = vErrors.length;
 }
 }
@@ -24530,39 +24858,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate508.errors = vErrors;
+validate516.errors = vErrors;
 return errors === 0;
 }
-validate508.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate516.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate507(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate515(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate507.evaluated;
+const evaluated0 = validate515.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate508(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate508.errors : vErrors.concat(validate508.errors);
+if(!(validate516(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate516.errors : vErrors.concat(validate516.errors);
 errors = vErrors.length;
 }
-validate507.errors = vErrors;
+validate515.errors = vErrors;
 return errors === 0;
 }
-validate507.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate515.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteEscalationPolicy"] = validate511;
-const schema272 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteEscalationPolicyResponse"};
-const schema273 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteEscalationPolicy"] = validate519;
+const schema277 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteEscalationPolicyResponse"};
+const schema278 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate512(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate520(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate512.evaluated;
+const evaluated0 = validate520.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24609,39 +24937,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate512.errors = vErrors;
+validate520.errors = vErrors;
 return errors === 0;
 }
-validate512.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate520.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate511(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate519(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate511.evaluated;
+const evaluated0 = validate519.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate512(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate512.errors : vErrors.concat(validate512.errors);
+if(!(validate520(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate520.errors : vErrors.concat(validate520.errors);
 errors = vErrors.length;
 }
-validate511.errors = vErrors;
+validate519.errors = vErrors;
 return errors === 0;
 }
-validate511.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate519.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createOverride"] = validate515;
-const schema274 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideBody"};
-const schema275 = {"type":"object","additionalProperties":false,"required":["scheduleId","userId","startsAt","endsAt"],"properties":{"scheduleId":{"type":"string"},"userId":{"type":"string"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
+exports["body:createOverride"] = validate523;
+const schema279 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideBody"};
+const schema280 = {"type":"object","additionalProperties":false,"required":["scheduleId","userId","startsAt","endsAt"],"properties":{"scheduleId":{"type":"string"},"userId":{"type":"string"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
 
-function validate516(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate524(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate516.evaluated;
+const evaluated0 = validate524.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24786,39 +25114,39 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate516.errors = vErrors;
+validate524.errors = vErrors;
 return errors === 0;
 }
-validate516.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate524.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate515(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate523(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate515.evaluated;
+const evaluated0 = validate523.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate516(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate516.errors : vErrors.concat(validate516.errors);
+if(!(validate524(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate524.errors : vErrors.concat(validate524.errors);
 errors = vErrors.length;
 }
-validate515.errors = vErrors;
+validate523.errors = vErrors;
 return errors === 0;
 }
-validate515.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createOverride"] = validate518;
-const schema276 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideResponse"};
-const schema277 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallOverride"}}};
+exports["response:createOverride"] = validate526;
+const schema281 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideResponse"};
+const schema282 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallOverride"}}};
 
-function validate519(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate527(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate519.evaluated;
+const evaluated0 = validate527.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24849,8 +25177,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate493(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate493.errors : vErrors.concat(validate493.errors);
+if(!(validate501(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate501.errors : vErrors.concat(validate501.errors);
 errors = vErrors.length;
 }
 }
@@ -24865,39 +25193,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate519.errors = vErrors;
+validate527.errors = vErrors;
 return errors === 0;
 }
-validate519.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate527.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate518(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate526(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate518.evaluated;
+const evaluated0 = validate526.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate519(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate519.errors : vErrors.concat(validate519.errors);
+if(!(validate527(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate527.errors : vErrors.concat(validate527.errors);
 errors = vErrors.length;
 }
-validate518.errors = vErrors;
+validate526.errors = vErrors;
 return errors === 0;
 }
-validate518.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate526.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteOverride"] = validate522;
-const schema278 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteOverrideResponse"};
-const schema279 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteOverride"] = validate530;
+const schema283 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteOverrideResponse"};
+const schema284 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate523(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate531(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate523.evaluated;
+const evaluated0 = validate531.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24944,40 +25272,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate523.errors = vErrors;
+validate531.errors = vErrors;
 return errors === 0;
 }
-validate523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate531.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate522(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate530(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate522.evaluated;
+const evaluated0 = validate530.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate523(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate523.errors : vErrors.concat(validate523.errors);
+if(!(validate531(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate531.errors : vErrors.concat(validate531.errors);
 errors = vErrors.length;
 }
-validate522.errors = vErrors;
+validate530.errors = vErrors;
 return errors === 0;
 }
-validate522.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate530.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createSchedule"] = validate526;
-const schema280 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleBody"};
-const schema281 = {"type":"object","additionalProperties":false,"required":["name","shiftLengthHours","handoffTime","participantIds"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","description":"IANA zone; default UTC."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"User ids of members, in rotation order."},"workspaceId":{"type":["string","null"]}}};
+exports["body:createSchedule"] = validate534;
+const schema285 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleBody"};
+const schema286 = {"type":"object","additionalProperties":false,"required":["name","shiftLengthHours","handoffTime","participantIds"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","description":"IANA zone; default UTC."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"User ids of members, in rotation order."},"workspaceId":{"type":["string","null"]}}};
 const pattern3 = new RegExp("^([01][0-9]|2[0-3]):[0-5][0-9]$", "u");
 
-function validate527(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate535(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate527.evaluated;
+const evaluated0 = validate535.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25195,7 +25523,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data6 = data.workspaceId;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema281.properties.workspaceId.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema286.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -25216,39 +25544,39 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate527.errors = vErrors;
+validate535.errors = vErrors;
 return errors === 0;
 }
-validate527.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate535.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate526(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate534(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate526.evaluated;
+const evaluated0 = validate534.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate527(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate527.errors : vErrors.concat(validate527.errors);
+if(!(validate535(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate535.errors : vErrors.concat(validate535.errors);
 errors = vErrors.length;
 }
-validate526.errors = vErrors;
+validate534.errors = vErrors;
 return errors === 0;
 }
-validate526.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate534.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createSchedule"] = validate529;
-const schema282 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleResponse"};
-const schema283 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Schedule"}}};
+exports["response:createSchedule"] = validate537;
+const schema287 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleResponse"};
+const schema288 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Schedule"}}};
 
-function validate530(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate538(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate530.evaluated;
+const evaluated0 = validate538.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25279,8 +25607,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate485(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate485.errors : vErrors.concat(validate485.errors);
+if(!(validate493(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate493.errors : vErrors.concat(validate493.errors);
 errors = vErrors.length;
 }
 }
@@ -25295,39 +25623,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate530.errors = vErrors;
+validate538.errors = vErrors;
 return errors === 0;
 }
-validate530.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate538.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate529(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate529.evaluated;
+const evaluated0 = validate537.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate530(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate530.errors : vErrors.concat(validate530.errors);
+if(!(validate538(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate538.errors : vErrors.concat(validate538.errors);
 errors = vErrors.length;
 }
-validate529.errors = vErrors;
+validate537.errors = vErrors;
 return errors === 0;
 }
-validate529.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteSchedule"] = validate533;
-const schema284 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteScheduleResponse"};
-const schema285 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteSchedule"] = validate541;
+const schema289 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteScheduleResponse"};
+const schema290 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate534(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate542(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate534.evaluated;
+const evaluated0 = validate542.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25374,39 +25702,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate534.errors = vErrors;
+validate542.errors = vErrors;
 return errors === 0;
 }
-validate534.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate542.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate533(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate541(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate533.evaluated;
+const evaluated0 = validate541.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate534(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate534.errors : vErrors.concat(validate534.errors);
+if(!(validate542(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate542.errors : vErrors.concat(validate542.errors);
 errors = vErrors.length;
 }
-validate533.errors = vErrors;
+validate541.errors = vErrors;
 return errors === 0;
 }
-validate533.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate541.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listOrganizations"] = validate537;
-const schema286 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListOrganizationsResponse"};
-const schema287 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
+exports["response:listOrganizations"] = validate545;
+const schema291 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListOrganizationsResponse"};
+const schema292 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
 
-function validate538(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate546(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate538.evaluated;
+const evaluated0 = validate546.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25441,8 +25769,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate354(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate354.errors : vErrors.concat(validate354.errors);
+if(!(validate362(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate362.errors : vErrors.concat(validate362.errors);
 errors = vErrors.length;
 }
 }
@@ -25469,39 +25797,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate538.errors = vErrors;
+validate546.errors = vErrors;
 return errors === 0;
 }
-validate538.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate546.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate545(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate537.evaluated;
+const evaluated0 = validate545.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate538(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate538.errors : vErrors.concat(validate538.errors);
+if(!(validate546(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate546.errors : vErrors.concat(validate546.errors);
 errors = vErrors.length;
 }
-validate537.errors = vErrors;
+validate545.errors = vErrors;
 return errors === 0;
 }
-validate537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate545.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setActiveOrganization"] = validate541;
-const schema288 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationBody"};
-const schema289 = {"type":"object","additionalProperties":false,"required":["organizationId"],"properties":{"organizationId":{"type":"string"}}};
+exports["body:setActiveOrganization"] = validate549;
+const schema293 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationBody"};
+const schema294 = {"type":"object","additionalProperties":false,"required":["organizationId"],"properties":{"organizationId":{"type":"string"}}};
 
-function validate542(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate550(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate542.evaluated;
+const evaluated0 = validate550.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25554,39 +25882,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate542.errors = vErrors;
+validate550.errors = vErrors;
 return errors === 0;
 }
-validate542.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate550.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate541(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate549(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate541.evaluated;
+const evaluated0 = validate549.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate542(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate542.errors : vErrors.concat(validate542.errors);
+if(!(validate550(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate550.errors : vErrors.concat(validate550.errors);
 errors = vErrors.length;
 }
-validate541.errors = vErrors;
+validate549.errors = vErrors;
 return errors === 0;
 }
-validate541.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate549.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setActiveOrganization"] = validate544;
-const schema290 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationResponse"};
-const schema291 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OrganizationMembership"}}};
+exports["response:setActiveOrganization"] = validate552;
+const schema295 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationResponse"};
+const schema296 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OrganizationMembership"}}};
 
-function validate545(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate553(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate545.evaluated;
+const evaluated0 = validate553.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25617,8 +25945,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate354(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate354.errors : vErrors.concat(validate354.errors);
+if(!(validate362(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate362.errors : vErrors.concat(validate362.errors);
 errors = vErrors.length;
 }
 }
@@ -25633,39 +25961,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate545.errors = vErrors;
+validate553.errors = vErrors;
 return errors === 0;
 }
-validate545.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate553.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate544(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate552(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate544.evaluated;
+const evaluated0 = validate552.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate545(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate545.errors : vErrors.concat(validate545.errors);
+if(!(validate553(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate553.errors : vErrors.concat(validate553.errors);
 errors = vErrors.length;
 }
-validate544.errors = vErrors;
+validate552.errors = vErrors;
 return errors === 0;
 }
-validate544.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate552.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:requestPasswordReset"] = validate548;
-const schema292 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetBody"};
-const schema293 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"type":"string","maxLength":320}}};
+exports["body:requestPasswordReset"] = validate556;
+const schema297 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetBody"};
+const schema298 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"type":"string","maxLength":320}}};
 
-function validate549(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate557(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate549.evaluated;
+const evaluated0 = validate557.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25731,40 +26059,40 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate549.errors = vErrors;
+validate557.errors = vErrors;
 return errors === 0;
 }
-validate549.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate557.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate548(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate556(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate548.evaluated;
+const evaluated0 = validate556.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate549(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate549.errors : vErrors.concat(validate549.errors);
+if(!(validate557(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate557.errors : vErrors.concat(validate557.errors);
 errors = vErrors.length;
 }
-validate548.errors = vErrors;
+validate556.errors = vErrors;
 return errors === 0;
 }
-validate548.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate556.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:requestPasswordReset"] = validate551;
-const schema294 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetResponse"};
-const schema295 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordResetRequested"}}};
-const schema296 = {"type":"object","additionalProperties":false,"required":["accepted"],"properties":{"accepted":{"type":"boolean","const":true,"description":"Always true: the answer does not say whether the address is known."}}};
+exports["response:requestPasswordReset"] = validate559;
+const schema299 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetResponse"};
+const schema300 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordResetRequested"}}};
+const schema301 = {"type":"object","additionalProperties":false,"required":["accepted"],"properties":{"accepted":{"type":"boolean","const":true,"description":"Always true: the answer does not say whether the address is known."}}};
 
-function validate553(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate561(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate553.evaluated;
+const evaluated0 = validate561.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25828,16 +26156,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate553.errors = vErrors;
+validate561.errors = vErrors;
 return errors === 0;
 }
-validate553.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate561.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate552(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate560(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate552.evaluated;
+const evaluated0 = validate560.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25868,8 +26196,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate553(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate553.errors : vErrors.concat(validate553.errors);
+if(!(validate561(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate561.errors : vErrors.concat(validate561.errors);
 errors = vErrors.length;
 }
 }
@@ -25884,39 +26212,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate552.errors = vErrors;
+validate560.errors = vErrors;
 return errors === 0;
 }
-validate552.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate560.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate551(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate559(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate551.evaluated;
+const evaluated0 = validate559.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate552(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate552.errors : vErrors.concat(validate552.errors);
+if(!(validate560(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate560.errors : vErrors.concat(validate560.errors);
 errors = vErrors.length;
 }
-validate551.errors = vErrors;
+validate559.errors = vErrors;
 return errors === 0;
 }
-validate551.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate559.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:resetPassword"] = validate556;
-const schema297 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordBody"};
-const schema298 = {"type":"object","additionalProperties":false,"required":["token","password"],"properties":{"token":{"type":"string","maxLength":200,"description":"The token of the e-mailed link (`pr_…`)."},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
+exports["body:resetPassword"] = validate564;
+const schema302 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordBody"};
+const schema303 = {"type":"object","additionalProperties":false,"required":["token","password"],"properties":{"token":{"type":"string","maxLength":200,"description":"The token of the e-mailed link (`pr_…`)."},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
 
-function validate557(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate565(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate557.evaluated;
+const evaluated0 = validate565.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26017,39 +26345,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate557.errors = vErrors;
+validate565.errors = vErrors;
 return errors === 0;
 }
-validate557.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate565.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate556(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate564(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate556.evaluated;
+const evaluated0 = validate564.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate557(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate557.errors : vErrors.concat(validate557.errors);
+if(!(validate565(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate565.errors : vErrors.concat(validate565.errors);
 errors = vErrors.length;
 }
-validate556.errors = vErrors;
+validate564.errors = vErrors;
 return errors === 0;
 }
-validate556.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate564.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:resetPassword"] = validate559;
-const schema299 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordResponse"};
-const schema300 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:resetPassword"] = validate567;
+const schema304 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordResponse"};
+const schema305 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate560(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate568(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate560.evaluated;
+const evaluated0 = validate568.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26080,8 +26408,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate178(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate186(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -26096,40 +26424,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate560.errors = vErrors;
+validate568.errors = vErrors;
 return errors === 0;
 }
-validate560.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate568.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate559(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate567(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate559.evaluated;
+const evaluated0 = validate567.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate560(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate560.errors : vErrors.concat(validate560.errors);
+if(!(validate568(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate568.errors : vErrors.concat(validate568.errors);
 errors = vErrors.length;
 }
-validate559.errors = vErrors;
+validate567.errors = vErrors;
 return errors === 0;
 }
-validate559.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate567.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listProbes"] = validate563;
-const schema301 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListProbesResponse"};
-const schema302 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Probe"}}}};
-const schema303 = {"type":"object","description":"A private probe. There is no region field.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The probe's latest contact; null if it never connected."},"version":{"type":["string","null"],"description":"The probe software version it last reported; null before it connected."},"hostname":{"type":["string","null"],"description":"The hostname it last reported; null before it connected."},"monitorCount":{"type":"integer","description":"Monitors that run from this probe."},"revoked":{"type":"boolean","description":"A revoked probe receives no work."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listProbes"] = validate571;
+const schema306 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListProbesResponse"};
+const schema307 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Probe"}}}};
+const schema308 = {"type":"object","description":"A private probe. There is no region field.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The probe's latest contact; null if it never connected."},"version":{"type":["string","null"],"description":"The probe software version it last reported; null before it connected."},"hostname":{"type":["string","null"],"description":"The hostname it last reported; null before it connected."},"monitorCount":{"type":"integer","description":"Monitors that run from this probe."},"revoked":{"type":"boolean","description":"A revoked probe receives no work."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate565(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate573(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate565.evaluated;
+const evaluated0 = validate573.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26256,7 +26584,7 @@ errors++;
 if(data.lastSeenAt !== undefined){
 let data2 = data.lastSeenAt;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err11 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema303.properties.lastSeenAt.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema308.properties.lastSeenAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26281,7 +26609,7 @@ errors++;
 if(data.version !== undefined){
 let data3 = data.version;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema303.properties.version.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema308.properties.version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -26294,7 +26622,7 @@ errors++;
 if(data.hostname !== undefined){
 let data4 = data.hostname;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema303.properties.hostname.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema308.properties.hostname.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -26365,16 +26693,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate565.errors = vErrors;
+validate573.errors = vErrors;
 return errors === 0;
 }
-validate565.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate573.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate564(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate572(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate564.evaluated;
+const evaluated0 = validate572.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26409,8 +26737,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate565(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate565.errors : vErrors.concat(validate565.errors);
+if(!(validate573(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate573.errors : vErrors.concat(validate573.errors);
 errors = vErrors.length;
 }
 }
@@ -26437,40 +26765,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate564.errors = vErrors;
+validate572.errors = vErrors;
 return errors === 0;
 }
-validate564.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate572.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate563(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate571(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate563.evaluated;
+const evaluated0 = validate571.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate564(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate564.errors : vErrors.concat(validate564.errors);
+if(!(validate572(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate572.errors : vErrors.concat(validate572.errors);
 errors = vErrors.length;
 }
-validate563.errors = vErrors;
+validate571.errors = vErrors;
 return errors === 0;
 }
-validate563.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate571.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:searchResources"] = validate568;
-const schema304 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SearchResourcesResponse"};
-const schema305 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/SearchHit"}}}};
-const schema306 = {"type":"object","description":"One search match.","additionalProperties":false,"required":["type","id","title","subtitle","url"],"properties":{"type":{"type":"string","enum":["monitor","incident","postmortem","host","status_page","workspace","channel","maintenance","error_project","error_issue","analytics_site","member","invitation","api_key","agent","probe"]},"id":{"type":"string","description":"The record's id (for `postmortem`, the incident's)."},"title":{"type":"string","description":"Name, title or e-mail address."},"subtitle":{"type":["string","null"],"description":"A second line: kind, status, workspace or prefix."},"url":{"type":["string","null"],"description":"The API path of the record relative to `/api/v1` (`/monitors/{id}`; a postmortem gives its incident); null for types without a single read."}}};
+exports["response:searchResources"] = validate576;
+const schema309 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SearchResourcesResponse"};
+const schema310 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/SearchHit"}}}};
+const schema311 = {"type":"object","description":"One search match.","additionalProperties":false,"required":["type","id","title","subtitle","url"],"properties":{"type":{"type":"string","enum":["monitor","incident","postmortem","host","status_page","workspace","channel","maintenance","error_project","error_issue","analytics_site","member","invitation","api_key","agent","probe"]},"id":{"type":"string","description":"The record's id (for `postmortem`, the incident's)."},"title":{"type":"string","description":"Name, title or e-mail address."},"subtitle":{"type":["string","null"],"description":"A second line: kind, status, workspace or prefix."},"url":{"type":["string","null"],"description":"The API path of the record relative to `/api/v1` (`/monitors/{id}`; a postmortem gives its incident); null for types without a single read."}}};
 
-function validate570(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate578(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate570.evaluated;
+const evaluated0 = validate578.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26553,7 +26881,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((((((((((((data0 === "monitor") || (data0 === "incident")) || (data0 === "postmortem")) || (data0 === "host")) || (data0 === "status_page")) || (data0 === "workspace")) || (data0 === "channel")) || (data0 === "maintenance")) || (data0 === "error_project")) || (data0 === "error_issue")) || (data0 === "analytics_site")) || (data0 === "member")) || (data0 === "invitation")) || (data0 === "api_key")) || (data0 === "agent")) || (data0 === "probe"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema306.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema311.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26590,7 +26918,7 @@ errors++;
 if(data.subtitle !== undefined){
 let data3 = data.subtitle;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err10 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: schema306.properties.subtitle.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: schema311.properties.subtitle.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -26603,7 +26931,7 @@ errors++;
 if(data.url !== undefined){
 let data4 = data.url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema306.properties.url.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema311.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26624,16 +26952,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate570.errors = vErrors;
+validate578.errors = vErrors;
 return errors === 0;
 }
-validate570.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate578.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate569(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate577(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate569.evaluated;
+const evaluated0 = validate577.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26668,8 +26996,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate570(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate570.errors : vErrors.concat(validate570.errors);
+if(!(validate578(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate578.errors : vErrors.concat(validate578.errors);
 errors = vErrors.length;
 }
 }
@@ -26696,40 +27024,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate569.errors = vErrors;
+validate577.errors = vErrors;
 return errors === 0;
 }
-validate569.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate577.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate568(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate576(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate568.evaluated;
+const evaluated0 = validate576.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate569(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate569.errors : vErrors.concat(validate569.errors);
+if(!(validate577(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate577.errors : vErrors.concat(validate577.errors);
 errors = vErrors.length;
 }
-validate568.errors = vErrors;
+validate576.errors = vErrors;
 return errors === 0;
 }
-validate568.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate576.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listSessions"] = validate573;
-const schema307 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListSessionsResponse"};
-const schema308 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Session"}}}};
-const schema309 = {"type":"object","description":"A signed-in session of the caller (never its token).","additionalProperties":false,"required":["id","current","createdAt","lastSeenAt","expiresAt","userAgent","ipAddress"],"properties":{"id":{"type":"string"},"current":{"type":"boolean","description":"True for the session making this request."},"createdAt":{"type":"string","format":"date-time","description":"When it signed in."},"lastSeenAt":{"type":"string","format":"date-time","description":"Its last request (to the minute)."},"expiresAt":{"type":"string","format":"date-time","description":"When it ends unless used again: 14 days after its last use, at most 30 days after sign-in."},"userAgent":{"type":["string","null"],"description":"The User-Agent it signed in with (first 200 characters)."},"ipAddress":{"type":["string","null"],"description":"The client address it signed in from."}}};
+exports["response:listSessions"] = validate581;
+const schema312 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListSessionsResponse"};
+const schema313 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Session"}}}};
+const schema314 = {"type":"object","description":"A signed-in session of the caller (never its token).","additionalProperties":false,"required":["id","current","createdAt","lastSeenAt","expiresAt","userAgent","ipAddress"],"properties":{"id":{"type":"string"},"current":{"type":"boolean","description":"True for the session making this request."},"createdAt":{"type":"string","format":"date-time","description":"When it signed in."},"lastSeenAt":{"type":"string","format":"date-time","description":"Its last request (to the minute)."},"expiresAt":{"type":"string","format":"date-time","description":"When it ends unless used again: 14 days after its last use, at most 30 days after sign-in."},"userAgent":{"type":["string","null"],"description":"The User-Agent it signed in with (first 200 characters)."},"ipAddress":{"type":["string","null"],"description":"The client address it signed in from."}}};
 
-function validate575(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate583(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate575.evaluated;
+const evaluated0 = validate583.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26921,7 +27249,7 @@ errors++;
 if(data.userAgent !== undefined){
 let data5 = data.userAgent;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/userAgent",schemaPath:"#/properties/userAgent/type",keyword:"type",params:{type: schema309.properties.userAgent.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/userAgent",schemaPath:"#/properties/userAgent/type",keyword:"type",params:{type: schema314.properties.userAgent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -26934,7 +27262,7 @@ errors++;
 if(data.ipAddress !== undefined){
 let data6 = data.ipAddress;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/ipAddress",schemaPath:"#/properties/ipAddress/type",keyword:"type",params:{type: schema309.properties.ipAddress.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/ipAddress",schemaPath:"#/properties/ipAddress/type",keyword:"type",params:{type: schema314.properties.ipAddress.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -26955,16 +27283,16 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate575.errors = vErrors;
+validate583.errors = vErrors;
 return errors === 0;
 }
-validate575.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate574(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate582(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate574.evaluated;
+const evaluated0 = validate582.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26999,8 +27327,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate575(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate575.errors : vErrors.concat(validate575.errors);
+if(!(validate583(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate583.errors : vErrors.concat(validate583.errors);
 errors = vErrors.length;
 }
 }
@@ -27027,39 +27355,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate574.errors = vErrors;
+validate582.errors = vErrors;
 return errors === 0;
 }
-validate574.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate582.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate573(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate581(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate573.evaluated;
+const evaluated0 = validate581.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate574(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate574.errors : vErrors.concat(validate574.errors);
+if(!(validate582(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate582.errors : vErrors.concat(validate582.errors);
 errors = vErrors.length;
 }
-validate573.errors = vErrors;
+validate581.errors = vErrors;
 return errors === 0;
 }
-validate573.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate581.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:signIn"] = validate578;
-const schema310 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInBody"};
-const schema311 = {"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024}}};
+exports["body:signIn"] = validate586;
+const schema315 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInBody"};
+const schema316 = {"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024}}};
 
-function validate579(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate587(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate579.evaluated;
+const evaluated0 = validate587.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27160,40 +27488,40 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate579.errors = vErrors;
+validate587.errors = vErrors;
 return errors === 0;
 }
-validate579.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate587.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate578(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate586(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate578.evaluated;
+const evaluated0 = validate586.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate579(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate579.errors : vErrors.concat(validate579.errors);
+if(!(validate587(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate587.errors : vErrors.concat(validate587.errors);
 errors = vErrors.length;
 }
-validate578.errors = vErrors;
+validate586.errors = vErrors;
 return errors === 0;
 }
-validate578.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate586.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:signIn"] = validate581;
-const schema312 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInResponse"};
-const schema313 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
-const schema314 = {"type":"object","description":"A new session; `token` is shown only here.","additionalProperties":false,"required":["token","session","organizationId","membershipId"],"properties":{"token":{"type":"string","description":"vs_… — send as `Authorization: Bearer`; also set as the cookie."},"session":{"$ref":"#/components/schemas/Session"},"organizationId":{"type":"string","description":"The active organisation."},"membershipId":{"type":"string"}}};
+exports["response:signIn"] = validate589;
+const schema317 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInResponse"};
+const schema318 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
+const schema319 = {"type":"object","description":"A new session; `token` is shown only here.","additionalProperties":false,"required":["token","session","organizationId","membershipId"],"properties":{"token":{"type":"string","description":"vs_… — send as `Authorization: Bearer`; also set as the cookie."},"session":{"$ref":"#/components/schemas/Session"},"organizationId":{"type":"string","description":"The active organisation."},"membershipId":{"type":"string"}}};
 
-function validate583(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate591(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate583.evaluated;
+const evaluated0 = validate591.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27266,8 +27594,8 @@ errors++;
 }
 }
 if(data.session !== undefined){
-if(!(validate575(data.session, {instancePath:instancePath+"/session",parentData:data,parentDataProperty:"session",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate575.errors : vErrors.concat(validate575.errors);
+if(!(validate583(data.session, {instancePath:instancePath+"/session",parentData:data,parentDataProperty:"session",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate583.errors : vErrors.concat(validate583.errors);
 errors = vErrors.length;
 }
 }
@@ -27306,16 +27634,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate583.errors = vErrors;
+validate591.errors = vErrors;
 return errors === 0;
 }
-validate583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate591.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate582(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate590(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate582.evaluated;
+const evaluated0 = validate590.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27346,8 +27674,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate583(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate583.errors : vErrors.concat(validate583.errors);
+if(!(validate591(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate591.errors : vErrors.concat(validate591.errors);
 errors = vErrors.length;
 }
 }
@@ -27362,40 +27690,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate582.errors = vErrors;
+validate590.errors = vErrors;
 return errors === 0;
 }
-validate582.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate590.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate581(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate589(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate581.evaluated;
+const evaluated0 = validate589.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate582(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate582.errors : vErrors.concat(validate582.errors);
+if(!(validate590(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate590.errors : vErrors.concat(validate590.errors);
 errors = vErrors.length;
 }
-validate581.errors = vErrors;
+validate589.errors = vErrors;
 return errors === 0;
 }
-validate581.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate589.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:revokeSession"] = validate587;
-const schema315 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeSessionResponse"};
-const schema316 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/RevokedSession"}}};
-const schema317 = {"type":"object","additionalProperties":false,"required":["id","deleted","current"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true},"current":{"type":"boolean","description":"True when it was the session making the request (signed out)."}}};
+exports["response:revokeSession"] = validate595;
+const schema320 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeSessionResponse"};
+const schema321 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/RevokedSession"}}};
+const schema322 = {"type":"object","additionalProperties":false,"required":["id","deleted","current"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true},"current":{"type":"boolean","description":"True when it was the session making the request (signed out)."}}};
 
-function validate589(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate597(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate589.evaluated;
+const evaluated0 = validate597.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27503,16 +27831,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate589.errors = vErrors;
+validate597.errors = vErrors;
 return errors === 0;
 }
-validate589.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate597.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate588(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate596(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate588.evaluated;
+const evaluated0 = validate596.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27543,8 +27871,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate589(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate589.errors : vErrors.concat(validate589.errors);
+if(!(validate597(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate597.errors : vErrors.concat(validate597.errors);
 errors = vErrors.length;
 }
 }
@@ -27559,40 +27887,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate588.errors = vErrors;
+validate596.errors = vErrors;
 return errors === 0;
 }
-validate588.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate596.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate587(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate595(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate587.evaluated;
+const evaluated0 = validate595.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate588(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate588.errors : vErrors.concat(validate588.errors);
+if(!(validate596(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate596.errors : vErrors.concat(validate596.errors);
 errors = vErrors.length;
 }
-validate587.errors = vErrors;
+validate595.errors = vErrors;
 return errors === 0;
 }
-validate587.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate595.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getSetup"] = validate592;
-const schema318 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSetupResponse"};
-const schema319 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Setup"}}};
-const schema320 = {"type":"object","description":"The setup checklist, derived on every read.","additionalProperties":false,"required":["hasMonitor","hasConfirmedChannel","hasStatusPage","hasColleague","dismissedAt"],"properties":{"hasMonitor":{"type":"boolean"},"hasConfirmedChannel":{"type":"boolean","description":"True only when an alert could actually be delivered."},"hasStatusPage":{"type":"boolean"},"hasColleague":{"type":"boolean","description":"Counts memberships, never invitations."},"dismissedAt":{"type":["string","null"],"format":"date-time","description":"When the checklist was dismissed for the organisation; null while not dismissed."}}};
+exports["response:getSetup"] = validate600;
+const schema323 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSetupResponse"};
+const schema324 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Setup"}}};
+const schema325 = {"type":"object","description":"The setup checklist, derived on every read.","additionalProperties":false,"required":["hasMonitor","hasConfirmedChannel","hasStatusPage","hasColleague","dismissedAt"],"properties":{"hasMonitor":{"type":"boolean"},"hasConfirmedChannel":{"type":"boolean","description":"True only when an alert could actually be delivered."},"hasStatusPage":{"type":"boolean"},"hasColleague":{"type":"boolean","description":"Counts memberships, never invitations."},"dismissedAt":{"type":["string","null"],"format":"date-time","description":"When the checklist was dismissed for the organisation; null while not dismissed."}}};
 
-function validate594(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate602(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate594.evaluated;
+const evaluated0 = validate602.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27713,7 +28041,7 @@ errors++;
 if(data.dismissedAt !== undefined){
 let data4 = data.dismissedAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/dismissedAt",schemaPath:"#/properties/dismissedAt/type",keyword:"type",params:{type: schema320.properties.dismissedAt.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/dismissedAt",schemaPath:"#/properties/dismissedAt/type",keyword:"type",params:{type: schema325.properties.dismissedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -27746,16 +28074,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate594.errors = vErrors;
+validate602.errors = vErrors;
 return errors === 0;
 }
-validate594.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate602.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate593(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate601(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate593.evaluated;
+const evaluated0 = validate601.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27786,8 +28114,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate594(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate594.errors : vErrors.concat(validate594.errors);
+if(!(validate602(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate602.errors : vErrors.concat(validate602.errors);
 errors = vErrors.length;
 }
 }
@@ -27802,39 +28130,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate593.errors = vErrors;
+validate601.errors = vErrors;
 return errors === 0;
 }
-validate593.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate601.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate592(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate600(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate592.evaluated;
+const evaluated0 = validate600.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate593(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate593.errors : vErrors.concat(validate593.errors);
+if(!(validate601(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate601.errors : vErrors.concat(validate601.errors);
 errors = vErrors.length;
 }
-validate592.errors = vErrors;
+validate600.errors = vErrors;
 return errors === 0;
 }
-validate592.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate600.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:dismissSetup"] = validate597;
-const schema321 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DismissSetupResponse"};
-const schema322 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:dismissSetup"] = validate605;
+const schema326 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DismissSetupResponse"};
+const schema327 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate598(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate606(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate598.evaluated;
+const evaluated0 = validate606.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27865,8 +28193,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate178(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate186(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -27881,39 +28209,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate598.errors = vErrors;
+validate606.errors = vErrors;
 return errors === 0;
 }
-validate598.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate606.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate597(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate605(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate597.evaluated;
+const evaluated0 = validate605.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate598(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate598.errors : vErrors.concat(validate598.errors);
+if(!(validate606(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate606.errors : vErrors.concat(validate606.errors);
 errors = vErrors.length;
 }
-validate597.errors = vErrors;
+validate605.errors = vErrors;
 return errors === 0;
 }
-validate597.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate605.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:signUp"] = validate601;
-const schema323 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpBody"};
-const schema324 = {"type":"object","additionalProperties":false,"required":["email","password","name","organizationName"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"name":{"type":"string","minLength":1,"maxLength":80},"organizationName":{"type":"string","minLength":1,"maxLength":80}}};
+exports["body:signUp"] = validate609;
+const schema328 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpBody"};
+const schema329 = {"type":"object","additionalProperties":false,"required":["email","password","name","organizationName"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"name":{"type":"string","minLength":1,"maxLength":80},"organizationName":{"type":"string","minLength":1,"maxLength":80}}};
 
-function validate602(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate610(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate602.evaluated;
+const evaluated0 = validate610.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28104,39 +28432,39 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate602.errors = vErrors;
+validate610.errors = vErrors;
 return errors === 0;
 }
-validate602.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate610.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate601(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate609(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate601.evaluated;
+const evaluated0 = validate609.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate602(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate602.errors : vErrors.concat(validate602.errors);
+if(!(validate610(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate610.errors : vErrors.concat(validate610.errors);
 errors = vErrors.length;
 }
-validate601.errors = vErrors;
+validate609.errors = vErrors;
 return errors === 0;
 }
-validate601.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate609.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:signUp"] = validate604;
-const schema325 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpResponse"};
-const schema326 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
+exports["response:signUp"] = validate612;
+const schema330 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpResponse"};
+const schema331 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
 
-function validate605(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate613(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate605.evaluated;
+const evaluated0 = validate613.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28167,8 +28495,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate583(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate583.errors : vErrors.concat(validate583.errors);
+if(!(validate591(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate591.errors : vErrors.concat(validate591.errors);
 errors = vErrors.length;
 }
 }
@@ -28183,39 +28511,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate605.errors = vErrors;
+validate613.errors = vErrors;
 return errors === 0;
 }
-validate605.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate613.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate604(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate612(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate604.evaluated;
+const evaluated0 = validate612.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate605(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate605.errors : vErrors.concat(validate605.errors);
+if(!(validate613(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate613.errors : vErrors.concat(validate613.errors);
 errors = vErrors.length;
 }
-validate604.errors = vErrors;
+validate612.errors = vErrors;
 return errors === 0;
 }
-validate604.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate612.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createSmsEnrolment"] = validate608;
-const schema327 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
-const schema328 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+447700900123`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
+exports["body:createSmsEnrolment"] = validate616;
+const schema332 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
+const schema333 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+447700900123`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
 
-function validate609(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate617(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate609.evaluated;
+const evaluated0 = validate617.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28326,40 +28654,40 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate609.errors = vErrors;
+validate617.errors = vErrors;
 return errors === 0;
 }
-validate609.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate617.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate608(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate616(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate608.evaluated;
+const evaluated0 = validate616.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate609(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate609.errors : vErrors.concat(validate609.errors);
+if(!(validate617(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate617.errors : vErrors.concat(validate617.errors);
 errors = vErrors.length;
 }
-validate608.errors = vErrors;
+validate616.errors = vErrors;
 return errors === 0;
 }
-validate608.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate616.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createSmsEnrolment"] = validate611;
-const schema329 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentResponse"};
-const schema330 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SmsEnrolment"}}};
-const schema331 = {"type":"object","description":"A pending SMS enrolment.","additionalProperties":false,"required":["country","caveat"],"properties":{"country":{"type":"string","description":"The number's country, ISO 3166-1 alpha-2 (`GB`)."},"caveat":{"type":["string","null"],"enum":["sender-replaced","registration-pending","unverified",null],"description":"A known limitation of delivery to that country, or null."}}};
+exports["response:createSmsEnrolment"] = validate619;
+const schema334 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentResponse"};
+const schema335 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SmsEnrolment"}}};
+const schema336 = {"type":"object","description":"A pending SMS enrolment.","additionalProperties":false,"required":["country","caveat"],"properties":{"country":{"type":"string","description":"The number's country, ISO 3166-1 alpha-2 (`GB`)."},"caveat":{"type":["string","null"],"enum":["sender-replaced","registration-pending","unverified",null],"description":"A known limitation of delivery to that country, or null."}}};
 
-function validate613(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate621(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate613.evaluated;
+const evaluated0 = validate621.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28414,7 +28742,7 @@ errors++;
 if(data.caveat !== undefined){
 let data1 = data.caveat;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/type",keyword:"type",params:{type: schema331.properties.caveat.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/type",keyword:"type",params:{type: schema336.properties.caveat.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -28424,7 +28752,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data1 === "sender-replaced") || (data1 === "registration-pending")) || (data1 === "unverified")) || (data1 === null))){
-const err5 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/enum",keyword:"enum",params:{allowedValues: schema331.properties.caveat.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/enum",keyword:"enum",params:{allowedValues: schema336.properties.caveat.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -28445,16 +28773,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate613.errors = vErrors;
+validate621.errors = vErrors;
 return errors === 0;
 }
-validate613.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate621.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate612(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate620(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate612.evaluated;
+const evaluated0 = validate620.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28485,8 +28813,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate613(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate613.errors : vErrors.concat(validate613.errors);
+if(!(validate621(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate621.errors : vErrors.concat(validate621.errors);
 errors = vErrors.length;
 }
 }
@@ -28501,39 +28829,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate612.errors = vErrors;
+validate620.errors = vErrors;
 return errors === 0;
 }
-validate612.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate620.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate611(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate619(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate611.evaluated;
+const evaluated0 = validate619.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate612(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate612.errors : vErrors.concat(validate612.errors);
+if(!(validate620(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate620.errors : vErrors.concat(validate620.errors);
 errors = vErrors.length;
 }
-validate611.errors = vErrors;
+validate619.errors = vErrors;
 return errors === 0;
 }
-validate611.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate619.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:confirmSmsEnrolment"] = validate616;
-const schema332 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentBody"};
-const schema333 = {"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","maxLength":32,"description":"The six-digit code (checked by the handler: `verification_code_malformed`)."}}};
+exports["body:confirmSmsEnrolment"] = validate624;
+const schema337 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentBody"};
+const schema338 = {"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","maxLength":32,"description":"The six-digit code (checked by the handler: `verification_code_malformed`)."}}};
 
-function validate617(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate625(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate617.evaluated;
+const evaluated0 = validate625.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28599,39 +28927,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate617.errors = vErrors;
+validate625.errors = vErrors;
 return errors === 0;
 }
-validate617.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate625.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate616(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate624(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate616.evaluated;
+const evaluated0 = validate624.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate617(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate617.errors : vErrors.concat(validate617.errors);
+if(!(validate625(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate625.errors : vErrors.concat(validate625.errors);
 errors = vErrors.length;
 }
-validate616.errors = vErrors;
+validate624.errors = vErrors;
 return errors === 0;
 }
-validate616.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate624.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:confirmSmsEnrolment"] = validate619;
-const schema334 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentResponse"};
-const schema335 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:confirmSmsEnrolment"] = validate627;
+const schema339 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentResponse"};
+const schema340 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate620(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate628(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate620.evaluated;
+const evaluated0 = validate628.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28662,8 +28990,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate178(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate186(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -28678,39 +29006,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate620.errors = vErrors;
+validate628.errors = vErrors;
 return errors === 0;
 }
-validate620.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate628.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate619(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate627(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate619.evaluated;
+const evaluated0 = validate627.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate620(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate620.errors : vErrors.concat(validate620.errors);
+if(!(validate628(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate628.errors : vErrors.concat(validate628.errors);
 errors = vErrors.length;
 }
-validate619.errors = vErrors;
+validate627.errors = vErrors;
 return errors === 0;
 }
-validate619.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate627.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:uploadSourceMap"] = validate623;
-const schema336 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
-const schema337 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
+exports["body:uploadSourceMap"] = validate631;
+const schema341 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
+const schema342 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
 
-function validate624(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate632(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate624.evaluated;
+const evaluated0 = validate632.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28931,40 +29259,40 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate624.errors = vErrors;
+validate632.errors = vErrors;
 return errors === 0;
 }
-validate624.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate632.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate623(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate631(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate623.evaluated;
+const evaluated0 = validate631.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate624(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate624.errors : vErrors.concat(validate624.errors);
+if(!(validate632(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate632.errors : vErrors.concat(validate632.errors);
 errors = vErrors.length;
 }
-validate623.errors = vErrors;
+validate631.errors = vErrors;
 return errors === 0;
 }
-validate623.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate631.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:uploadSourceMap"] = validate626;
-const schema338 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapResponse"};
-const schema339 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SourceMap"}}};
-const schema340 = {"type":"object","description":"An uploaded source map.","additionalProperties":false,"required":["id","projectRef","filename","debugId","release","sizeBytes","createdAt"],"properties":{"id":{"type":"string"},"projectRef":{"type":"integer","description":"The project's number."},"filename":{"type":"string","description":"The minified file the map belongs to."},"debugId":{"type":["string","null"],"description":"The debug id, or null when matched by release and file name only."},"release":{"type":["string","null"]},"sizeBytes":{"type":"integer","description":"Size of the map after decoding."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:uploadSourceMap"] = validate634;
+const schema343 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapResponse"};
+const schema344 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SourceMap"}}};
+const schema345 = {"type":"object","description":"An uploaded source map.","additionalProperties":false,"required":["id","projectRef","filename","debugId","release","sizeBytes","createdAt"],"properties":{"id":{"type":"string"},"projectRef":{"type":"integer","description":"The project's number."},"filename":{"type":"string","description":"The minified file the map belongs to."},"debugId":{"type":["string","null"],"description":"The debug id, or null when matched by release and file name only."},"release":{"type":["string","null"]},"sizeBytes":{"type":"integer","description":"Size of the map after decoding."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate628(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate636(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate628.evaluated;
+const evaluated0 = validate636.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29094,7 +29422,7 @@ errors++;
 if(data.debugId !== undefined){
 let data3 = data.debugId;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: schema340.properties.debugId.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: schema345.properties.debugId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -29107,7 +29435,7 @@ errors++;
 if(data.release !== undefined){
 let data4 = data.release;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema340.properties.release.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema345.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -29166,16 +29494,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate628.errors = vErrors;
+validate636.errors = vErrors;
 return errors === 0;
 }
-validate628.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate636.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate627(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate635(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate627.evaluated;
+const evaluated0 = validate635.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29206,8 +29534,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate628(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate628.errors : vErrors.concat(validate628.errors);
+if(!(validate636(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate636.errors : vErrors.concat(validate636.errors);
 errors = vErrors.length;
 }
 }
@@ -29222,41 +29550,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate627.errors = vErrors;
+validate635.errors = vErrors;
 return errors === 0;
 }
-validate627.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate635.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate626(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate634(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate626.evaluated;
+const evaluated0 = validate634.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate627(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate627.errors : vErrors.concat(validate627.errors);
+if(!(validate635(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate635.errors : vErrors.concat(validate635.errors);
 errors = vErrors.length;
 }
-validate626.errors = vErrors;
+validate634.errors = vErrors;
 return errors === 0;
 }
-validate626.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate634.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listStatusPages"] = validate631;
-const schema341 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPagesResponse"};
-const schema342 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPage"}}}};
-const schema343 = {"type":"object","description":"A status page.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string","description":"Part of the public address; never changes."},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time","description":"When the custom domain was verified; null until then."},"subscribersEnabled":{"type":"boolean","description":"True when visitors may subscribe to updates."},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"}}};
-const schema344 = {"type":"object","description":"The workspace a status page belongs to.","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
+exports["response:listStatusPages"] = validate639;
+const schema346 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPagesResponse"};
+const schema347 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPage"}}}};
+const schema348 = {"type":"object","description":"A status page.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string","description":"Part of the public address; never changes."},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time","description":"When the custom domain was verified; null until then."},"subscribersEnabled":{"type":"boolean","description":"True when visitors may subscribe to updates."},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"}}};
+const schema349 = {"type":"object","description":"The workspace a status page belongs to.","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
 
-function validate634(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate642(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate634.evaluated;
+const evaluated0 = validate642.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29331,16 +29659,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate634.errors = vErrors;
+validate642.errors = vErrors;
 return errors === 0;
 }
-validate634.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate642.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate633(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate641(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate633.evaluated;
+const evaluated0 = validate641.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29449,7 +29777,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema343.properties, key0))){
+if(!(func3.call(schema348.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -29509,7 +29837,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "public") || (data3 === "password")) || (data3 === "private"))){
-const err15 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema343.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema348.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -29522,7 +29850,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data4 = data.customDomain;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema343.properties.customDomain.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema348.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -29535,7 +29863,7 @@ errors++;
 if(data.domainVerifiedAt !== undefined){
 let data5 = data.domainVerifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema343.properties.domainVerifiedAt.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema348.properties.domainVerifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -29583,8 +29911,8 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate634(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate634.errors : vErrors.concat(validate634.errors);
+if(!(validate642(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate642.errors : vErrors.concat(validate642.errors);
 errors = vErrors.length;
 }
 }
@@ -29624,16 +29952,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate633.errors = vErrors;
+validate641.errors = vErrors;
 return errors === 0;
 }
-validate633.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate641.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate632(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate640(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate632.evaluated;
+const evaluated0 = validate640.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29668,8 +29996,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate633(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate633.errors : vErrors.concat(validate633.errors);
+if(!(validate641(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate641.errors : vErrors.concat(validate641.errors);
 errors = vErrors.length;
 }
 }
@@ -29696,39 +30024,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate632.errors = vErrors;
+validate640.errors = vErrors;
 return errors === 0;
 }
-validate632.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate640.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate631(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate639(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate631.evaluated;
+const evaluated0 = validate639.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate632(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate632.errors : vErrors.concat(validate632.errors);
+if(!(validate640(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate640.errors : vErrors.concat(validate640.errors);
 errors = vErrors.length;
 }
-validate631.errors = vErrors;
+validate639.errors = vErrors;
 return errors === 0;
 }
-validate631.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate639.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createStatusPage"] = validate638;
-const schema345 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
-const schema346 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string"}}};
+exports["body:createStatusPage"] = validate646;
+const schema350 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
+const schema351 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string"}}};
 
-function validate639(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate647(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate639.evaluated;
+const evaluated0 = validate647.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29826,41 +30154,41 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate639.errors = vErrors;
+validate647.errors = vErrors;
 return errors === 0;
 }
-validate639.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate647.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate638(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate646(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate638.evaluated;
+const evaluated0 = validate646.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate639(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate639.errors : vErrors.concat(validate639.errors);
+if(!(validate647(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate647.errors : vErrors.concat(validate647.errors);
 errors = vErrors.length;
 }
-validate638.errors = vErrors;
+validate646.errors = vErrors;
 return errors === 0;
 }
-validate638.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate646.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createStatusPage"] = validate641;
-const schema347 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageResponse"};
-const schema348 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
-const schema349 = {"type":"object","description":"A status page with its settings and components.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt","headline","description","logoUrl","customCss","hasPassword","themeAccent","language","historyDays","showResponseTimes","showIncidentHistory","hideServiceBranding","groupByHost","components","url","domainVerification"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time"},"subscribersEnabled":{"type":"boolean"},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"},"headline":{"type":["string","null"]},"description":{"type":["string","null"]},"logoUrl":{"type":["string","null"]},"customCss":{"type":["string","null"]},"hasPassword":{"type":"boolean","description":"True when a page password is set; the password itself is never returned."},"themeAccent":{"type":"string","description":"Accent colour, `#rrggbb`."},"language":{"type":"string","description":"The language of the page's own words: `en`, `de`, `fr` or `es`."},"historyDays":{"type":"integer","description":"Days of history shown."},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"components":{"type":"array","description":"In page order.","items":{"$ref":"#/components/schemas/StatusPageComponent"}},"url":{"type":"string","description":"The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified)."},"domainVerification":{"description":"The DNS record that proves control of `customDomain`; null without a custom domain.","oneOf":[{"$ref":"#/components/schemas/StatusPageDomainVerification"},{"type":"null"}]}}};
-const schema350 = {"type":"object","description":"A monitor placed on a status page.","additionalProperties":false,"required":["id","monitorId","displayName","position"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"description":"The name shown on the page; null shows the monitor's name."},"position":{"type":"integer","description":"0-based order on the page."}}};
+exports["response:createStatusPage"] = validate649;
+const schema352 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageResponse"};
+const schema353 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+const schema354 = {"type":"object","description":"A status page with its settings and components.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt","headline","description","logoUrl","customCss","hasPassword","themeAccent","language","historyDays","showResponseTimes","showIncidentHistory","hideServiceBranding","groupByHost","components","url","domainVerification"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time"},"subscribersEnabled":{"type":"boolean"},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"},"headline":{"type":["string","null"]},"description":{"type":["string","null"]},"logoUrl":{"type":["string","null"]},"customCss":{"type":["string","null"]},"hasPassword":{"type":"boolean","description":"True when a page password is set; the password itself is never returned."},"themeAccent":{"type":"string","description":"Accent colour, `#rrggbb`."},"language":{"type":"string","description":"The language of the page's own words: `en`, `de`, `fr` or `es`."},"historyDays":{"type":"integer","description":"Days of history shown."},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"components":{"type":"array","description":"In page order.","items":{"$ref":"#/components/schemas/StatusPageComponent"}},"url":{"type":"string","description":"The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified)."},"domainVerification":{"description":"The DNS record that proves control of `customDomain`; null without a custom domain.","oneOf":[{"$ref":"#/components/schemas/StatusPageDomainVerification"},{"type":"null"}]}}};
+const schema355 = {"type":"object","description":"A monitor placed on a status page.","additionalProperties":false,"required":["id","monitorId","displayName","position"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"description":"The name shown on the page; null shows the monitor's name."},"position":{"type":"integer","description":"0-based order on the page."}}};
 
-function validate645(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate653(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate645.evaluated;
+const evaluated0 = validate653.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29947,7 +30275,7 @@ errors++;
 if(data.displayName !== undefined){
 let data2 = data.displayName;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema350.properties.displayName.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema355.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -29981,17 +30309,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate645.errors = vErrors;
+validate653.errors = vErrors;
 return errors === 0;
 }
-validate645.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate653.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema351 = {"type":"object","description":"How a custom domain is proved, and what the last lookup found.","additionalProperties":false,"required":["domain","recordName","recordType","recordValue","verified","verifiedAt","checkedAt","found","error"],"properties":{"domain":{"type":"string"},"recordName":{"type":"string","description":"`_vigil.<domain>`."},"recordType":{"type":"string","const":"TXT"},"recordValue":{"type":"string","description":"The value the TXT record must hold exactly (`vigil-verify=…`)."},"verified":{"type":"boolean"},"verifiedAt":{"type":["string","null"],"format":"date-time"},"checkedAt":{"type":["string","null"],"format":"date-time","description":"When the record was last looked up; null before the first check."},"found":{"type":"array","description":"The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check.","items":{"type":"string"}},"error":{"type":["string","null"],"description":"Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check."}}};
+const schema356 = {"type":"object","description":"How a custom domain is proved, and what the last lookup found.","additionalProperties":false,"required":["domain","recordName","recordType","recordValue","verified","verifiedAt","checkedAt","found","error"],"properties":{"domain":{"type":"string"},"recordName":{"type":"string","description":"`_vigil.<domain>`."},"recordType":{"type":"string","const":"TXT"},"recordValue":{"type":"string","description":"The value the TXT record must hold exactly (`vigil-verify=…`)."},"verified":{"type":"boolean"},"verifiedAt":{"type":["string","null"],"format":"date-time"},"checkedAt":{"type":["string","null"],"format":"date-time","description":"When the record was last looked up; null before the first check."},"found":{"type":"array","description":"The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check.","items":{"type":"string"}},"error":{"type":["string","null"],"description":"Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check."}}};
 
-function validate647(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate655(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate647.evaluated;
+const evaluated0 = validate655.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30090,7 +30418,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema351.properties, key0))){
+if(!(func3.call(schema356.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -30175,7 +30503,7 @@ errors++;
 if(data.verifiedAt !== undefined){
 let data5 = data.verifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/verifiedAt",schemaPath:"#/properties/verifiedAt/type",keyword:"type",params:{type: schema351.properties.verifiedAt.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/verifiedAt",schemaPath:"#/properties/verifiedAt/type",keyword:"type",params:{type: schema356.properties.verifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -30200,7 +30528,7 @@ errors++;
 if(data.checkedAt !== undefined){
 let data6 = data.checkedAt;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/checkedAt",schemaPath:"#/properties/checkedAt/type",keyword:"type",params:{type: schema351.properties.checkedAt.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/checkedAt",schemaPath:"#/properties/checkedAt/type",keyword:"type",params:{type: schema356.properties.checkedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -30253,7 +30581,7 @@ errors++;
 if(data.error !== undefined){
 let data9 = data.error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema351.properties.error.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema356.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -30274,16 +30602,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate647.errors = vErrors;
+validate655.errors = vErrors;
 return errors === 0;
 }
-validate647.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate655.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate643(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate651(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate643.evaluated;
+const evaluated0 = validate651.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30542,7 +30870,7 @@ vErrors.push(err24);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema349.properties, key0))){
+if(!(func3.call(schema354.properties, key0))){
 const err25 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
@@ -30602,7 +30930,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data3 === "public") || (data3 === "password")) || (data3 === "private"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema349.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema354.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -30615,7 +30943,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data4 = data.customDomain;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err31 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema349.properties.customDomain.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema354.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -30628,7 +30956,7 @@ errors++;
 if(data.domainVerifiedAt !== undefined){
 let data5 = data.domainVerifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err32 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema349.properties.domainVerifiedAt.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema354.properties.domainVerifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -30676,8 +31004,8 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate634(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate634.errors : vErrors.concat(validate634.errors);
+if(!(validate642(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate642.errors : vErrors.concat(validate642.errors);
 errors = vErrors.length;
 }
 }
@@ -30709,7 +31037,7 @@ errors++;
 if(data.headline !== undefined){
 let data10 = data.headline;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err38 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema349.properties.headline.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema354.properties.headline.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -30722,7 +31050,7 @@ errors++;
 if(data.description !== undefined){
 let data11 = data.description;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err39 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema349.properties.description.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema354.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -30735,7 +31063,7 @@ errors++;
 if(data.logoUrl !== undefined){
 let data12 = data.logoUrl;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err40 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema349.properties.logoUrl.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema354.properties.logoUrl.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -30748,7 +31076,7 @@ errors++;
 if(data.customCss !== undefined){
 let data13 = data.customCss;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err41 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema349.properties.customCss.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema354.properties.customCss.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -30860,8 +31188,8 @@ let data22 = data.components;
 if(Array.isArray(data22)){
 const len0 = data22.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate645(data22[i0], {instancePath:instancePath+"/components/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate645.errors : vErrors.concat(validate645.errors);
+if(!(validate653(data22[i0], {instancePath:instancePath+"/components/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate653.errors : vErrors.concat(validate653.errors);
 errors = vErrors.length;
 }
 }
@@ -30895,8 +31223,8 @@ const _errs51 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs52 = errors;
-if(!(validate647(data25, {instancePath:instancePath+"/domainVerification",parentData:data,parentDataProperty:"domainVerification",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate647.errors : vErrors.concat(validate647.errors);
+if(!(validate655(data25, {instancePath:instancePath+"/domainVerification",parentData:data,parentDataProperty:"domainVerification",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate655.errors : vErrors.concat(validate655.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs52 === errors;
@@ -30959,175 +31287,175 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate643.errors = vErrors;
-return errors === 0;
-}
-validate643.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate642(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate642.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate643(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate643.errors : vErrors.concat(validate643.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate642.errors = vErrors;
-return errors === 0;
-}
-validate642.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate641(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate641.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate642(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate642.errors : vErrors.concat(validate642.errors);
-errors = vErrors.length;
-}
-validate641.errors = vErrors;
-return errors === 0;
-}
-validate641.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:getStatusPage"] = validate651;
-const schema352 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetStatusPageResponse"};
-const schema353 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
-
-function validate652(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate652.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate643(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate643.errors : vErrors.concat(validate643.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate652.errors = vErrors;
-return errors === 0;
-}
-validate652.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate651(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate651.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate652(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate652.errors : vErrors.concat(validate652.errors);
-errors = vErrors.length;
-}
 validate651.errors = vErrors;
 return errors === 0;
 }
 validate651.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateStatusPage"] = validate655;
-const schema354 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageBody"};
-const schema355 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"headline":{"type":["string","null"],"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"logoUrl":{"type":["string","null"],"maxLength":2000,"description":"An http or https URL."},"password":{"type":["string","null"],"maxLength":128,"description":"8 to 128 characters; null or an empty string removes it."},"customCss":{"type":["string","null"],"maxLength":50000},"themeAccent":{"type":"string","pattern":"^#[0-9a-fA-F]{6}$"},"language":{"type":"string","minLength":2,"maxLength":35,"description":"`en`, `de`, `fr` or `es`."},"visibility":{"type":"string","enum":["public","password","private"]},"historyDays":{"type":"integer","minimum":1,"maximum":365},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"subscribersEnabled":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"customDomain":{"type":["string","null"],"maxLength":253,"description":"A host name to serve the page at; null clears it."}}};
-const pattern4 = new RegExp("^#[0-9a-fA-F]{6}$", "u");
 
-function validate656(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate650(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate656.evaluated;
+const evaluated0 = validate650.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate651(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate651.errors : vErrors.concat(validate651.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate650.errors = vErrors;
+return errors === 0;
+}
+validate650.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate649(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate649.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate650(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate650.errors : vErrors.concat(validate650.errors);
+errors = vErrors.length;
+}
+validate649.errors = vErrors;
+return errors === 0;
+}
+validate649.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:getStatusPage"] = validate659;
+const schema357 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetStatusPageResponse"};
+const schema358 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+
+function validate660(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate660.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate651(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate651.errors : vErrors.concat(validate651.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate660.errors = vErrors;
+return errors === 0;
+}
+validate660.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate659(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate659.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate660(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate660.errors : vErrors.concat(validate660.errors);
+errors = vErrors.length;
+}
+validate659.errors = vErrors;
+return errors === 0;
+}
+validate659.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["body:updateStatusPage"] = validate663;
+const schema359 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageBody"};
+const schema360 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"headline":{"type":["string","null"],"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"logoUrl":{"type":["string","null"],"maxLength":2000,"description":"An http or https URL."},"password":{"type":["string","null"],"maxLength":128,"description":"8 to 128 characters; null or an empty string removes it."},"customCss":{"type":["string","null"],"maxLength":50000},"themeAccent":{"type":"string","pattern":"^#[0-9a-fA-F]{6}$"},"language":{"type":"string","minLength":2,"maxLength":35,"description":"`en`, `de`, `fr` or `es`."},"visibility":{"type":"string","enum":["public","password","private"]},"historyDays":{"type":"integer","minimum":1,"maximum":365},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"subscribersEnabled":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"customDomain":{"type":["string","null"],"maxLength":253,"description":"A host name to serve the page at; null clears it."}}};
+const pattern4 = new RegExp("^#[0-9a-fA-F]{6}$", "u");
+
+function validate664(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate664.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31146,7 +31474,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema355.properties, key0))){
+if(!(func3.call(schema360.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -31195,7 +31523,7 @@ errors++;
 if(data.headline !== undefined){
 let data1 = data.headline;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema355.properties.headline.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema360.properties.headline.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -31220,7 +31548,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema355.properties.description.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema360.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -31245,7 +31573,7 @@ errors++;
 if(data.logoUrl !== undefined){
 let data3 = data.logoUrl;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema355.properties.logoUrl.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema360.properties.logoUrl.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -31270,7 +31598,7 @@ errors++;
 if(data.password !== undefined){
 let data4 = data.password;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: schema355.properties.password.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: schema360.properties.password.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -31295,7 +31623,7 @@ errors++;
 if(data.customCss !== undefined){
 let data5 = data.customCss;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema355.properties.customCss.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema360.properties.customCss.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -31390,7 +31718,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data8 === "public") || (data8 === "password")) || (data8 === "private"))){
-const err21 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema355.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema360.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -31498,7 +31826,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data15 = data.customDomain;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err30 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema355.properties.customDomain.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema360.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -31531,39 +31859,39 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate656.errors = vErrors;
+validate664.errors = vErrors;
 return errors === 0;
 }
-validate656.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate664.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate655(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate663(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate655.evaluated;
+const evaluated0 = validate663.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate656(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate656.errors : vErrors.concat(validate656.errors);
+if(!(validate664(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate664.errors : vErrors.concat(validate664.errors);
 errors = vErrors.length;
 }
-validate655.errors = vErrors;
+validate663.errors = vErrors;
 return errors === 0;
 }
-validate655.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate663.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateStatusPage"] = validate658;
-const schema356 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageResponse"};
-const schema357 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+exports["response:updateStatusPage"] = validate666;
+const schema361 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageResponse"};
+const schema362 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
 
-function validate659(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate667(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate659.evaluated;
+const evaluated0 = validate667.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31594,8 +31922,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate643(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate643.errors : vErrors.concat(validate643.errors);
+if(!(validate651(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate651.errors : vErrors.concat(validate651.errors);
 errors = vErrors.length;
 }
 }
@@ -31610,39 +31938,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate659.errors = vErrors;
+validate667.errors = vErrors;
 return errors === 0;
 }
-validate659.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate667.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate658(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate666(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate658.evaluated;
+const evaluated0 = validate666.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate659(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate659.errors : vErrors.concat(validate659.errors);
+if(!(validate667(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate667.errors : vErrors.concat(validate667.errors);
 errors = vErrors.length;
 }
-validate658.errors = vErrors;
+validate666.errors = vErrors;
 return errors === 0;
 }
-validate658.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate666.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteStatusPage"] = validate662;
-const schema358 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteStatusPageResponse"};
-const schema359 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteStatusPage"] = validate670;
+const schema363 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteStatusPageResponse"};
+const schema364 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate663(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate671(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate663.evaluated;
+const evaluated0 = validate671.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31689,39 +32017,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate663.errors = vErrors;
+validate671.errors = vErrors;
 return errors === 0;
 }
-validate663.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate671.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate662(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate670(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate662.evaluated;
+const evaluated0 = validate670.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate663(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate663.errors : vErrors.concat(validate663.errors);
+if(!(validate671(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate671.errors : vErrors.concat(validate671.errors);
 errors = vErrors.length;
 }
-validate662.errors = vErrors;
+validate670.errors = vErrors;
 return errors === 0;
 }
-validate662.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate670.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:addStatusPageComponent"] = validate666;
-const schema360 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
-const schema361 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"maxLength":100}}};
+exports["body:addStatusPageComponent"] = validate674;
+const schema365 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
+const schema366 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"maxLength":100}}};
 
-function validate667(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate675(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate667.evaluated;
+const evaluated0 = validate675.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31766,7 +32094,7 @@ errors++;
 if(data.displayName !== undefined){
 let data1 = data.displayName;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema361.properties.displayName.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema366.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -31799,39 +32127,39 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate667.errors = vErrors;
+validate675.errors = vErrors;
 return errors === 0;
 }
-validate667.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate675.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate666(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate674(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate666.evaluated;
+const evaluated0 = validate674.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate667(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate667.errors : vErrors.concat(validate667.errors);
+if(!(validate675(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate675.errors : vErrors.concat(validate675.errors);
 errors = vErrors.length;
 }
-validate666.errors = vErrors;
+validate674.errors = vErrors;
 return errors === 0;
 }
-validate666.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate674.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:addStatusPageComponent"] = validate669;
-const schema362 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentResponse"};
-const schema363 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageComponent"}}};
+exports["response:addStatusPageComponent"] = validate677;
+const schema367 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentResponse"};
+const schema368 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageComponent"}}};
 
-function validate670(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate678(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate670.evaluated;
+const evaluated0 = validate678.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31862,8 +32190,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate645(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate645.errors : vErrors.concat(validate645.errors);
+if(!(validate653(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate653.errors : vErrors.concat(validate653.errors);
 errors = vErrors.length;
 }
 }
@@ -31878,39 +32206,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate670.errors = vErrors;
+validate678.errors = vErrors;
 return errors === 0;
 }
-validate670.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate678.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate669(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate677(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate669.evaluated;
+const evaluated0 = validate677.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate670(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate670.errors : vErrors.concat(validate670.errors);
+if(!(validate678(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate678.errors : vErrors.concat(validate678.errors);
 errors = vErrors.length;
 }
-validate669.errors = vErrors;
+validate677.errors = vErrors;
 return errors === 0;
 }
-validate669.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate677.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeStatusPageComponent"] = validate673;
-const schema364 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
-const schema365 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","description":"The component's id (alternative to query `component`)."}}};
+exports["body:removeStatusPageComponent"] = validate681;
+const schema369 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
+const schema370 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","description":"The component's id (alternative to query `component`)."}}};
 
-function validate674(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate682(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate674.evaluated;
+const evaluated0 = validate682.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31953,39 +32281,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate674.errors = vErrors;
+validate682.errors = vErrors;
 return errors === 0;
 }
-validate674.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate682.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate673(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate681(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate673.evaluated;
+const evaluated0 = validate681.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate674(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate674.errors : vErrors.concat(validate674.errors);
+if(!(validate682(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate682.errors : vErrors.concat(validate682.errors);
 errors = vErrors.length;
 }
-validate673.errors = vErrors;
+validate681.errors = vErrors;
 return errors === 0;
 }
-validate673.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate681.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeStatusPageComponent"] = validate676;
-const schema366 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentResponse"};
-const schema367 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeStatusPageComponent"] = validate684;
+const schema371 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentResponse"};
+const schema372 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate677(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate685(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate677.evaluated;
+const evaluated0 = validate685.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32032,39 +32360,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate677.errors = vErrors;
+validate685.errors = vErrors;
 return errors === 0;
 }
-validate677.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate685.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate676(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate684(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate676.evaluated;
+const evaluated0 = validate684.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate677(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate677.errors : vErrors.concat(validate677.errors);
+if(!(validate685(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate685.errors : vErrors.concat(validate685.errors);
 errors = vErrors.length;
 }
-validate676.errors = vErrors;
+validate684.errors = vErrors;
 return errors === 0;
 }
-validate676.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate684.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:verifyStatusPageDomain"] = validate680;
-const schema368 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStatusPageDomainResponse"};
-const schema369 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDomainVerification"}}};
+exports["response:verifyStatusPageDomain"] = validate688;
+const schema373 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStatusPageDomainResponse"};
+const schema374 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDomainVerification"}}};
 
-function validate681(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate689(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate681.evaluated;
+const evaluated0 = validate689.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32095,8 +32423,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate647(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate647.errors : vErrors.concat(validate647.errors);
+if(!(validate655(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate655.errors : vErrors.concat(validate655.errors);
 errors = vErrors.length;
 }
 }
@@ -32111,40 +32439,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate681.errors = vErrors;
+validate689.errors = vErrors;
 return errors === 0;
 }
-validate681.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate689.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate680(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate688(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate680.evaluated;
+const evaluated0 = validate688.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate681(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate681.errors : vErrors.concat(validate681.errors);
+if(!(validate689(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate689.errors : vErrors.concat(validate689.errors);
 errors = vErrors.length;
 }
-validate680.errors = vErrors;
+validate688.errors = vErrors;
 return errors === 0;
 }
-validate680.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate688.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listStatusPageSubscribers"] = validate684;
-const schema370 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPageSubscribersResponse"};
-const schema371 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPageSubscriber"}}}};
-const schema372 = {"type":"object","description":"Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates.","additionalProperties":false,"required":["id","kind","target","confirmed","confirmedAt","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook"]},"target":{"type":"string","description":"The e-mail address, or the webhook URL's host."},"confirmed":{"type":"boolean","description":"False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once."},"confirmedAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listStatusPageSubscribers"] = validate692;
+const schema375 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPageSubscribersResponse"};
+const schema376 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPageSubscriber"}}}};
+const schema377 = {"type":"object","description":"Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates.","additionalProperties":false,"required":["id","kind","target","confirmed","confirmedAt","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook"]},"target":{"type":"string","description":"The e-mail address, or the webhook URL's host."},"confirmed":{"type":"boolean","description":"False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once."},"confirmedAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate686(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate694(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate686.evaluated;
+const evaluated0 = validate694.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32249,7 +32577,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((data1 === "email") || (data1 === "webhook"))){
-const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema372.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema377.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -32286,7 +32614,7 @@ errors++;
 if(data.confirmedAt !== undefined){
 let data4 = data.confirmedAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/confirmedAt",schemaPath:"#/properties/confirmedAt/type",keyword:"type",params:{type: schema372.properties.confirmedAt.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/confirmedAt",schemaPath:"#/properties/confirmedAt/type",keyword:"type",params:{type: schema377.properties.confirmedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -32344,16 +32672,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate686.errors = vErrors;
+validate694.errors = vErrors;
 return errors === 0;
 }
-validate686.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate694.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate685(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate693(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate685.evaluated;
+const evaluated0 = validate693.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32388,8 +32716,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate686(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate686.errors : vErrors.concat(validate686.errors);
+if(!(validate694(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate694.errors : vErrors.concat(validate694.errors);
 errors = vErrors.length;
 }
 }
@@ -32416,39 +32744,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate685.errors = vErrors;
+validate693.errors = vErrors;
 return errors === 0;
 }
-validate685.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate693.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate684(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate692(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate684.evaluated;
+const evaluated0 = validate692.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate685(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate685.errors : vErrors.concat(validate685.errors);
+if(!(validate693(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate693.errors : vErrors.concat(validate693.errors);
 errors = vErrors.length;
 }
-validate684.errors = vErrors;
+validate692.errors = vErrors;
 return errors === 0;
 }
-validate684.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate692.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeStatusPageSubscriber"] = validate689;
-const schema373 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
-const schema374 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","description":"The subscriber's id (alternative to query `subscriber`)."}}};
+exports["body:removeStatusPageSubscriber"] = validate697;
+const schema378 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
+const schema379 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","description":"The subscriber's id (alternative to query `subscriber`)."}}};
 
-function validate690(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate690.evaluated;
+const evaluated0 = validate698.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32491,39 +32819,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate690.errors = vErrors;
+validate698.errors = vErrors;
 return errors === 0;
 }
-validate690.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate689(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate697(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate689.evaluated;
+const evaluated0 = validate697.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate690(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate690.errors : vErrors.concat(validate690.errors);
+if(!(validate698(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate698.errors : vErrors.concat(validate698.errors);
 errors = vErrors.length;
 }
-validate689.errors = vErrors;
+validate697.errors = vErrors;
 return errors === 0;
 }
-validate689.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate697.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeStatusPageSubscriber"] = validate692;
-const schema375 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberResponse"};
-const schema376 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeStatusPageSubscriber"] = validate700;
+const schema380 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberResponse"};
+const schema381 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate693(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate701(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate693.evaluated;
+const evaluated0 = validate701.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32570,40 +32898,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate693.errors = vErrors;
+validate701.errors = vErrors;
 return errors === 0;
 }
-validate693.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate701.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate692(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate700(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate692.evaluated;
+const evaluated0 = validate700.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate693(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate693.errors : vErrors.concat(validate693.errors);
+if(!(validate701(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate701.errors : vErrors.concat(validate701.errors);
 errors = vErrors.length;
 }
-validate692.errors = vErrors;
+validate700.errors = vErrors;
 return errors === 0;
 }
-validate692.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate700.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getSummary"] = validate696;
-const schema377 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSummaryResponse"};
-const schema378 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Summary"}}};
-const schema379 = {"type":"object","additionalProperties":false,"required":["total","up","degraded","down","paused","pending","openIncidents","suppressedIncidents"],"properties":{"total":{"type":"integer","description":"Visible monitors."},"up":{"type":"integer"},"degraded":{"type":"integer"},"down":{"type":"integer"},"paused":{"type":"integer"},"pending":{"type":"integer"},"openIncidents":{"type":"integer","description":"Unresolved incidents that are not the blast radius of another one."},"suppressedIncidents":{"type":"integer","description":"Unresolved incidents that are suppressed or have a rootIncidentId."}}};
+exports["response:getSummary"] = validate704;
+const schema382 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSummaryResponse"};
+const schema383 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Summary"}}};
+const schema384 = {"type":"object","additionalProperties":false,"required":["total","up","degraded","down","paused","pending","openIncidents","suppressedIncidents"],"properties":{"total":{"type":"integer","description":"Visible monitors."},"up":{"type":"integer"},"degraded":{"type":"integer"},"down":{"type":"integer"},"paused":{"type":"integer"},"pending":{"type":"integer"},"openIncidents":{"type":"integer","description":"Unresolved incidents that are not the blast radius of another one."},"suppressedIncidents":{"type":"integer","description":"Unresolved incidents that are suppressed or have a rootIncidentId."}}};
 
-function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate706(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate698.evaluated;
+const evaluated0 = validate706.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32818,16 +33146,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate698.errors = vErrors;
+validate706.errors = vErrors;
 return errors === 0;
 }
-validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate706.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate697(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate705(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate697.evaluated;
+const evaluated0 = validate705.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32858,8 +33186,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate698(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate698.errors : vErrors.concat(validate698.errors);
+if(!(validate706(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate706.errors : vErrors.concat(validate706.errors);
 errors = vErrors.length;
 }
 }
@@ -32874,40 +33202,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate697.errors = vErrors;
+validate705.errors = vErrors;
 return errors === 0;
 }
-validate697.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate705.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate696(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate704(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate696.evaluated;
+const evaluated0 = validate704.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate697(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate697.errors : vErrors.concat(validate697.errors);
+if(!(validate705(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate705.errors : vErrors.concat(validate705.errors);
 errors = vErrors.length;
 }
-validate696.errors = vErrors;
+validate704.errors = vErrors;
 return errors === 0;
 }
-validate696.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate704.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:uploadSymbols"] = validate701;
-const schema380 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSymbolsResponse"};
-const schema381 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SymbolUpload"}}};
-const schema382 = {"type":"object","description":"A stored build of symbols.","additionalProperties":false,"required":["id","platform","release","debugIds","replaced"],"properties":{"id":{"type":"string"},"platform":{"type":"string","enum":["ios","android"]},"release":{"type":["string","null"]},"debugIds":{"type":"array","description":"The Mach-O UUIDs (iOS); empty for Android.","items":{"type":"string"}},"replaced":{"type":"boolean","description":"True when this upload replaced the symbols of the same build."}}};
+exports["response:uploadSymbols"] = validate709;
+const schema385 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSymbolsResponse"};
+const schema386 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SymbolUpload"}}};
+const schema387 = {"type":"object","description":"A stored build of symbols.","additionalProperties":false,"required":["id","platform","release","debugIds","replaced"],"properties":{"id":{"type":"string"},"platform":{"type":"string","enum":["ios","android"]},"release":{"type":["string","null"]},"debugIds":{"type":"array","description":"The Mach-O UUIDs (iOS); empty for Android.","items":{"type":"string"}},"replaced":{"type":"boolean","description":"True when this upload replaced the symbols of the same build."}}};
 
-function validate703(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate711(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate703.evaluated;
+const evaluated0 = validate711.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33002,7 +33330,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data1 === "ios") || (data1 === "android"))){
-const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/enum",keyword:"enum",params:{allowedValues: schema382.properties.platform.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/enum",keyword:"enum",params:{allowedValues: schema387.properties.platform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -33015,7 +33343,7 @@ errors++;
 if(data.release !== undefined){
 let data2 = data.release;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema382.properties.release.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema387.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -33076,16 +33404,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate703.errors = vErrors;
+validate711.errors = vErrors;
 return errors === 0;
 }
-validate703.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate711.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate702(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate710(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate702.evaluated;
+const evaluated0 = validate710.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33116,8 +33444,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate703(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate703.errors : vErrors.concat(validate703.errors);
+if(!(validate711(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate711.errors : vErrors.concat(validate711.errors);
 errors = vErrors.length;
 }
 }
@@ -33132,40 +33460,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate702.errors = vErrors;
+validate710.errors = vErrors;
 return errors === 0;
 }
-validate702.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate710.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate701(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate709(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate701.evaluated;
+const evaluated0 = validate709.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate702(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate702.errors : vErrors.concat(validate702.errors);
+if(!(validate710(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate710.errors : vErrors.concat(validate710.errors);
 errors = vErrors.length;
 }
-validate701.errors = vErrors;
+validate709.errors = vErrors;
 return errors === 0;
 }
-validate701.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate709.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listWorkspaces"] = validate706;
-const schema383 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListWorkspacesResponse"};
-const schema384 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Workspace"}}}};
-const schema385 = {"type":"object","additionalProperties":false,"required":["id","name","slug","clientReference","isDefault","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80},"slug":{"type":"string","description":"Derived from the name at creation; never changes."},"clientReference":{"type":["string","null"]},"isDefault":{"type":"boolean","description":"The default workspace cannot be deleted."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listWorkspaces"] = validate714;
+const schema388 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListWorkspacesResponse"};
+const schema389 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Workspace"}}}};
+const schema390 = {"type":"object","additionalProperties":false,"required":["id","name","slug","clientReference","isDefault","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80},"slug":{"type":"string","description":"Derived from the name at creation; never changes."},"clientReference":{"type":["string","null"]},"isDefault":{"type":"boolean","description":"The default workspace cannot be deleted."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate708(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate716(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate708.evaluated;
+const evaluated0 = validate716.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33307,7 +33635,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data3 = data.clientReference;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema385.properties.clientReference.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema390.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -33365,227 +33693,11 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate708.errors = vErrors;
+validate716.errors = vErrors;
 return errors === 0;
 }
-validate708.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate716.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate707(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate707.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data0 = data.data;
-if(Array.isArray(data0)){
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate708(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate708.errors : vErrors.concat(validate708.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate707.errors = vErrors;
-return errors === 0;
-}
-validate707.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate706(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate706.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate707(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate707.errors : vErrors.concat(validate707.errors);
-errors = vErrors.length;
-}
-validate706.errors = vErrors;
-return errors === 0;
-}
-validate706.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["body:createWorkspace"] = validate711;
-const schema386 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
-const schema387 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"description":"Your own reference for the workspace (e.g. a client number)."}}};
-
-function validate712(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate712.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.name === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "name") || (key0 === "clientReference"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.name !== undefined){
-let data0 = data.name;
-if(typeof data0 === "string"){
-if(func1(data0) > 80){
-const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 80},message:"must NOT have more than 80 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(func1(data0) < 1){
-const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.clientReference !== undefined){
-let data1 = data.clientReference;
-if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema387.properties.clientReference.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-validate712.errors = vErrors;
-return errors === 0;
-}
-validate712.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate711(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate711.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate712(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate712.errors : vErrors.concat(validate712.errors);
-errors = vErrors.length;
-}
-validate711.errors = vErrors;
-return errors === 0;
-}
-validate711.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:createWorkspace"] = validate714;
-const schema388 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceResponse"};
-const schema389 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
 
 function validate715(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -33621,19 +33733,35 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate708(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate708.errors : vErrors.concat(validate708.errors);
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate716(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate716.errors : vErrors.concat(validate716.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -33662,14 +33790,14 @@ return errors === 0;
 }
 validate714.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateWorkspace"] = validate718;
-const schema390 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
-const schema391 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
+exports["body:createWorkspace"] = validate719;
+const schema391 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
+const schema392 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"description":"Your own reference for the workspace (e.g. a client number)."}}};
 
-function validate719(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate719.evaluated;
+const evaluated0 = validate720.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33737,7 +33865,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data1 = data.clientReference;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema391.properties.clientReference.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema392.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -33758,39 +33886,39 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate719.errors = vErrors;
+validate720.errors = vErrors;
 return errors === 0;
 }
-validate719.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate718(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate719(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate718.evaluated;
+const evaluated0 = validate719.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate719(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate719.errors : vErrors.concat(validate719.errors);
+if(!(validate720(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate720.errors : vErrors.concat(validate720.errors);
 errors = vErrors.length;
 }
-validate718.errors = vErrors;
+validate719.errors = vErrors;
 return errors === 0;
 }
-validate718.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate719.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateWorkspace"] = validate721;
-const schema392 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceResponse"};
-const schema393 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
+exports["response:createWorkspace"] = validate722;
+const schema393 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceResponse"};
+const schema394 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
 
-function validate722(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate723(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate722.evaluated;
+const evaluated0 = validate723.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33821,8 +33949,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate708(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate708.errors : vErrors.concat(validate708.errors);
+if(!(validate716(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate716.errors : vErrors.concat(validate716.errors);
 errors = vErrors.length;
 }
 }
@@ -33837,39 +33965,239 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate722.errors = vErrors;
+validate723.errors = vErrors;
 return errors === 0;
 }
-validate722.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate723.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate721(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate722(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate721.evaluated;
+const evaluated0 = validate722.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate722(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate722.errors : vErrors.concat(validate722.errors);
+if(!(validate723(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate723.errors : vErrors.concat(validate723.errors);
 errors = vErrors.length;
 }
-validate721.errors = vErrors;
+validate722.errors = vErrors;
 return errors === 0;
 }
-validate721.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate722.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteWorkspace"] = validate725;
-const schema394 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteWorkspaceResponse"};
-const schema395 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["body:updateWorkspace"] = validate726;
+const schema395 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
+const schema396 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
+
+function validate727(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate727.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "name") || (key0 === "clientReference"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func1(data0) > 80){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 80},message:"must NOT have more than 80 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.clientReference !== undefined){
+let data1 = data.clientReference;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema396.properties.clientReference.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate727.errors = vErrors;
+return errors === 0;
+}
+validate727.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate726(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate726.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate727(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate727.errors : vErrors.concat(validate727.errors);
+errors = vErrors.length;
+}
+validate726.errors = vErrors;
+return errors === 0;
+}
+validate726.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:updateWorkspace"] = validate729;
+const schema397 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceResponse"};
+const schema398 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
+
+function validate730(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate730.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate716(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate716.errors : vErrors.concat(validate716.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate730.errors = vErrors;
+return errors === 0;
+}
+validate730.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate729.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate730(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate730.errors : vErrors.concat(validate730.errors);
+errors = vErrors.length;
+}
+validate729.errors = vErrors;
+return errors === 0;
+}
+validate729.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:deleteWorkspace"] = validate733;
+const schema399 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteWorkspaceResponse"};
+const schema400 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+
+function validate734(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate734.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33916,30 +34244,30 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate726.errors = vErrors;
+validate734.errors = vErrors;
 return errors === 0;
 }
-validate726.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate734.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate733(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate725.evaluated;
+const evaluated0 = validate733.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate726(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate726.errors : vErrors.concat(validate726.errors);
+if(!(validate734(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate734.errors : vErrors.concat(validate734.errors);
 errors = vErrors.length;
 }
-validate725.errors = vErrors;
+validate733.errors = vErrors;
 return errors === 0;
 }
-validate725.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate733.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 return exports;
 })();
@@ -34631,7 +34959,7 @@ return errors === 0;
 }
 validate64.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:verifyStorePurchase"] = validate65;
+exports["query:createCheckoutSession"] = validate65;
 const schema32 = {"type":"object","properties":{}};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -34659,7 +34987,7 @@ return errors === 0;
 }
 validate65.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listChannels"] = validate66;
+exports["query:verifyStorePurchase"] = validate66;
 const schema33 = {"type":"object","properties":{}};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -34687,7 +35015,7 @@ return errors === 0;
 }
 validate66.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createChannel"] = validate67;
+exports["query:listChannels"] = validate67;
 const schema34 = {"type":"object","properties":{}};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -34715,7 +35043,7 @@ return errors === 0;
 }
 validate67.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateChannel"] = validate68;
+exports["query:createChannel"] = validate68;
 const schema35 = {"type":"object","properties":{}};
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -34743,7 +35071,7 @@ return errors === 0;
 }
 validate68.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteChannel"] = validate69;
+exports["query:updateChannel"] = validate69;
 const schema36 = {"type":"object","properties":{}};
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -34771,7 +35099,7 @@ return errors === 0;
 }
 validate69.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:sendChannelConfirmation"] = validate70;
+exports["query:deleteChannel"] = validate70;
 const schema37 = {"type":"object","properties":{}};
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -34799,7 +35127,7 @@ return errors === 0;
 }
 validate70.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:testChannel"] = validate71;
+exports["query:sendChannelConfirmation"] = validate71;
 const schema38 = {"type":"object","properties":{}};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -34827,14 +35155,42 @@ return errors === 0;
 }
 validate71.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listErrorIssues"] = validate72;
-const schema39 = {"type":"object","properties":{"status":{"type":"string","enum":["unresolved","resolved","ignored","all"],"default":"unresolved"},"project":{"type":"string"},"q":{"type":"string","maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50}}};
-const func1 = require("ajv/dist/runtime/ucs2length").default;
+exports["query:testChannel"] = validate72;
+const schema39 = {"type":"object","properties":{}};
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate72.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate72.errors = vErrors;
+return errors === 0;
+}
+validate72.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listErrorIssues"] = validate73;
+const schema40 = {"type":"object","properties":{"status":{"type":"string","enum":["unresolved","resolved","ignored","all"],"default":"unresolved"},"project":{"type":"string"},"q":{"type":"string","maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50}}};
+const func1 = require("ajv/dist/runtime/ucs2length").default;
+
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34878,7 +35234,7 @@ data["status"] = coerced0;
 }
 }
 if(!((((data0 === "unresolved") || (data0 === "resolved")) || (data0 === "ignored")) || (data0 === "all"))){
-const err1 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema39.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema40.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -35021,40 +35377,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate72.errors = vErrors;
-return errors === 0;
-}
-validate72.evaluated = {"props":{"status":true,"project":true,"q":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getErrorIssue"] = validate73;
-const schema40 = {"type":"object","properties":{}};
-
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate73.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate73.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":{"status":true,"project":true,"q":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateErrorIssue"] = validate74;
+exports["query:getErrorIssue"] = validate74;
 const schema41 = {"type":"object","properties":{}};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35082,7 +35410,7 @@ return errors === 0;
 }
 validate74.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listErrorProjects"] = validate75;
+exports["query:updateErrorIssue"] = validate75;
 const schema42 = {"type":"object","properties":{}};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35110,9 +35438,8 @@ return errors === 0;
 }
 validate75.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:exportAll"] = validate76;
-const schema43 = {"type":"object","properties":{"format":{"type":"string","enum":["csv","json"],"default":"csv"},"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},"bom":{"type":"boolean","default":false}}};
-const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
+exports["query:listErrorProjects"] = validate76;
+const schema43 = {"type":"object","properties":{}};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35124,26 +35451,8 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.format === undefined){
-data.format = "csv";
-}
-if(data.bom === undefined){
-data.bom = false;
-}
-let data0 = data.format;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -35152,156 +35461,14 @@ vErrors.push(err0);
 }
 errors++;
 }
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["format"] = coerced0;
-}
-}
-}
-if(!((data0 === "csv") || (data0 === "json"))){
-const err1 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema43.properties.format.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.from !== undefined){
-let data1 = data.from;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["from"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(!(formats0.validate(data1))){
-const err3 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-if(data.to !== undefined){
-let data2 = data.to;
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err4 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["to"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(!(formats0.validate(data2))){
-const err5 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-let data3 = data.bom;
-if(typeof data3 !== "boolean"){
-let coerced3 = undefined;
-if(!(coerced3 !== undefined)){
-if(data3 === "false" || data3 === 0 || data3 === null){
-coerced3 = false;
-}
-else if(data3 === "true" || data3 === 1){
-coerced3 = true;
-}
-else {
-const err6 = {instancePath:instancePath+"/bom",schemaPath:"#/properties/bom/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["bom"] = coerced3;
-}
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate76.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":{"format":true,"from":true,"to":true,"bom":true},"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:exportEntity"] = validate77;
+exports["query:exportAll"] = validate77;
 const schema44 = {"type":"object","properties":{"format":{"type":"string","enum":["csv","json"],"default":"csv"},"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},"bom":{"type":"boolean","default":false}}};
+const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35489,8 +35656,8 @@ return errors === 0;
 }
 validate77.evaluated = {"props":{"format":true,"from":true,"to":true,"bom":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listHosts"] = validate78;
-const schema45 = {"type":"object","properties":{}};
+exports["query:exportEntity"] = validate78;
+const schema45 = {"type":"object","properties":{"format":{"type":"string","enum":["csv","json"],"default":"csv"},"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},"bom":{"type":"boolean","default":false}}};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35502,8 +35669,26 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.format === undefined){
+data.format = "csv";
+}
+if(data.bom === undefined){
+data.bom = false;
+}
+let data0 = data.format;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -35512,12 +35697,155 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["format"] = coerced0;
+}
+}
+}
+if(!((data0 === "csv") || (data0 === "json"))){
+const err1 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema45.properties.format.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.from !== undefined){
+let data1 = data.from;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["from"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(!(formats0.validate(data1))){
+const err3 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+if(data.to !== undefined){
+let data2 = data.to;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err4 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["to"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(!(formats0.validate(data2))){
+const err5 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+let data3 = data.bom;
+if(typeof data3 !== "boolean"){
+let coerced3 = undefined;
+if(!(coerced3 !== undefined)){
+if(data3 === "false" || data3 === 0 || data3 === null){
+coerced3 = false;
+}
+else if(data3 === "true" || data3 === 1){
+coerced3 = true;
+}
+else {
+const err6 = {instancePath:instancePath+"/bom",schemaPath:"#/properties/bom/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["bom"] = coerced3;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
 validate78.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":{"format":true,"from":true,"to":true,"bom":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createHost"] = validate79;
+exports["query:listHosts"] = validate79;
 const schema46 = {"type":"object","properties":{}};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35545,7 +35873,7 @@ return errors === 0;
 }
 validate79.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getHost"] = validate80;
+exports["query:createHost"] = validate80;
 const schema47 = {"type":"object","properties":{}};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35573,7 +35901,7 @@ return errors === 0;
 }
 validate80.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateHost"] = validate81;
+exports["query:getHost"] = validate81;
 const schema48 = {"type":"object","properties":{}};
 
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35601,7 +35929,7 @@ return errors === 0;
 }
 validate81.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteHost"] = validate82;
+exports["query:updateHost"] = validate82;
 const schema49 = {"type":"object","properties":{}};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35629,7 +35957,7 @@ return errors === 0;
 }
 validate82.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:addHostMonitor"] = validate83;
+exports["query:deleteHost"] = validate83;
 const schema50 = {"type":"object","properties":{}};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35657,13 +35985,41 @@ return errors === 0;
 }
 validate83.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeHostMonitor"] = validate84;
-const schema51 = {"type":"object","properties":{"monitorId":{"type":"string"}}};
+exports["query:addHostMonitor"] = validate84;
+const schema51 = {"type":"object","properties":{}};
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate84.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate84.errors = vErrors;
+return errors === 0;
+}
+validate84.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeHostMonitor"] = validate85;
+const schema52 = {"type":"object","properties":{"monitorId":{"type":"string"}}};
+
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35713,40 +36069,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate84.errors = vErrors;
-return errors === 0;
-}
-validate84.evaluated = {"props":{"monitorId":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getIncidentFeed"] = validate85;
-const schema52 = {"type":"object","properties":{}};
-
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate85.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate85.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":{"monitorId":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:rotateIncidentFeed"] = validate86;
+exports["query:getIncidentFeed"] = validate86;
 const schema53 = {"type":"object","properties":{}};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35774,7 +36102,7 @@ return errors === 0;
 }
 validate86.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:revokeIncidentFeed"] = validate87;
+exports["query:rotateIncidentFeed"] = validate87;
 const schema54 = {"type":"object","properties":{}};
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35802,13 +36130,41 @@ return errors === 0;
 }
 validate87.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listIncidents"] = validate88;
-const schema55 = {"type":"object","properties":{"status":{"type":"string"},"open":{"type":"boolean"},"limit":{"type":"integer","default":50}}};
+exports["query:revokeIncidentFeed"] = validate88;
+const schema55 = {"type":"object","properties":{}};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate88.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate88.errors = vErrors;
+return errors === 0;
+}
+validate88.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listIncidents"] = validate89;
+const schema56 = {"type":"object","properties":{"status":{"type":"string"},"open":{"type":"boolean"},"limit":{"type":"integer","default":50}}};
+
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35918,40 +36274,12 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate88.errors = vErrors;
-return errors === 0;
-}
-validate88.evaluated = {"props":{"status":true,"open":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getIncident"] = validate89;
-const schema56 = {"type":"object","properties":{}};
-
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate89.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate89.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":{"status":true,"open":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateIncident"] = validate90;
+exports["query:getIncident"] = validate90;
 const schema57 = {"type":"object","properties":{}};
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35979,7 +36307,7 @@ return errors === 0;
 }
 validate90.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listIncidentEvents"] = validate91;
+exports["query:updateIncident"] = validate91;
 const schema58 = {"type":"object","properties":{}};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36007,7 +36335,7 @@ return errors === 0;
 }
 validate91.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setIncidentPostmortem"] = validate92;
+exports["query:listIncidentEvents"] = validate92;
 const schema59 = {"type":"object","properties":{}};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36035,7 +36363,7 @@ return errors === 0;
 }
 validate92.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteInvitation"] = validate93;
+exports["query:setIncidentPostmortem"] = validate93;
 const schema60 = {"type":"object","properties":{}};
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36063,13 +36391,41 @@ return errors === 0;
 }
 validate93.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMaintenanceWindows"] = validate94;
-const schema61 = {"type":"object","properties":{"past":{"type":"boolean","default":false}}};
+exports["query:deleteInvitation"] = validate94;
+const schema61 = {"type":"object","properties":{}};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate94.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate94.errors = vErrors;
+return errors === 0;
+}
+validate94.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listMaintenanceWindows"] = validate95;
+const schema62 = {"type":"object","properties":{"past":{"type":"boolean","default":false}}};
+
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36119,18 +36475,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":{"past":true},"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":{"past":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createMaintenanceWindow"] = validate95;
-const schema62 = {"type":"object","properties":{}};
+exports["query:createMaintenanceWindow"] = validate96;
+const schema63 = {"type":"object","properties":{}};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36147,18 +36503,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteMaintenanceWindow"] = validate96;
-const schema63 = {"type":"object","properties":{"id":{"type":"string"}},"required":["id"]};
+exports["query:deleteMaintenanceWindow"] = validate97;
+const schema64 = {"type":"object","properties":{"id":{"type":"string"}},"required":["id"]};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36218,40 +36574,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate96.errors = vErrors;
-return errors === 0;
-}
-validate96.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getMe"] = validate97;
-const schema64 = {"type":"object","properties":{}};
-
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate97.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate97.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:changePassword"] = validate98;
+exports["query:getMe"] = validate98;
 const schema65 = {"type":"object","properties":{}};
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36279,7 +36607,7 @@ return errors === 0;
 }
 validate98.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMembers"] = validate99;
+exports["query:changePassword"] = validate99;
 const schema66 = {"type":"object","properties":{}};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36307,7 +36635,7 @@ return errors === 0;
 }
 validate99.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:inviteMember"] = validate100;
+exports["query:listMembers"] = validate100;
 const schema67 = {"type":"object","properties":{}};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36335,7 +36663,7 @@ return errors === 0;
 }
 validate100.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateMember"] = validate101;
+exports["query:inviteMember"] = validate101;
 const schema68 = {"type":"object","properties":{}};
 
 function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36363,7 +36691,7 @@ return errors === 0;
 }
 validate101.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeMember"] = validate102;
+exports["query:updateMember"] = validate102;
 const schema69 = {"type":"object","properties":{}};
 
 function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36391,13 +36719,41 @@ return errors === 0;
 }
 validate102.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMonitors"] = validate103;
-const schema70 = {"type":"object","properties":{"tag":{"type":"string"}}};
+exports["query:removeMember"] = validate103;
+const schema70 = {"type":"object","properties":{}};
 
 function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate103.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate103.errors = vErrors;
+return errors === 0;
+}
+validate103.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listMonitors"] = validate104;
+const schema71 = {"type":"object","properties":{"tag":{"type":"string"}}};
+
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36447,18 +36803,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate103.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":{"tag":true},"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":{"tag":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createMonitor"] = validate104;
-const schema71 = {"type":"object","properties":{}};
+exports["query:createMonitor"] = validate105;
+const schema72 = {"type":"object","properties":{}};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36475,18 +36831,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMonitorGraphs"] = validate105;
-const schema72 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
+exports["query:listMonitorGraphs"] = validate106;
+const schema73 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36535,40 +36891,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate105.errors = vErrors;
-return errors === 0;
-}
-validate105.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getMonitor"] = validate106;
-const schema73 = {"type":"object","properties":{}};
-
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate106.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate106.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateMonitor"] = validate107;
+exports["query:getMonitor"] = validate107;
 const schema74 = {"type":"object","properties":{}};
 
 function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36596,7 +36924,7 @@ return errors === 0;
 }
 validate107.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteMonitor"] = validate108;
+exports["query:updateMonitor"] = validate108;
 const schema75 = {"type":"object","properties":{}};
 
 function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36624,7 +36952,7 @@ return errors === 0;
 }
 validate108.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMonitorChannels"] = validate109;
+exports["query:deleteMonitor"] = validate109;
 const schema76 = {"type":"object","properties":{}};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36652,7 +36980,7 @@ return errors === 0;
 }
 validate109.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setMonitorChannels"] = validate110;
+exports["query:listMonitorChannels"] = validate110;
 const schema77 = {"type":"object","properties":{}};
 
 function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36680,13 +37008,41 @@ return errors === 0;
 }
 validate110.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorGraph"] = validate111;
-const schema78 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
+exports["query:setMonitorChannels"] = validate111;
+const schema78 = {"type":"object","properties":{}};
 
 function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate111.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate111.errors = vErrors;
+return errors === 0;
+}
+validate111.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:getMonitorGraph"] = validate112;
+const schema79 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
+
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36735,18 +37091,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorHistory"] = validate112;
-const schema79 = {"type":"object","properties":{"days":{"type":"integer","default":30}}};
+exports["query:getMonitorHistory"] = validate113;
+const schema80 = {"type":"object","properties":{"days":{"type":"integer","default":30}}};
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36795,40 +37151,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate112.errors = vErrors;
-return errors === 0;
-}
-validate112.evaluated = {"props":{"days":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listMonitorHosts"] = validate113;
-const schema80 = {"type":"object","properties":{}};
-
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate113.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate113.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":{"days":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setMonitorHosts"] = validate114;
+exports["query:listMonitorHosts"] = validate114;
 const schema81 = {"type":"object","properties":{}};
 
 function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36856,7 +37184,7 @@ return errors === 0;
 }
 validate114.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorPushUrl"] = validate115;
+exports["query:setMonitorHosts"] = validate115;
 const schema82 = {"type":"object","properties":{}};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36884,7 +37212,7 @@ return errors === 0;
 }
 validate115.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getOnCall"] = validate116;
+exports["query:getMonitorPushUrl"] = validate116;
 const schema83 = {"type":"object","properties":{}};
 
 function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36912,7 +37240,7 @@ return errors === 0;
 }
 validate116.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createEscalationPolicy"] = validate117;
+exports["query:getOnCall"] = validate117;
 const schema84 = {"type":"object","properties":{}};
 
 function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36940,7 +37268,7 @@ return errors === 0;
 }
 validate117.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteEscalationPolicy"] = validate118;
+exports["query:createEscalationPolicy"] = validate118;
 const schema85 = {"type":"object","properties":{}};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36968,7 +37296,7 @@ return errors === 0;
 }
 validate118.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createOverride"] = validate119;
+exports["query:deleteEscalationPolicy"] = validate119;
 const schema86 = {"type":"object","properties":{}};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36996,7 +37324,7 @@ return errors === 0;
 }
 validate119.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteOverride"] = validate120;
+exports["query:createOverride"] = validate120;
 const schema87 = {"type":"object","properties":{}};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37024,7 +37352,7 @@ return errors === 0;
 }
 validate120.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createSchedule"] = validate121;
+exports["query:deleteOverride"] = validate121;
 const schema88 = {"type":"object","properties":{}};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37052,7 +37380,7 @@ return errors === 0;
 }
 validate121.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteSchedule"] = validate122;
+exports["query:createSchedule"] = validate122;
 const schema89 = {"type":"object","properties":{}};
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37080,7 +37408,7 @@ return errors === 0;
 }
 validate122.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listOrganizations"] = validate123;
+exports["query:deleteSchedule"] = validate123;
 const schema90 = {"type":"object","properties":{}};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37108,7 +37436,7 @@ return errors === 0;
 }
 validate123.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setActiveOrganization"] = validate124;
+exports["query:listOrganizations"] = validate124;
 const schema91 = {"type":"object","properties":{}};
 
 function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37136,7 +37464,7 @@ return errors === 0;
 }
 validate124.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:requestPasswordReset"] = validate125;
+exports["query:setActiveOrganization"] = validate125;
 const schema92 = {"type":"object","properties":{}};
 
 function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37164,7 +37492,7 @@ return errors === 0;
 }
 validate125.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:resetPassword"] = validate126;
+exports["query:requestPasswordReset"] = validate126;
 const schema93 = {"type":"object","properties":{}};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37192,7 +37520,7 @@ return errors === 0;
 }
 validate126.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listProbes"] = validate127;
+exports["query:resetPassword"] = validate127;
 const schema94 = {"type":"object","properties":{}};
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37220,13 +37548,41 @@ return errors === 0;
 }
 validate127.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:searchResources"] = validate128;
-const schema95 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+exports["query:listProbes"] = validate128;
+const schema95 = {"type":"object","properties":{}};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate128.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate128.errors = vErrors;
+return errors === 0;
+}
+validate128.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:searchResources"] = validate129;
+const schema96 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37391,40 +37747,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate128.errors = vErrors;
-return errors === 0;
-}
-validate128.evaluated = {"props":{"q":true,"type":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listSessions"] = validate129;
-const schema96 = {"type":"object","properties":{}};
-
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate129.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate129.errors = vErrors;
 return errors === 0;
 }
-validate129.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":{"q":true,"type":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:signIn"] = validate130;
+exports["query:listSessions"] = validate130;
 const schema97 = {"type":"object","properties":{}};
 
 function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37452,7 +37780,7 @@ return errors === 0;
 }
 validate130.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:revokeSession"] = validate131;
+exports["query:signIn"] = validate131;
 const schema98 = {"type":"object","properties":{}};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37480,7 +37808,7 @@ return errors === 0;
 }
 validate131.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getSetup"] = validate132;
+exports["query:revokeSession"] = validate132;
 const schema99 = {"type":"object","properties":{}};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37508,7 +37836,7 @@ return errors === 0;
 }
 validate132.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:dismissSetup"] = validate133;
+exports["query:getSetup"] = validate133;
 const schema100 = {"type":"object","properties":{}};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37536,7 +37864,7 @@ return errors === 0;
 }
 validate133.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:signUp"] = validate134;
+exports["query:dismissSetup"] = validate134;
 const schema101 = {"type":"object","properties":{}};
 
 function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37564,7 +37892,7 @@ return errors === 0;
 }
 validate134.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createSmsEnrolment"] = validate135;
+exports["query:signUp"] = validate135;
 const schema102 = {"type":"object","properties":{}};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37592,7 +37920,7 @@ return errors === 0;
 }
 validate135.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:confirmSmsEnrolment"] = validate136;
+exports["query:createSmsEnrolment"] = validate136;
 const schema103 = {"type":"object","properties":{}};
 
 function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37620,7 +37948,7 @@ return errors === 0;
 }
 validate136.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:uploadSourceMap"] = validate137;
+exports["query:confirmSmsEnrolment"] = validate137;
 const schema104 = {"type":"object","properties":{}};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37648,7 +37976,7 @@ return errors === 0;
 }
 validate137.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listStatusPages"] = validate138;
+exports["query:uploadSourceMap"] = validate138;
 const schema105 = {"type":"object","properties":{}};
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37676,7 +38004,7 @@ return errors === 0;
 }
 validate138.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createStatusPage"] = validate139;
+exports["query:listStatusPages"] = validate139;
 const schema106 = {"type":"object","properties":{}};
 
 function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37704,7 +38032,7 @@ return errors === 0;
 }
 validate139.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getStatusPage"] = validate140;
+exports["query:createStatusPage"] = validate140;
 const schema107 = {"type":"object","properties":{}};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37732,7 +38060,7 @@ return errors === 0;
 }
 validate140.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateStatusPage"] = validate141;
+exports["query:getStatusPage"] = validate141;
 const schema108 = {"type":"object","properties":{}};
 
 function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37760,7 +38088,7 @@ return errors === 0;
 }
 validate141.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteStatusPage"] = validate142;
+exports["query:updateStatusPage"] = validate142;
 const schema109 = {"type":"object","properties":{}};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37788,7 +38116,7 @@ return errors === 0;
 }
 validate142.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:addStatusPageComponent"] = validate143;
+exports["query:deleteStatusPage"] = validate143;
 const schema110 = {"type":"object","properties":{}};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37816,13 +38144,41 @@ return errors === 0;
 }
 validate143.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeStatusPageComponent"] = validate144;
-const schema111 = {"type":"object","properties":{"component":{"type":"string"}}};
+exports["query:addStatusPageComponent"] = validate144;
+const schema111 = {"type":"object","properties":{}};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate144.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate144.errors = vErrors;
+return errors === 0;
+}
+validate144.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeStatusPageComponent"] = validate145;
+const schema112 = {"type":"object","properties":{"component":{"type":"string"}}};
+
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37872,40 +38228,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate144.errors = vErrors;
-return errors === 0;
-}
-validate144.evaluated = {"props":{"component":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:verifyStatusPageDomain"] = validate145;
-const schema112 = {"type":"object","properties":{}};
-
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate145.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate145.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":{"component":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listStatusPageSubscribers"] = validate146;
+exports["query:verifyStatusPageDomain"] = validate146;
 const schema113 = {"type":"object","properties":{}};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37933,13 +38261,41 @@ return errors === 0;
 }
 validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeStatusPageSubscriber"] = validate147;
-const schema114 = {"type":"object","properties":{"subscriber":{"type":"string"}}};
+exports["query:listStatusPageSubscribers"] = validate147;
+const schema114 = {"type":"object","properties":{}};
 
 function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate147.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate147.errors = vErrors;
+return errors === 0;
+}
+validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeStatusPageSubscriber"] = validate148;
+const schema115 = {"type":"object","properties":{"subscriber":{"type":"string"}}};
+
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37989,40 +38345,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate147.errors = vErrors;
-return errors === 0;
-}
-validate147.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getSummary"] = validate148;
-const schema115 = {"type":"object","properties":{}};
-
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate148.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate148.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:uploadSymbols"] = validate149;
+exports["query:getSummary"] = validate149;
 const schema116 = {"type":"object","properties":{}};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38050,7 +38378,7 @@ return errors === 0;
 }
 validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listWorkspaces"] = validate150;
+exports["query:uploadSymbols"] = validate150;
 const schema117 = {"type":"object","properties":{}};
 
 function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38078,7 +38406,7 @@ return errors === 0;
 }
 validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createWorkspace"] = validate151;
+exports["query:listWorkspaces"] = validate151;
 const schema118 = {"type":"object","properties":{}};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38106,7 +38434,7 @@ return errors === 0;
 }
 validate151.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateWorkspace"] = validate152;
+exports["query:createWorkspace"] = validate152;
 const schema119 = {"type":"object","properties":{}};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38134,7 +38462,7 @@ return errors === 0;
 }
 validate152.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteWorkspace"] = validate153;
+exports["query:updateWorkspace"] = validate153;
 const schema120 = {"type":"object","properties":{}};
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38162,6 +38490,34 @@ return errors === 0;
 }
 validate153.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
+exports["query:deleteWorkspace"] = validate154;
+const schema121 = {"type":"object","properties":{}};
+
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate154.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate154.errors = vErrors;
+return errors === 0;
+}
+validate154.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
 return exports;
 })();
 
@@ -38171,6 +38527,7 @@ const bodyValidators = Object.freeze({
   "deleteAgent": strictModule["body:deleteAgent"],
   "createApiKey": strictModule["body:createApiKey"],
   "revokeApiKey": strictModule["body:revokeApiKey"],
+  "createCheckoutSession": strictModule["body:createCheckoutSession"],
   "verifyStorePurchase": strictModule["body:verifyStorePurchase"],
   "createChannel": strictModule["body:createChannel"],
   "updateChannel": strictModule["body:updateChannel"],
@@ -38224,6 +38581,7 @@ const queryValidators = Object.freeze({
   "revokeApiKey": queryModule["query:revokeApiKey"],
   "listAuditEntries": queryModule["query:listAuditEntries"],
   "getBilling": queryModule["query:getBilling"],
+  "createCheckoutSession": queryModule["query:createCheckoutSession"],
   "verifyStorePurchase": queryModule["query:verifyStorePurchase"],
   "listChannels": queryModule["query:listChannels"],
   "createChannel": queryModule["query:createChannel"],
@@ -38330,6 +38688,7 @@ const responseValidators = Object.freeze({
   "revokeApiKey": strictModule["response:revokeApiKey"],
   "listAuditEntries": strictModule["response:listAuditEntries"],
   "getBilling": strictModule["response:getBilling"],
+  "createCheckoutSession": strictModule["response:createCheckoutSession"],
   "verifyStorePurchase": strictModule["response:verifyStorePurchase"],
   "listChannels": strictModule["response:listChannels"],
   "createChannel": strictModule["response:createChannel"],

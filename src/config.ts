@@ -30,6 +30,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Self-service sign-up (POST /api/v1/signup): `open`, or `closed` (the default: people join by invitation). */
   signup: 'open' | 'closed';
+  /** Stripe (web checkout and its webhook); null when not configured. */
+  stripe: { secretKey: string; webhookSecret: string; apiUrl: string; prices: Record<string, string> } | null;
   /** Checks may reach loopback and private addresses (self-hosted default); false for multi-tenant hosting. */
   checksAllowPrivate: boolean;
   /** PEM files of extra CAs that checks trust (e.g. an internal CA). */
@@ -68,7 +70,7 @@ export class ConfigError extends Error {
 }
 
 /** Variables whose values are secrets: a refusal never quotes them. */
-const SECRET = new Set(['MASTER_KEY', 'DATABASE_URL', 'REDIS_URL', 'SMTP_URL', 'TELEGRAM_BOT_TOKEN', 'METRICS_TOKEN', 'SMS_AUTH_TOKEN']);
+const SECRET = new Set(['MASTER_KEY', 'DATABASE_URL', 'REDIS_URL', 'SMTP_URL', 'TELEGRAM_BOT_TOKEN', 'METRICS_TOKEN', 'SMS_AUTH_TOKEN', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
@@ -117,6 +119,27 @@ function masterKey(env: NodeJS.ProcessEnv): string | null {
     throw new ConfigError('MASTER_KEY', 'must be the base64 encoding of 32 bytes (openssl rand -base64 32)');
   }
   return raw;
+}
+
+/**
+ * Stripe: STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET together (or neither),
+ * STRIPE_PRICES as `plan:cadence=price_id` pairs (`pro:monthly=price_…,
+ * addon:monthly=price_…`), STRIPE_API_URL for a proxy or a local fake.
+ */
+function stripeConfig(env: NodeJS.ProcessEnv): Config['stripe'] {
+  const secretKey = env.STRIPE_SECRET_KEY?.trim();
+  const webhookSecret = env.STRIPE_WEBHOOK_SECRET?.trim();
+  if (!secretKey && !webhookSecret) return null;
+  if (!secretKey) throw new ConfigError('STRIPE_SECRET_KEY', 'must be set with STRIPE_WEBHOOK_SECRET');
+  if (!webhookSecret) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'must be set with STRIPE_SECRET_KEY');
+  const prices: Record<string, string> = {};
+  for (const pair of (env.STRIPE_PRICES ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^(pro|business|addon):(monthly|yearly)=(\S+)$/.exec(pair);
+    if (!m) throw new ConfigError('STRIPE_PRICES', 'must be plan:cadence=price_id pairs, comma-separated (pro|business|addon, monthly|yearly)', pair);
+    prices[`${m[1]}:${m[2]}`] = m[3];
+  }
+  const apiUrl = url(env, 'STRIPE_API_URL', ['http', 'https'], 'an http(s) URL') ?? 'https://api.stripe.com';
+  return { secretKey, webhookSecret, apiUrl, prices };
 }
 
 function dnsResolver(env: NodeJS.ProcessEnv): string | null {
@@ -168,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.METRICS_TOKEN?.trim() || null,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT', 25, 1, 3600) * 1000,
     signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'closed'),
+    stripe: stripeConfig(env),
     checksAllowPrivate: bool(env, 'CHECKS_ALLOW_PRIVATE', true),
     checksExtraCaFiles: (env.CHECKS_EXTRA_CA_FILES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     worker: bool(env, 'WORKER', true),

@@ -10,7 +10,7 @@ import { startTestServer, type TestServer } from './support/harness';
 const STILL_501 = [
   'deleteAgent',
   'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics', 'getAnalyticsSite',
-  'getBilling', 'getErrorIssue',
+  'getErrorIssue',
   'listAgents', 'listAnalyticsSites', 'listErrorIssues', 'listErrorProjects',
   'searchResources',
   'updateErrorIssue',

@@ -17,6 +17,7 @@ import { statusPageHandlers } from './statusPages';
 import { memberHandlers } from './members';
 import { sessionHandlers } from './sessions';
 import { smsHandlers } from './sms';
+import { billingHandlers } from './billing';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -38,4 +39,5 @@ export const handlers: Handlers<Ctx> = {
   ...memberHandlers,
   ...sessionHandlers,
   ...smsHandlers,
+  ...billingHandlers,
 };

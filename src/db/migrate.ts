@@ -9,6 +9,7 @@ import * as m0007 from './migrations/0007_status_pages';
 import * as m0008 from './migrations/0008_members';
 import * as m0009 from './migrations/0009_sessions';
 import * as m0010 from './migrations/0010_sms_enrolments';
+import * as m0011 from './migrations/0011_billing';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0008_members': m0008,
   '0009_sessions': m0009,
   '0010_sms_enrolments': m0010,
+  '0011_billing': m0011,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

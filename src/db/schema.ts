@@ -24,6 +24,8 @@ export interface OrganizationsTable {
   plan: string;
   setup_dismissed_at: TsNull;
   created_at: TsDefault;
+  /** Add-on packs bought on top of the plan (each adds ADD_ON_PACK to the caps). */
+  add_on_packs: ColumnType<number, number | undefined, number>;
 }
 
 export interface UsersTable {
@@ -57,6 +59,36 @@ export interface PasswordResetsTable {
   created_at: TsDefault;
   expires_at: Date;
 }
+
+export interface SubscriptionsTable {
+  organization_id: string;
+  /** web_processor (Stripe), app_store, manual. */
+  source: string;
+  plan: string;
+  /** active, trialing, past_due, canceled. */
+  status: string;
+  cadence: string | null;
+  current_period_end: Date | null;
+  cancel_at: Date | null;
+  add_on_packs: ColumnType<number, number | undefined, number>;
+  external_customer_id: string | null;
+  external_subscription_id: string | null;
+  event_at: Date | null;
+  updated_at: TsDefault;
+}
+
+export interface ReceiptsTable {
+  id: string;
+  organization_id: string;
+  source: string;
+  external_id: string;
+  amount_cents: ColumnType<string, number, number>;
+  currency: string;
+  issued_at: Date;
+  url: string | null;
+}
+
+export interface BillingEventsTable { id: string; source: string; received_at: TsDefault }
 
 export interface SmsEnrolmentsTable {
   membership_id: string;
@@ -430,6 +462,9 @@ export interface Database {
   invitations: InvitationsTable;
   sessions: SessionsTable;
   sms_enrolments: SmsEnrolmentsTable;
+  subscriptions: SubscriptionsTable;
+  receipts: ReceiptsTable;
+  billing_events: BillingEventsTable;
   password_resets: PasswordResetsTable;
   status_pages: StatusPagesTable;
   status_page_components: StatusPageComponentsTable;

@@ -22,6 +22,7 @@ import { serverMetrics, type ServerSources } from '../observability/metrics';
 import { sameSecret } from '../crypto/tokens';
 import { ROOT } from '../paths';
 import { mountInvitations } from '../people/public';
+import { mountBillingWebhooks } from '../billing/public';
 
 /** The proto package's folder: files import each other by their path under it (`vigil/v1/common.proto`). */
 const PROTO_PACKAGE_DIR = 'vigil/v1';
@@ -116,6 +117,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   app.use('/feeds', feedRouter(deps, log));
   app.use('/confirm', confirmRouter(deps, log));
   mountInvitations(app, { db: deps.db });
+  mountBillingWebhooks(app, deps, log);
   app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));
   app.use(connectMiddleware(runner, log));
   app.all('/mcp', (req, res) => sendError(req, res, new ApiError(501, 'not_implemented', 'The agent server (MCP) is not built yet.')));

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/billing.proto.
  */
 export const file_vigil_v1_billing: GenFile = /*@__PURE__*/
-  fileDesc("ChZ2aWdpbC92MS9iaWxsaW5nLnByb3RvEgh2aWdpbC52MSITChFHZXRCaWxsaW5nUmVxdWVzdCI1ChJHZXRCaWxsaW5nUmVzcG9uc2USHwoEZGF0YRgBIAEoCzIRLnZpZ2lsLnYxLkJpbGxpbmciNAoaVmVyaWZ5U3RvcmVQdXJjaGFzZVJlcXVlc3QSFgoOdHJhbnNhY3Rpb25faWQYASABKAkiTAobVmVyaWZ5U3RvcmVQdXJjaGFzZVJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy52aWdpbC52MS5TdG9yZVZlcmlmaWNhdGlvbkRhdGEitQIKB0JpbGxpbmcSDAoEcGxhbhgBIAEoCRIOCgZzdGF0dXMYAiABKAkSFAoHY2FkZW5jZRgDIAEoCUgAiAEBEjYKEmN1cnJlbnRfcGVyaW9kX2VuZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJY2FuY2VsX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxhZGRfb25fcGFja3MYBiABKAUSIwoIcmVjZWlwdHMYByADKAsyES52aWdpbC52MS5SZWNlaXB0Eg4KBnNvdXJjZRgIIAEoCRIbChNjYW5fY2hlY2tvdXRfb25fd2ViGAkgASgIEhsKE2Nhbl9wdXJjaGFzZV9pbl9hcHAYCiABKAhCCgoIX2NhZGVuY2UidQoVU3RvcmVWZXJpZmljYXRpb25EYXRhEgwKBHBsYW4YASABKAkSDgoGc3RhdHVzGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNvdXJjZRgEIAEoCSKGAQoHUmVjZWlwdBIKCgJpZBgBIAEoCRIUCgxhbW91bnRfY2VudHMYAiABKAUSEAoIY3VycmVuY3kYAyABKAkSLQoJaXNzdWVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCgN1cmwYBSABKAlIAIgBAUIGCgRfdXJsMr0BCg5CaWxsaW5nU2VydmljZRJHCgpHZXRCaWxsaW5nEhsudmlnaWwudjEuR2V0QmlsbGluZ1JlcXVlc3QaHC52aWdpbC52MS5HZXRCaWxsaW5nUmVzcG9uc2USYgoTVmVyaWZ5U3RvcmVQdXJjaGFzZRIkLnZpZ2lsLnYxLlZlcmlmeVN0b3JlUHVyY2hhc2VSZXF1ZXN0GiUudmlnaWwudjEuVmVyaWZ5U3RvcmVQdXJjaGFzZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChZ2aWdpbC92MS9iaWxsaW5nLnByb3RvEgh2aWdpbC52MSITChFHZXRCaWxsaW5nUmVxdWVzdCI1ChJHZXRCaWxsaW5nUmVzcG9uc2USHwoEZGF0YRgBIAEoCzIRLnZpZ2lsLnYxLkJpbGxpbmciNAoaVmVyaWZ5U3RvcmVQdXJjaGFzZVJlcXVlc3QSFgoOdHJhbnNhY3Rpb25faWQYASABKAkiTAobVmVyaWZ5U3RvcmVQdXJjaGFzZVJlc3BvbnNlEi0KBGRhdGEYASABKAsyHy52aWdpbC52MS5TdG9yZVZlcmlmaWNhdGlvbkRhdGEitQIKB0JpbGxpbmcSDAoEcGxhbhgBIAEoCRIOCgZzdGF0dXMYAiABKAkSFAoHY2FkZW5jZRgDIAEoCUgAiAEBEjYKEmN1cnJlbnRfcGVyaW9kX2VuZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJY2FuY2VsX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxhZGRfb25fcGFja3MYBiABKAUSIwoIcmVjZWlwdHMYByADKAsyES52aWdpbC52MS5SZWNlaXB0Eg4KBnNvdXJjZRgIIAEoCRIbChNjYW5fY2hlY2tvdXRfb25fd2ViGAkgASgIEhsKE2Nhbl9wdXJjaGFzZV9pbl9hcHAYCiABKAhCCgoIX2NhZGVuY2UidQoVU3RvcmVWZXJpZmljYXRpb25EYXRhEgwKBHBsYW4YASABKAkSDgoGc3RhdHVzGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNvdXJjZRgEIAEoCSKGAQoHUmVjZWlwdBIKCgJpZBgBIAEoCRIUCgxhbW91bnRfY2VudHMYAiABKAUSEAoIY3VycmVuY3kYAyABKAkSLQoJaXNzdWVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCgN1cmwYBSABKAlIAIgBAUIGCgRfdXJsImkKHENyZWF0ZUNoZWNrb3V0U2Vzc2lvblJlcXVlc3QSDAoEcGxhbhgBIAEoCRIPCgdjYWRlbmNlGAIgASgJEhkKDGFkZF9vbl9wYWNrcxgDIAEoBUgAiAEBQg8KDV9hZGRfb25fcGFja3MiSAodQ3JlYXRlQ2hlY2tvdXRTZXNzaW9uUmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLnZpZ2lsLnYxLkNoZWNrb3V0U2Vzc2lvbiIqCg9DaGVja291dFNlc3Npb24SCgoCaWQYASABKAkSCwoDdXJsGAIgASgJMqcCCg5CaWxsaW5nU2VydmljZRJHCgpHZXRCaWxsaW5nEhsudmlnaWwudjEuR2V0QmlsbGluZ1JlcXVlc3QaHC52aWdpbC52MS5HZXRCaWxsaW5nUmVzcG9uc2USaAoVQ3JlYXRlQ2hlY2tvdXRTZXNzaW9uEiYudmlnaWwudjEuQ3JlYXRlQ2hlY2tvdXRTZXNzaW9uUmVxdWVzdBonLnZpZ2lsLnYxLkNyZWF0ZUNoZWNrb3V0U2Vzc2lvblJlc3BvbnNlEmIKE1ZlcmlmeVN0b3JlUHVyY2hhc2USJC52aWdpbC52MS5WZXJpZnlTdG9yZVB1cmNoYXNlUmVxdWVzdBolLnZpZ2lsLnYxLlZlcmlmeVN0b3JlUHVyY2hhc2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * The request of GetBilling (no parameters).
@@ -254,6 +254,80 @@ export const ReceiptSchema: GenMessage<Receipt> = /*@__PURE__*/
   messageDesc(file_vigil_v1_billing, 6);
 
 /**
+ * @generated from message vigil.v1.CreateCheckoutSessionRequest
+ */
+export type CreateCheckoutSessionRequest = Message<"vigil.v1.CreateCheckoutSessionRequest"> & {
+  /**
+   * pro or business.
+   *
+   * @generated from field: string plan = 1;
+   */
+  plan: string;
+
+  /**
+   * monthly or yearly.
+   *
+   * @generated from field: string cadence = 2;
+   */
+  cadence: string;
+
+  /**
+   * Add-on packs to buy with it (0 to 50).
+   *
+   * @generated from field: optional int32 add_on_packs = 3;
+   */
+  addOnPacks?: number | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateCheckoutSessionRequest.
+ * Use `create(CreateCheckoutSessionRequestSchema)` to create a new message.
+ */
+export const CreateCheckoutSessionRequestSchema: GenMessage<CreateCheckoutSessionRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_billing, 7);
+
+/**
+ * @generated from message vigil.v1.CreateCheckoutSessionResponse
+ */
+export type CreateCheckoutSessionResponse = Message<"vigil.v1.CreateCheckoutSessionResponse"> & {
+  /**
+   * @generated from field: vigil.v1.CheckoutSession data = 1;
+   */
+  data?: CheckoutSession | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateCheckoutSessionResponse.
+ * Use `create(CreateCheckoutSessionResponseSchema)` to create a new message.
+ */
+export const CreateCheckoutSessionResponseSchema: GenMessage<CreateCheckoutSessionResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_billing, 8);
+
+/**
+ * A hosted checkout page to send the buyer to.
+ *
+ * @generated from message vigil.v1.CheckoutSession
+ */
+export type CheckoutSession = Message<"vigil.v1.CheckoutSession"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string url = 2;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message vigil.v1.CheckoutSession.
+ * Use `create(CheckoutSessionSchema)` to create a new message.
+ */
+export const CheckoutSessionSchema: GenMessage<CheckoutSession> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_billing, 9);
+
+/**
  * Billing and store purchases.
  *
  * @generated from service vigil.v1.BillingService
@@ -268,6 +342,16 @@ export const BillingService: GenService<{
     methodKind: "unary";
     input: typeof GetBillingRequestSchema;
     output: typeof GetBillingResponseSchema;
+  },
+  /**
+   * POST /api/v1/billing/checkout (201): a Stripe Checkout Session for a plan.
+   *
+   * @generated from rpc vigil.v1.BillingService.CreateCheckoutSession
+   */
+  createCheckoutSession: {
+    methodKind: "unary";
+    input: typeof CreateCheckoutSessionRequestSchema;
+    output: typeof CreateCheckoutSessionResponseSchema;
   },
   /**
    * POST /api/v1/billing/store/verify: Verify an in-app store purchase.
