@@ -56,7 +56,7 @@ export interface paths {
          *     other members: hand ownership over first; `vars.organizationId` names
          *     it) and 409 `subscription_active` (an organisation that would be
          *     deleted with the account still has an active paid subscription:
-         *     cancel it first — checked once billing records subscriptions).
+         *     cancel it first, in the App Store for a store subscription).
          *     `data.id` is the deleted user's id; the session ends with it.
          */
         delete: operations["deleteAccount"];
@@ -317,7 +317,14 @@ export interface paths {
          *     Refusals: a transaction the store does not know, or of another app, is
          *     400 `store_transaction_invalid`; a transaction already attached to
          *     another organisation is 409 `store_transaction_in_use`; the store's
-         *     server API unreachable is 502 `store_unavailable`.
+         *     server API unreachable is 502 `store_unavailable`; a server without
+         *     App Store credentials is 409 `store_unavailable_here`. The signed
+         *     transaction is verified against the configured Apple root
+         *     certificates (`APP_STORE_ROOT_CERTS`); its product id names the plan
+         *     and cadence (`APP_STORE_PRODUCTS`). The purchase becomes the
+         *     organisation's `app_store` subscription: active until its expiry,
+         *     changed only in the store (web checkout answers 409
+         *     `store_subscription`).
          */
         post: operations["verifyStorePurchase"];
         delete?: never;
@@ -4798,7 +4805,6 @@ export interface operations {
             /** @description `store_transaction_in_use`: the transaction is attached to another organisation. */
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
             /** @description `store_unavailable`: the store's server API did not answer. */
             502: components["responses"]["BadGateway"];
         };

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -30,6 +31,13 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Self-service sign-up (POST /api/v1/signup): `open`, or `closed` (the default: people join by invitation). */
   signup: 'open' | 'closed';
+  /** The App Store Server API (in-app purchases); null when not configured. */
+  appStore: {
+    bundleId: string; appAppleId: number | null; issuerId: string; keyId: string; privateKey: string;
+    environment: 'Production' | 'Sandbox'; rootCertificates: Buffer[]; apiUrl: string | null; onlineChecks: boolean;
+    /** Product id → `plan:cadence`. */
+    products: Record<string, string>;
+  } | null;
   /** Stripe (web checkout and its webhook); null when not configured. */
   stripe: { secretKey: string; webhookSecret: string; apiUrl: string; prices: Record<string, string> } | null;
   /** Checks may reach loopback and private addresses (self-hosted default); false for multi-tenant hosting. */
@@ -142,6 +150,51 @@ function stripeConfig(env: NodeJS.ProcessEnv): Config['stripe'] {
   return { secretKey, webhookSecret, apiUrl, prices };
 }
 
+/**
+ * The App Store Server API: APP_STORE_BUNDLE_ID turns it on, and then the
+ * key (APP_STORE_ISSUER_ID, APP_STORE_KEY_ID, APP_STORE_PRIVATE_KEY_FILE: the
+ * .p8), Apple's root certificates (APP_STORE_ROOT_CERTS: comma-separated PEM
+ * or DER files) and the products (APP_STORE_PRODUCTS: `product_id=plan:cadence`
+ * pairs) are required.
+ */
+function appStoreConfig(env: NodeJS.ProcessEnv): Config['appStore'] {
+  const bundleId = env.APP_STORE_BUNDLE_ID?.trim();
+  if (!bundleId) return null;
+  const need = (name: string) => {
+    const v = env[name]?.trim();
+    if (!v) throw new ConfigError(name, 'must be set with APP_STORE_BUNDLE_ID');
+    return v;
+  };
+  const readFile = (name: string, file: string) => {
+    try {
+      return fs.readFileSync(file);
+    } catch {
+      throw new ConfigError(name, 'names a file that cannot be read', file);
+    }
+  };
+  const privateKey = readFile('APP_STORE_PRIVATE_KEY_FILE', need('APP_STORE_PRIVATE_KEY_FILE')).toString('utf8');
+  const rootCertificates = need('APP_STORE_ROOT_CERTS').split(',').map((f) => f.trim()).filter(Boolean).map((f) => {
+    const raw = readFile('APP_STORE_ROOT_CERTS', f);
+    // The verifier takes DER; PEM files are converted.
+    const pem = /-----BEGIN CERTIFICATE-----([\s\S]+?)-----END CERTIFICATE-----/.exec(raw.toString('latin1'));
+    return pem ? Buffer.from(pem[1].replace(/\s+/g, ''), 'base64') : raw;
+  });
+  const products: Record<string, string> = {};
+  for (const pair of need('APP_STORE_PRODUCTS').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([\w.-]+)=(pro|business):(monthly|yearly)$/.exec(pair);
+    if (!m) throw new ConfigError('APP_STORE_PRODUCTS', 'must be product_id=plan:cadence pairs, comma-separated', pair);
+    products[m[1]] = `${m[2]}:${m[3]}`;
+  }
+  const environment = oneOf(env, 'APP_STORE_ENVIRONMENT', ['production', 'sandbox'] as const, 'production') === 'production' ? 'Production' : 'Sandbox';
+  const appId = env.APP_STORE_APP_ID?.trim();
+  if (environment === 'Production' && !appId) throw new ConfigError('APP_STORE_APP_ID', 'must be set in the production environment');
+  return {
+    bundleId, appAppleId: appId ? int(env, 'APP_STORE_APP_ID', 0) : null, issuerId: need('APP_STORE_ISSUER_ID'), keyId: need('APP_STORE_KEY_ID'),
+    privateKey, environment, rootCertificates, apiUrl: url(env, 'APP_STORE_API_URL', ['http', 'https'], 'an http(s) URL'),
+    onlineChecks: bool(env, 'APP_STORE_ONLINE_CHECKS', true), products,
+  };
+}
+
 function dnsResolver(env: NodeJS.ProcessEnv): string | null {
   const raw = env.DNS_RESOLVER?.trim();
   if (!raw) return null;
@@ -192,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT', 25, 1, 3600) * 1000,
     signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'closed'),
     stripe: stripeConfig(env),
+    appStore: appStoreConfig(env),
     checksAllowPrivate: bool(env, 'CHECKS_ALLOW_PRIVATE', true),
     checksExtraCaFiles: (env.CHECKS_EXTRA_CA_FILES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     worker: bool(env, 'WORKER', true),

@@ -14,7 +14,7 @@ const STILL_501 = [
   'listAgents', 'listAnalyticsSites', 'listErrorIssues', 'listErrorProjects',
   'searchResources',
   'updateErrorIssue',
-  'uploadSourceMap', 'uploadSymbols', 'verifyStorePurchase',
+  'uploadSourceMap', 'uploadSymbols',
 ];
 
 let server: TestServer;

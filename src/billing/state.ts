@@ -58,7 +58,7 @@ export async function applySubscription(db: Db, s: SubscriptionState): Promise<b
 }
 
 /** GET /billing. */
-export async function getBilling(db: Db, caller: Caller, config: Pick<Config, 'stripe'>) {
+export async function getBilling(db: Db, caller: Caller, config: Pick<Config, 'stripe' | 'appStore'>) {
   const [sub, org, receipts] = await Promise.all([
     db.selectFrom('subscriptions').selectAll().where('organization_id', '=', caller.organizationId).executeTakeFirst(),
     db.selectFrom('organizations').select(['plan', 'add_on_packs']).where('id', '=', caller.organizationId).executeTakeFirstOrThrow(),
@@ -78,7 +78,6 @@ export async function getBilling(db: Db, caller: Caller, config: Pick<Config, 's
     source: source as Source | 'none',
     // A store subscription is changed only in the store; a live web one is changed by a new checkout or the portal.
     canCheckoutOnWeb: config.stripe !== null && !(live && sub!.source === 'app_store'),
-    // In-app purchases need POST /billing/store/verify, not built yet (501): nothing to buy in the app until it is.
-    canPurchaseInApp: false,
+    canPurchaseInApp: config.appStore !== null && !(live && sub!.source === 'web_processor'),
   };
 }

@@ -5,7 +5,10 @@
  * channels, shared channels staying with their team — and an organisation
  * whose only member is the caller goes with it, everything in it included.
  * Refused (409) while the caller is the only owner of an organisation that
- * has other members (`sole_owner`: hand ownership over first).
+ * has other members (`sole_owner`: hand ownership over first), and while an
+ * organisation that would go with the account still has a paid subscription
+ * running (`subscription_active`: cancel it first, in the store for an App
+ * Store one).
  */
 import type { Caller } from '../auth/caller';
 import { forgetCallers } from '../auth/authenticate';
@@ -24,6 +27,16 @@ export async function deleteAccount(db: Db, caller: Caller) {
     for (const m of memberships) {
       if (m.role === 'owner' && Number(m.owners) === 1 && Number(m.members) > 1) {
         throw conflict('sole_owner', `You are the only owner of ${m.name}, which has other members: make one of them an owner first.`, { organizationId: m.organization_id });
+      }
+    }
+    const leaving = memberships.filter((m) => Number(m.members) === 1).map((m) => m.organization_id);
+    if (leaving.length > 0) {
+      const paid = await tx.selectFrom('subscriptions').innerJoin('organizations as o', 'o.id', 'subscriptions.organization_id')
+        .select(['o.id', 'o.name', 'subscriptions.source']).where('subscriptions.organization_id', 'in', leaving)
+        .where('subscriptions.status', 'in', ['active', 'trialing', 'past_due']).where('subscriptions.cancel_at', 'is', null).executeTakeFirst();
+      if (paid) {
+        throw conflict('subscription_active', `${paid.name} would be deleted with your account but its subscription is still running: cancel it first${paid.source === 'app_store' ? ' in the App Store' : ''}.`,
+          { organizationId: paid.id, source: paid.source });
       }
     }
     const user = await tx.selectFrom('users').select(['email']).where('id', '=', caller.userId).executeTakeFirstOrThrow();

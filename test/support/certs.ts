@@ -35,6 +35,8 @@ export interface CaOptions {
   days?: number;
   /** Default: one day ago. */
   notBefore?: Date;
+  /** More extensions (node-forge form), e.g. a vendor's marker OID. */
+  extraExtensions?: object[];
 }
 
 /** Options of `makeLeaf`. */
@@ -53,6 +55,8 @@ export interface LeafOptions {
   aiaUrl?: string;
   /** Signature hash; default sha256. */
   hash?: 'sha256' | 'sha1' | 'md5';
+  /** More extensions (node-forge form), e.g. a vendor's marker OID. */
+  extraExtensions?: object[];
 }
 
 /** A fresh RSA key (PEM). */
@@ -116,7 +120,7 @@ export function makeCa(opts: CaOptions = {}): CertKey {
 export function makeIntermediate(issuer: CertKey, opts: CaOptions = {}): CertKey {
   return build({
     name: opts.name ?? 'Vigil Test Intermediate CA', keyBits: opts.keyBits ?? 2048, notBefore: opts.notBefore ?? dayAgo(),
-    days: opts.days ?? 1825, extensions: caExtensions, issuer,
+    days: opts.days ?? 1825, extensions: [...caExtensions, ...(opts.extraExtensions ?? [])], issuer,
   });
 }
 
@@ -143,6 +147,7 @@ export function makeLeaf(issuer: CertKey | null, opts: LeafOptions): CertKey {
     { name: 'subjectAltName', altNames },
   ];
   if (opts.aiaUrl) extensions.push(aiaExtension(opts.aiaUrl));
+  extensions.push(...(opts.extraExtensions ?? []));
   return build({
     name: opts.names[0], keyBits: opts.keyBits ?? 2048, notBefore: opts.notBefore ?? dayAgo(), days: opts.days ?? 90,
     extensions, issuer: opts.selfSigned ? null : issuer, hash: opts.hash,
