@@ -9,6 +9,7 @@ import type { Caller } from '../auth/caller';
 import { forgetCallers } from '../auth/authenticate';
 import type { Db } from '../db/connect';
 import { iso } from '../domain/tenancy';
+import { audit } from '../domain/audit';
 import type { Config } from '../config';
 
 export type SubscriptionStatus = 'active' | 'trialing' | 'past_due' | 'canceled';
@@ -48,6 +49,15 @@ export async function applySubscription(db: Db, s: SubscriptionState): Promise<b
       .returning('organization_id').executeTakeFirst();
     if (!row) return false;
     const entitled = ENTITLED.includes(s.status);
+    const before = await tx.selectFrom('organizations').select(['plan', 'add_on_packs']).where('id', '=', s.organizationId).executeTakeFirst();
+    const after = { plan: entitled ? s.plan : 'free', add_on_packs: entitled ? s.addOnPacks : 0 };
+    if (before && (before.plan !== after.plan || before.add_on_packs !== after.add_on_packs)) {
+      const by = s.source === 'web_processor' ? 'Stripe' : s.source === 'app_store' ? 'App Store' : 'manual';
+      await audit(tx, { organizationId: s.organizationId, actor: { type: 'system', id: s.source, name: by } }, {
+        action: 'billing.plan_changed', resourceType: 'billing', resourceId: s.externalSubscriptionId,
+        changes: { plan: { from: before.plan, to: after.plan }, addOnPacks: { from: before.add_on_packs, to: after.add_on_packs }, status: { from: null, to: s.status } },
+      });
+    }
     await tx.updateTable('organizations').set({ plan: entitled ? s.plan : 'free', add_on_packs: entitled ? s.addOnPacks : 0 })
       .where('id', '=', s.organizationId).execute();
     return true;

@@ -152,7 +152,15 @@ export async function resetPassword(db: Db, body: { token: string; password: str
       .returning('user_id').executeTakeFirst();
     if (!used) throw invalidLink();
     await tx.updateTable('users').set({ password_hash: hash, password_changed_at: new Date() }).where('id', '=', used.user_id).execute();
-    await tx.deleteFrom('sessions').where('user_id', '=', used.user_id).execute();
+    const ended = await tx.deleteFrom('sessions').where('user_id', '=', used.user_id).returning('id').execute();
+    // Recorded in each of the person's organisations: who reset, never the password.
+    const person = await tx.selectFrom('users').select('email').where('id', '=', used.user_id).executeTakeFirstOrThrow();
+    const orgs = await tx.selectFrom('memberships').select('organization_id').where('user_id', '=', used.user_id).execute();
+    for (const o of orgs) {
+      await audit(tx, { organizationId: o.organization_id, actor: { type: 'user', id: used.user_id, name: person.email } }, {
+        action: 'user.password_reset', resourceType: 'user', resourceId: used.user_id, changes: { password: { changed: true }, sessionsEnded: { from: null, to: ended.length } },
+      });
+    }
   });
   return { ok: true as const };
 }
