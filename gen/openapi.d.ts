@@ -538,11 +538,44 @@ export interface paths {
          */
         get: operations["listErrorProjects"];
         put?: never;
-        post?: never;
+        /**
+         * Create an error project
+         * @description Creates a project in `workspaceId` for applications to report errors
+         *     to, and answers 201 with its DSN: `{scheme}://{publicKey}@{host}/{ref}`
+         *     from the base URL (`ref` is a number unique on this server,
+         *     `publicKey` 32 hex characters). Point an unchanged Sentry SDK at the
+         *     DSN. `name` is 1 to 80 characters; `platform` is optional free text
+         *     (`node`, `javascript`, `ios`, `android`, …, at most 40 characters).
+         */
+        post: operations["createErrorProject"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/errors/projects/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an error project
+         * @description Deletes the project with its events and issues; its DSN stops being accepted at once (403).
+         */
+        delete: operations["deleteErrorProject"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an error project
+         * @description Changes `name` and/or `platform`; the DSN never changes. An empty body is 400.
+         */
+        patch: operations["updateErrorProject"];
         trace?: never;
     };
     "/export": {
@@ -2869,9 +2902,30 @@ export interface components {
             /** Format: date-time */
             ignoredUntil: string | null;
         };
+        CreateErrorProjectBody: {
+            name: string;
+            workspaceId: string;
+            /** @description Free text such as node, javascript, ios, android. */
+            platform?: string | null;
+        };
+        CreateErrorProjectResponse: {
+            data: components["schemas"]["ErrorProject"];
+        };
+        UpdateErrorProjectBody: {
+            name?: string;
+            platform?: string | null;
+        };
+        UpdateErrorProjectResponse: {
+            data: components["schemas"]["ErrorProject"];
+        };
+        DeleteErrorProjectResponse: {
+            data: components["schemas"]["DeleteResult"];
+        };
         /** @description A project that applications report errors to. */
         ErrorProject: {
             id: string;
+            /** @description The workspace the project belongs to (keys confined to workspaces see only theirs). */
+            workspaceId: string;
             /** @description The number in the DSN (`projectRef` of uploads). */
             ref: number;
             name: string;
@@ -5103,7 +5157,93 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createErrorProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateErrorProjectBody"];
+            };
+        };
+        responses: {
+            /** @description The project. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateErrorProjectResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteErrorProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteErrorProjectResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateErrorProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateErrorProjectBody"];
+            };
+        };
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateErrorProjectResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
         };
     };
     exportAll: {

@@ -68,7 +68,7 @@ export interface RouteDef {
 export type Permission = 'agent:delete' | 'agent:enroll' | 'agent:read' | 'api_key:manage' | 'api_key:read' | 'audit_log:read' | 'billing:manage' | 'billing:read' | 'incident:acknowledge' | 'incident:comment' | 'incident:read' | 'incident:resolve' | 'maintenance:manage' | 'member:invite' | 'member:read' | 'member:remove' | 'member:update_role' | 'monitor:create' | 'monitor:delete' | 'monitor:pause' | 'monitor:read' | 'monitor:update' | 'notification_channel:manage' | 'notification_channel:read' | 'oncall:read' | 'org:update' | 'status_page:manage' | 'status_page:read' | 'workspace:read' | 'workspace:update';
 
 /** Every operationId of the contract. */
-export type OperationId = 'addHostMonitor' | 'addStatusPageComponent' | 'changePassword' | 'confirmSmsEnrolment' | 'createApiKey' | 'createChannel' | 'createCheckoutSession' | 'createEscalationPolicy' | 'createHost' | 'createMaintenanceWindow' | 'createMonitor' | 'createOverride' | 'createSchedule' | 'createSmsEnrolment' | 'createStatusPage' | 'createWorkspace' | 'deleteAccount' | 'deleteAgent' | 'deleteChannel' | 'deleteEscalationPolicy' | 'deleteHost' | 'deleteInvitation' | 'deleteMaintenanceWindow' | 'deleteMonitor' | 'deleteOverride' | 'deleteSchedule' | 'deleteStatusPage' | 'deleteWorkspace' | 'dismissSetup' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getBilling' | 'getErrorIssue' | 'getHost' | 'getIncident' | 'getIncidentFeed' | 'getIndex' | 'getMe' | 'getMonitor' | 'getMonitorGraph' | 'getMonitorHistory' | 'getMonitorPushUrl' | 'getOnCall' | 'getSetup' | 'getStatusPage' | 'getSummary' | 'inviteMember' | 'listAgents' | 'listAnalyticsSites' | 'listApiKeys' | 'listAuditEntries' | 'listChannels' | 'listErrorIssues' | 'listErrorProjects' | 'listHosts' | 'listIncidentEvents' | 'listIncidents' | 'listMaintenanceWindows' | 'listMembers' | 'listMonitorChannels' | 'listMonitorGraphs' | 'listMonitorHosts' | 'listMonitors' | 'listOrganizations' | 'listProbes' | 'listSessions' | 'listStatusPageSubscribers' | 'listStatusPages' | 'listWorkspaces' | 'removeHostMonitor' | 'removeMember' | 'removeStatusPageComponent' | 'removeStatusPageSubscriber' | 'requestPasswordReset' | 'resetPassword' | 'revokeApiKey' | 'revokeIncidentFeed' | 'revokeSession' | 'rotateIncidentFeed' | 'searchResources' | 'sendChannelConfirmation' | 'setActiveOrganization' | 'setIncidentPostmortem' | 'setMonitorChannels' | 'setMonitorHosts' | 'signIn' | 'signUp' | 'testChannel' | 'updateChannel' | 'updateErrorIssue' | 'updateHost' | 'updateIncident' | 'updateMember' | 'updateMonitor' | 'updateStatusPage' | 'updateWorkspace' | 'uploadSourceMap' | 'uploadSymbols' | 'verifyStatusPageDomain' | 'verifyStorePurchase';
+export type OperationId = 'addHostMonitor' | 'addStatusPageComponent' | 'changePassword' | 'confirmSmsEnrolment' | 'createApiKey' | 'createChannel' | 'createCheckoutSession' | 'createErrorProject' | 'createEscalationPolicy' | 'createHost' | 'createMaintenanceWindow' | 'createMonitor' | 'createOverride' | 'createSchedule' | 'createSmsEnrolment' | 'createStatusPage' | 'createWorkspace' | 'deleteAccount' | 'deleteAgent' | 'deleteChannel' | 'deleteErrorProject' | 'deleteEscalationPolicy' | 'deleteHost' | 'deleteInvitation' | 'deleteMaintenanceWindow' | 'deleteMonitor' | 'deleteOverride' | 'deleteSchedule' | 'deleteStatusPage' | 'deleteWorkspace' | 'dismissSetup' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getBilling' | 'getErrorIssue' | 'getHost' | 'getIncident' | 'getIncidentFeed' | 'getIndex' | 'getMe' | 'getMonitor' | 'getMonitorGraph' | 'getMonitorHistory' | 'getMonitorPushUrl' | 'getOnCall' | 'getSetup' | 'getStatusPage' | 'getSummary' | 'inviteMember' | 'listAgents' | 'listAnalyticsSites' | 'listApiKeys' | 'listAuditEntries' | 'listChannels' | 'listErrorIssues' | 'listErrorProjects' | 'listHosts' | 'listIncidentEvents' | 'listIncidents' | 'listMaintenanceWindows' | 'listMembers' | 'listMonitorChannels' | 'listMonitorGraphs' | 'listMonitorHosts' | 'listMonitors' | 'listOrganizations' | 'listProbes' | 'listSessions' | 'listStatusPageSubscribers' | 'listStatusPages' | 'listWorkspaces' | 'removeHostMonitor' | 'removeMember' | 'removeStatusPageComponent' | 'removeStatusPageSubscriber' | 'requestPasswordReset' | 'resetPassword' | 'revokeApiKey' | 'revokeIncidentFeed' | 'revokeSession' | 'rotateIncidentFeed' | 'searchResources' | 'sendChannelConfirmation' | 'setActiveOrganization' | 'setIncidentPostmortem' | 'setMonitorChannels' | 'setMonitorHosts' | 'signIn' | 'signUp' | 'testChannel' | 'updateChannel' | 'updateErrorIssue' | 'updateErrorProject' | 'updateHost' | 'updateIncident' | 'updateMember' | 'updateMonitor' | 'updateStatusPage' | 'updateWorkspace' | 'uploadSourceMap' | 'uploadSymbols' | 'verifyStatusPageDomain' | 'verifyStorePurchase';
 
 /** Operations whose request body is not JSON (x-raw-request). */
 export type RawRequestOperationId = 'uploadSymbols';
@@ -77,7 +77,7 @@ export type RawRequestOperationId = 'uploadSymbols';
 export type RawResponseOperationId = 'exportAll' | 'exportEntity';
 
 /** Operations not built yet: the contract documents their 501 (src/api/notImplemented.ts answers it). */
-export type UnbuiltOperationId = 'deleteAgent' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getErrorIssue' | 'listAgents' | 'listAnalyticsSites' | 'listErrorIssues' | 'listErrorProjects' | 'searchResources' | 'updateErrorIssue' | 'uploadSourceMap' | 'uploadSymbols';
+export type UnbuiltOperationId = 'deleteAgent' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getErrorIssue' | 'listAgents' | 'listAnalyticsSites' | 'listErrorIssues' | 'searchResources' | 'updateErrorIssue' | 'uploadSourceMap' | 'uploadSymbols';
 
 /** Every operation; static path segments come before parameters at the same position, so register them in this order. */
 export const routes: readonly RouteDef[] = [
@@ -721,7 +721,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: [],
     queryParams: [],
@@ -730,6 +730,84 @@ export const routes: readonly RouteDef[] = [
     requestMessage: 'vigil.v1.ListErrorProjectsRequest',
     responseMessage: 'vigil.v1.ListErrorProjectsResponse',
     summary: 'List error projects',
+  },
+  {
+    operationId: 'createErrorProject',
+    method: 'POST',
+    path: '/errors/projects',
+    expressPath: '/errors/projects',
+    tag: 'errors',
+    service: 'ErrorTrackingService',
+    rpc: 'CreateErrorProject',
+    permission: 'monitor:create',
+    permissions: ['monitor:create'],
+    bucket: 'W',
+    sessionOnly: false,
+    anonymous: false,
+    sessionCookie: null,
+    rawRequest: false,
+    rawResponse: false,
+    built: true,
+    successStatus: 201,
+    pathParams: [],
+    queryParams: [],
+    headerParams: [],
+    body: 'required',
+    requestMessage: 'vigil.v1.CreateErrorProjectRequest',
+    responseMessage: 'vigil.v1.CreateErrorProjectResponse',
+    summary: 'Create an error project',
+  },
+  {
+    operationId: 'updateErrorProject',
+    method: 'PATCH',
+    path: '/errors/projects/{id}',
+    expressPath: '/errors/projects/:id',
+    tag: 'errors',
+    service: 'ErrorTrackingService',
+    rpc: 'UpdateErrorProject',
+    permission: 'monitor:update',
+    permissions: ['monitor:update'],
+    bucket: 'W',
+    sessionOnly: false,
+    anonymous: false,
+    sessionCookie: null,
+    rawRequest: false,
+    rawResponse: false,
+    built: true,
+    successStatus: 200,
+    pathParams: ['id'],
+    queryParams: [],
+    headerParams: [],
+    body: 'required',
+    requestMessage: 'vigil.v1.UpdateErrorProjectRequest',
+    responseMessage: 'vigil.v1.UpdateErrorProjectResponse',
+    summary: 'Rename an error project',
+  },
+  {
+    operationId: 'deleteErrorProject',
+    method: 'DELETE',
+    path: '/errors/projects/{id}',
+    expressPath: '/errors/projects/:id',
+    tag: 'errors',
+    service: 'ErrorTrackingService',
+    rpc: 'DeleteErrorProject',
+    permission: 'monitor:delete',
+    permissions: ['monitor:delete'],
+    bucket: 'W',
+    sessionOnly: false,
+    anonymous: false,
+    sessionCookie: null,
+    rawRequest: false,
+    rawResponse: false,
+    built: true,
+    successStatus: 200,
+    pathParams: ['id'],
+    queryParams: [],
+    headerParams: [],
+    body: 'none',
+    requestMessage: 'vigil.v1.DeleteErrorProjectRequest',
+    responseMessage: 'vigil.v1.DeleteErrorProjectResponse',
+    summary: 'Delete an error project',
   },
   {
     operationId: 'exportAll',

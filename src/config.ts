@@ -19,7 +19,7 @@ export interface Config {
   redisUrl: string | null;
   rateLimitStore: RateLimitStore;
   /** Per-organisation limits; overridable for benchmarks and load tests only. */
-  limits: { read: number; write: number; export: number; sourcemaps: number; symbols: number };
+  limits: { read: number; write: number; export: number; sourcemaps: number; symbols: number; errorsPerProject: number; errorsPerOrganization: number };
   /** Plan given to the organisation created on the first start of an empty database. */
   bootstrapPlan: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -237,6 +237,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       export: int(env, 'RATE_LIMIT_EXPORT', 6, 1),
       sourcemaps: int(env, 'RATE_LIMIT_SOURCEMAPS', 300, 1),
       symbols: int(env, 'RATE_LIMIT_SYMBOLS', 20, 1),
+      errorsPerProject: int(env, 'ERRORS_PER_PROJECT_PER_MINUTE', 6000, 1),
+      errorsPerOrganization: int(env, 'ERRORS_PER_ORGANIZATION_PER_HOUR', 100_000, 1),
     },
     bootstrapPlan: oneOf(env, 'BOOTSTRAP_PLAN', ['free', 'pro', 'business', 'enterprise'], 'enterprise'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),

@@ -18,6 +18,7 @@ import { memberHandlers } from './members';
 import { sessionHandlers } from './sessions';
 import { smsHandlers } from './sms';
 import { billingHandlers } from './billing';
+import { errorHandlers } from './errors';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -40,4 +41,5 @@ export const handlers: Handlers<Ctx> = {
   ...sessionHandlers,
   ...smsHandlers,
   ...billingHandlers,
+  ...errorHandlers,
 };

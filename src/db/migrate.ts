@@ -10,6 +10,7 @@ import * as m0008 from './migrations/0008_members';
 import * as m0009 from './migrations/0009_sessions';
 import * as m0010 from './migrations/0010_sms_enrolments';
 import * as m0011 from './migrations/0011_billing';
+import * as m0012 from './migrations/0012_error_projects';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0009_sessions': m0009,
   '0010_sms_enrolments': m0010,
   '0011_billing': m0011,
+  '0012_error_projects': m0012,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -90,6 +90,28 @@ export interface ReceiptsTable {
 
 export interface BillingEventsTable { id: string; source: string; received_at: TsDefault }
 
+export interface ErrorProjectsTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  /** The number in the DSN. */
+  ref: ColumnType<string, string | undefined, never>;
+  public_key: string;
+  name: string;
+  platform: string | null;
+  created_at: TsDefault;
+}
+
+export interface ErrorEventsTable {
+  seq: ColumnType<string, never, never>;
+  project_id: string;
+  organization_id: string;
+  event_id: string;
+  received_at: TsDefault;
+  payload: ColumnType<unknown, string, string>;
+  issue_id: string | null;
+}
+
 export interface SmsEnrolmentsTable {
   membership_id: string;
   channel_id: string;
@@ -462,6 +484,8 @@ export interface Database {
   invitations: InvitationsTable;
   sessions: SessionsTable;
   sms_enrolments: SmsEnrolmentsTable;
+  error_projects: ErrorProjectsTable;
+  error_events: ErrorEventsTable;
   subscriptions: SubscriptionsTable;
   receipts: ReceiptsTable;
   billing_events: BillingEventsTable;

@@ -6,7 +6,7 @@ import { metrics } from '../observability/metrics';
 
 /** The rate buckets of the contract (`x-bucket`), and the buckets of public pages (keyed by page and address, not organisation). */
 export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols' | 'page_password' | 'page_subscribe'
-  | 'signin_account' | 'signin_address' | 'reset_account' | 'reset_address' | 'signup_address';
+  | 'signin_account' | 'signin_address' | 'reset_account' | 'reset_address' | 'signup_address' | 'sentry_project' | 'sentry_org';
 
 /** Spends one point of a bucket for `key` (an organisation, or a page and an address), or throws 429 `rate_limited`. */
 export interface RateLimits {
@@ -35,6 +35,9 @@ const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] |
   reset_address: { seconds: 3600, limit: 10 },
   // Sign-ups per client address.
   signup_address: { seconds: 3600, limit: 5 },
+  // Error events per project per minute, and per organisation per hour (the quota).
+  sentry_project: { seconds: 60, limit: 'errorsPerProject' },
+  sentry_org: { seconds: 3600, limit: 'errorsPerOrganization' },
 };
 
 export interface RateLimitStores { pool?: pg.Pool; redis?: unknown }

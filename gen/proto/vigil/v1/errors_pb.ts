@@ -12,13 +12,15 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { DeleteResult } from "./common_pb";
+import { file_vigil_v1_common } from "./common_pb";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file vigil/v1/errors.proto.
  */
 export const file_vigil_v1_errors: GenFile = /*@__PURE__*/
-  fileDesc("ChV2aWdpbC92MS9lcnJvcnMucHJvdG8SCHZpZ2lsLnYxIt0BChZVcGxvYWRTb3VyY2VNYXBSZXF1ZXN0EhMKC3Byb2plY3RfcmVmGAEgASgFEhAKCGZpbGVuYW1lGAIgASgJEiQKA21hcBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSHAoPbWFwX2d6aXBfYmFzZTY0GAQgASgJSACIAQESFQoIZGVidWdfaWQYBSABKAlIAYgBARIUCgdyZWxlYXNlGAYgASgJSAKIAQFCEgoQX21hcF9nemlwX2Jhc2U2NEILCglfZGVidWdfaWRCCgoIX3JlbGVhc2UiPAoXVXBsb2FkU291cmNlTWFwUmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLnZpZ2lsLnYxLlNvdXJjZU1hcCKrAQoUVXBsb2FkU3ltYm9sc1JlcXVlc3QSDwoHY29udGVudBgBIAEoDBITCgtwcm9qZWN0X3JlZhgCIAEoBRIQCghwbGF0Zm9ybRgDIAEoCRITCgtzeW1ib2xfbmFtZRgEIAEoCRIUCgdyZWxlYXNlGAUgASgJSACIAQESFgoJZGVidWdfaWRzGAYgASgJSAGIAQFCCgoIX3JlbGVhc2VCDAoKX2RlYnVnX2lkcyI9ChVVcGxvYWRTeW1ib2xzUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLlN5bWJvbFVwbG9hZCIaChhMaXN0RXJyb3JQcm9qZWN0c1JlcXVlc3QiQQoZTGlzdEVycm9yUHJvamVjdHNSZXNwb25zZRIkCgRkYXRhGAEgAygLMhYudmlnaWwudjEuRXJyb3JQcm9qZWN0Io4BChZMaXN0RXJyb3JJc3N1ZXNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBEhQKB3Byb2plY3QYAiABKAlIAYgBARIOCgFxGAMgASgJSAKIAQESEgoFbGltaXQYBCABKAVIA4gBAUIJCgdfc3RhdHVzQgoKCF9wcm9qZWN0QgQKAl9xQggKBl9saW1pdCI9ChdMaXN0RXJyb3JJc3N1ZXNSZXNwb25zZRIiCgRkYXRhGAEgAygLMhQudmlnaWwudjEuRXJyb3JJc3N1ZSIiChRHZXRFcnJvcklzc3VlUmVxdWVzdBIKCgJpZBgBIAEoCSJBChVHZXRFcnJvcklzc3VlUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLnZpZ2lsLnYxLkVycm9ySXNzdWVEZXRhaWwiYQoXVXBkYXRlRXJyb3JJc3N1ZVJlcXVlc3QSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhkKDGlnbm9yZV9ob3VycxgDIAEoBUgAiAEBQg8KDV9pZ25vcmVfaG91cnMiSAoYVXBkYXRlRXJyb3JJc3N1ZVJlc3BvbnNlEiwKBGRhdGEYASABKAsyHi52aWdpbC52MS5FcnJvcklzc3VlU3RhdHVzRGF0YSLIAQoJU291cmNlTWFwEgoKAmlkGAEgASgJEhMKC3Byb2plY3RfcmVmGAIgASgFEhAKCGZpbGVuYW1lGAMgASgJEhUKCGRlYnVnX2lkGAQgASgJSACIAQESFAoHcmVsZWFzZRgFIAEoCUgBiAEBEhIKCnNpemVfYnl0ZXMYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCwoJX2RlYnVnX2lkQgoKCF9yZWxlYXNlInMKDFN5bWJvbFVwbG9hZBIKCgJpZBgBIAEoCRIQCghwbGF0Zm9ybRgCIAEoCRIUCgdyZWxlYXNlGAMgASgJSACIAQESEQoJZGVidWdfaWRzGAQgAygJEhAKCHJlcGxhY2VkGAUgASgIQgoKCF9yZWxlYXNlItYBCgxFcnJvclByb2plY3QSCgoCaWQYASABKAkSCwoDcmVmGAIgASgFEgwKBG5hbWUYAyABKAkSFQoIcGxhdGZvcm0YBCABKAlIAIgBARISCgpwdWJsaWNfa2V5GAUgASgJEgsKA2RzbhgGIAEoCRISCgp1bnJlc29sdmVkGAcgASgFEhYKDmV2ZW50c19sYXN0MjRoGAggASgFEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgsKCV9wbGF0Zm9ybSKrAwoKRXJyb3JJc3N1ZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg0KBXRpdGxlGAMgASgJEhEKBHR5cGUYBCABKAlIAIgBARISCgV2YWx1ZRgFIAEoCUgBiAEBEhQKB2N1bHByaXQYBiABKAlIAogBARINCgVsZXZlbBgHIAEoCRIOCgZzdGF0dXMYCCABKAkSEgoKdGltZXNfc2VlbhgJIAEoBRIxCg1maXJzdF9zZWVuX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3NlZW5fYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXNwYXJrGAwgAygFEiAKE3Jlc29sdmVkX2luX3JlbGVhc2UYDSABKAlIA4gBARIxCg1pZ25vcmVkX3VudGlsGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIHCgVfdHlwZUIICgZfdmFsdWVCCgoIX2N1bHByaXRCFgoUX3Jlc29sdmVkX2luX3JlbGVhc2UiiQQKEEVycm9ySXNzdWVEZXRhaWwSCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCRIRCgR0eXBlGAQgASgJSACIAQESEgoFdmFsdWUYBSABKAlIAYgBARIUCgdjdWxwcml0GAYgASgJSAKIAQESDQoFbGV2ZWwYByABKAkSDgoGc3RhdHVzGAggASgJEhIKCnRpbWVzX3NlZW4YCSABKAUSMQoNZmlyc3Rfc2Vlbl9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF9zZWVuX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVzcGFyaxgMIAMoBRIgChNyZXNvbHZlZF9pbl9yZWxlYXNlGA0gASgJSAOIAQESMQoNaWdub3JlZF91bnRpbBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoKZXhjZXB0aW9ucxgPIAMoCzIYLnZpZ2lsLnYxLkVycm9yRXhjZXB0aW9uEigKCmxhc3RfZXZlbnQYECABKAsyFC52aWdpbC52MS5FcnJvckV2ZW50QgcKBV90eXBlQggKBl92YWx1ZUIKCghfY3VscHJpdEIWChRfcmVzb2x2ZWRfaW5fcmVsZWFzZSKfAQoURXJyb3JJc3N1ZVN0YXR1c0RhdGESCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEiAKE3Jlc29sdmVkX2luX3JlbGVhc2UYAyABKAlIAIgBARIxCg1pZ25vcmVkX3VudGlsGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIWChRfcmVzb2x2ZWRfaW5fcmVsZWFzZSKWAQoORXJyb3JFeGNlcHRpb24SEQoEdHlwZRgBIAEoCUgAiAEBEhIKBXZhbHVlGAIgASgJSAGIAQESFgoJbWVjaGFuaXNtGAMgASgJSAKIAQESJAoGZnJhbWVzGAQgAygLMhQudmlnaWwudjEuU3RhY2tGcmFtZUIHCgVfdHlwZUIICgZfdmFsdWVCDAoKX21lY2hhbmlzbSLyAgoKRXJyb3JFdmVudBIQCghldmVudF9pZBgBIAEoCRIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLcmVjZWl2ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKB3JlbGVhc2UYBCABKAlIAIgBARIYCgtlbnZpcm9ubWVudBgFIAEoCUgBiAEBEhUKCHBsYXRmb3JtGAYgASgJSAKIAQESLAoEdGFncxgHIAMoCzIeLnZpZ2lsLnYxLkVycm9yRXZlbnQuVGFnc0VudHJ5EiUKBHVzZXIYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9yZWxlYXNlQg4KDF9lbnZpcm9ubWVudEILCglfcGxhdGZvcm0izwIKClN0YWNrRnJhbWUSFQoIZmlsZW5hbWUYASABKAlIAIgBARIVCghhYnNfcGF0aBgCIAEoCUgBiAEBEhUKCGZ1bmN0aW9uGAMgASgJSAKIAQESEwoGbW9kdWxlGAQgASgJSAOIAQESEwoGbGluZW5vGAUgASgFSASIAQESEgoFY29sbm8YBiABKAVIBYgBARIOCgZpbl9hcHAYByABKAgSGQoMY29udGV4dF9saW5lGAggASgJSAaIAQESEwoLcHJlX2NvbnRleHQYCSADKAkSFAoMcG9zdF9jb250ZXh0GAogAygJEhAKCHJlc29sdmVkGAsgASgIQgsKCV9maWxlbmFtZUILCglfYWJzX3BhdGhCCwoJX2Z1bmN0aW9uQgkKB19tb2R1bGVCCQoHX2xpbmVub0IICgZfY29sbm9CDwoNX2NvbnRleHRfbGluZTKjBAoURXJyb3JUcmFja2luZ1NlcnZpY2USVgoPVXBsb2FkU291cmNlTWFwEiAudmlnaWwudjEuVXBsb2FkU291cmNlTWFwUmVxdWVzdBohLnZpZ2lsLnYxLlVwbG9hZFNvdXJjZU1hcFJlc3BvbnNlElAKDVVwbG9hZFN5bWJvbHMSHi52aWdpbC52MS5VcGxvYWRTeW1ib2xzUmVxdWVzdBofLnZpZ2lsLnYxLlVwbG9hZFN5bWJvbHNSZXNwb25zZRJcChFMaXN0RXJyb3JQcm9qZWN0cxIiLnZpZ2lsLnYxLkxpc3RFcnJvclByb2plY3RzUmVxdWVzdBojLnZpZ2lsLnYxLkxpc3RFcnJvclByb2plY3RzUmVzcG9uc2USVgoPTGlzdEVycm9ySXNzdWVzEiAudmlnaWwudjEuTGlzdEVycm9ySXNzdWVzUmVxdWVzdBohLnZpZ2lsLnYxLkxpc3RFcnJvcklzc3Vlc1Jlc3BvbnNlElAKDUdldEVycm9ySXNzdWUSHi52aWdpbC52MS5HZXRFcnJvcklzc3VlUmVxdWVzdBofLnZpZ2lsLnYxLkdldEVycm9ySXNzdWVSZXNwb25zZRJZChBVcGRhdGVFcnJvcklzc3VlEiEudmlnaWwudjEuVXBkYXRlRXJyb3JJc3N1ZVJlcXVlc3QaIi52aWdpbC52MS5VcGRhdGVFcnJvcklzc3VlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChV2aWdpbC92MS9lcnJvcnMucHJvdG8SCHZpZ2lsLnYxIt0BChZVcGxvYWRTb3VyY2VNYXBSZXF1ZXN0EhMKC3Byb2plY3RfcmVmGAEgASgFEhAKCGZpbGVuYW1lGAIgASgJEiQKA21hcBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSHAoPbWFwX2d6aXBfYmFzZTY0GAQgASgJSACIAQESFQoIZGVidWdfaWQYBSABKAlIAYgBARIUCgdyZWxlYXNlGAYgASgJSAKIAQFCEgoQX21hcF9nemlwX2Jhc2U2NEILCglfZGVidWdfaWRCCgoIX3JlbGVhc2UiPAoXVXBsb2FkU291cmNlTWFwUmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLnZpZ2lsLnYxLlNvdXJjZU1hcCKrAQoUVXBsb2FkU3ltYm9sc1JlcXVlc3QSDwoHY29udGVudBgBIAEoDBITCgtwcm9qZWN0X3JlZhgCIAEoBRIQCghwbGF0Zm9ybRgDIAEoCRITCgtzeW1ib2xfbmFtZRgEIAEoCRIUCgdyZWxlYXNlGAUgASgJSACIAQESFgoJZGVidWdfaWRzGAYgASgJSAGIAQFCCgoIX3JlbGVhc2VCDAoKX2RlYnVnX2lkcyI9ChVVcGxvYWRTeW1ib2xzUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLlN5bWJvbFVwbG9hZCIaChhMaXN0RXJyb3JQcm9qZWN0c1JlcXVlc3QiQQoZTGlzdEVycm9yUHJvamVjdHNSZXNwb25zZRIkCgRkYXRhGAEgAygLMhYudmlnaWwudjEuRXJyb3JQcm9qZWN0Io4BChZMaXN0RXJyb3JJc3N1ZXNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBEhQKB3Byb2plY3QYAiABKAlIAYgBARIOCgFxGAMgASgJSAKIAQESEgoFbGltaXQYBCABKAVIA4gBAUIJCgdfc3RhdHVzQgoKCF9wcm9qZWN0QgQKAl9xQggKBl9saW1pdCI9ChdMaXN0RXJyb3JJc3N1ZXNSZXNwb25zZRIiCgRkYXRhGAEgAygLMhQudmlnaWwudjEuRXJyb3JJc3N1ZSIiChRHZXRFcnJvcklzc3VlUmVxdWVzdBIKCgJpZBgBIAEoCSJBChVHZXRFcnJvcklzc3VlUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLnZpZ2lsLnYxLkVycm9ySXNzdWVEZXRhaWwiYQoXVXBkYXRlRXJyb3JJc3N1ZVJlcXVlc3QSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhkKDGlnbm9yZV9ob3VycxgDIAEoBUgAiAEBQg8KDV9pZ25vcmVfaG91cnMiSAoYVXBkYXRlRXJyb3JJc3N1ZVJlc3BvbnNlEiwKBGRhdGEYASABKAsyHi52aWdpbC52MS5FcnJvcklzc3VlU3RhdHVzRGF0YSLIAQoJU291cmNlTWFwEgoKAmlkGAEgASgJEhMKC3Byb2plY3RfcmVmGAIgASgFEhAKCGZpbGVuYW1lGAMgASgJEhUKCGRlYnVnX2lkGAQgASgJSACIAQESFAoHcmVsZWFzZRgFIAEoCUgBiAEBEhIKCnNpemVfYnl0ZXMYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCwoJX2RlYnVnX2lkQgoKCF9yZWxlYXNlInMKDFN5bWJvbFVwbG9hZBIKCgJpZBgBIAEoCRIQCghwbGF0Zm9ybRgCIAEoCRIUCgdyZWxlYXNlGAMgASgJSACIAQESEQoJZGVidWdfaWRzGAQgAygJEhAKCHJlcGxhY2VkGAUgASgIQgoKCF9yZWxlYXNlIuwBCgxFcnJvclByb2plY3QSCgoCaWQYASABKAkSCwoDcmVmGAIgASgFEgwKBG5hbWUYAyABKAkSFQoIcGxhdGZvcm0YBCABKAlIAIgBARISCgpwdWJsaWNfa2V5GAUgASgJEgsKA2RzbhgGIAEoCRISCgp1bnJlc29sdmVkGAcgASgFEhYKDmV2ZW50c19sYXN0MjRoGAggASgFEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHdvcmtzcGFjZV9pZBgKIAEoCUILCglfcGxhdGZvcm0iYwoZQ3JlYXRlRXJyb3JQcm9qZWN0UmVxdWVzdBIMCgRuYW1lGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIVCghwbGF0Zm9ybRgDIAEoCUgAiAEBQgsKCV9wbGF0Zm9ybSJCChpDcmVhdGVFcnJvclByb2plY3RSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRXJyb3JQcm9qZWN0ImcKGVVwZGF0ZUVycm9yUHJvamVjdFJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhUKCHBsYXRmb3JtGAMgASgJSAGIAQFCBwoFX25hbWVCCwoJX3BsYXRmb3JtIkIKGlVwZGF0ZUVycm9yUHJvamVjdFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi52aWdpbC52MS5FcnJvclByb2plY3QiJwoZRGVsZXRlRXJyb3JQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCSJCChpEZWxldGVFcnJvclByb2plY3RSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0IqsDCgpFcnJvcklzc3VlEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSEQoEdHlwZRgEIAEoCUgAiAEBEhIKBXZhbHVlGAUgASgJSAGIAQESFAoHY3VscHJpdBgGIAEoCUgCiAEBEg0KBWxldmVsGAcgASgJEg4KBnN0YXR1cxgIIAEoCRISCgp0aW1lc19zZWVuGAkgASgFEjEKDWZpcnN0X3NlZW5fYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3Rfc2Vlbl9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFc3BhcmsYDCADKAUSIAoTcmVzb2x2ZWRfaW5fcmVsZWFzZRgNIAEoCUgDiAEBEjEKDWlnbm9yZWRfdW50aWwYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgcKBV90eXBlQggKBl92YWx1ZUIKCghfY3VscHJpdEIWChRfcmVzb2x2ZWRfaW5fcmVsZWFzZSKJBAoQRXJyb3JJc3N1ZURldGFpbBIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg0KBXRpdGxlGAMgASgJEhEKBHR5cGUYBCABKAlIAIgBARISCgV2YWx1ZRgFIAEoCUgBiAEBEhQKB2N1bHByaXQYBiABKAlIAogBARINCgVsZXZlbBgHIAEoCRIOCgZzdGF0dXMYCCABKAkSEgoKdGltZXNfc2VlbhgJIAEoBRIxCg1maXJzdF9zZWVuX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3NlZW5fYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXNwYXJrGAwgAygFEiAKE3Jlc29sdmVkX2luX3JlbGVhc2UYDSABKAlIA4gBARIxCg1pZ25vcmVkX3VudGlsGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCgpleGNlcHRpb25zGA8gAygLMhgudmlnaWwudjEuRXJyb3JFeGNlcHRpb24SKAoKbGFzdF9ldmVudBgQIAEoCzIULnZpZ2lsLnYxLkVycm9yRXZlbnRCBwoFX3R5cGVCCAoGX3ZhbHVlQgoKCF9jdWxwcml0QhYKFF9yZXNvbHZlZF9pbl9yZWxlYXNlIp8BChRFcnJvcklzc3VlU3RhdHVzRGF0YRIKCgJpZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSIAoTcmVzb2x2ZWRfaW5fcmVsZWFzZRgDIAEoCUgAiAEBEjEKDWlnbm9yZWRfdW50aWwYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhYKFF9yZXNvbHZlZF9pbl9yZWxlYXNlIpYBCg5FcnJvckV4Y2VwdGlvbhIRCgR0eXBlGAEgASgJSACIAQESEgoFdmFsdWUYAiABKAlIAYgBARIWCgltZWNoYW5pc20YAyABKAlIAogBARIkCgZmcmFtZXMYBCADKAsyFC52aWdpbC52MS5TdGFja0ZyYW1lQgcKBV90eXBlQggKBl92YWx1ZUIMCgpfbWVjaGFuaXNtIvICCgpFcnJvckV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtyZWNlaXZlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoHcmVsZWFzZRgEIAEoCUgAiAEBEhgKC2Vudmlyb25tZW50GAUgASgJSAGIAQESFQoIcGxhdGZvcm0YBiABKAlIAogBARIsCgR0YWdzGAcgAygLMh4udmlnaWwudjEuRXJyb3JFdmVudC5UYWdzRW50cnkSJQoEdXNlchgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCgoIX3JlbGVhc2VCDgoMX2Vudmlyb25tZW50QgsKCV9wbGF0Zm9ybSLPAgoKU3RhY2tGcmFtZRIVCghmaWxlbmFtZRgBIAEoCUgAiAEBEhUKCGFic19wYXRoGAIgASgJSAGIAQESFQoIZnVuY3Rpb24YAyABKAlIAogBARITCgZtb2R1bGUYBCABKAlIA4gBARITCgZsaW5lbm8YBSABKAVIBIgBARISCgVjb2xubxgGIAEoBUgFiAEBEg4KBmluX2FwcBgHIAEoCBIZCgxjb250ZXh0X2xpbmUYCCABKAlIBogBARITCgtwcmVfY29udGV4dBgJIAMoCRIUCgxwb3N0X2NvbnRleHQYCiADKAkSEAoIcmVzb2x2ZWQYCyABKAhCCwoJX2ZpbGVuYW1lQgsKCV9hYnNfcGF0aEILCglfZnVuY3Rpb25CCQoHX21vZHVsZUIJCgdfbGluZW5vQggKBl9jb2xub0IPCg1fY29udGV4dF9saW5lMsYGChRFcnJvclRyYWNraW5nU2VydmljZRJWCg9VcGxvYWRTb3VyY2VNYXASIC52aWdpbC52MS5VcGxvYWRTb3VyY2VNYXBSZXF1ZXN0GiEudmlnaWwudjEuVXBsb2FkU291cmNlTWFwUmVzcG9uc2USUAoNVXBsb2FkU3ltYm9scxIeLnZpZ2lsLnYxLlVwbG9hZFN5bWJvbHNSZXF1ZXN0Gh8udmlnaWwudjEuVXBsb2FkU3ltYm9sc1Jlc3BvbnNlElwKEUxpc3RFcnJvclByb2plY3RzEiIudmlnaWwudjEuTGlzdEVycm9yUHJvamVjdHNSZXF1ZXN0GiMudmlnaWwudjEuTGlzdEVycm9yUHJvamVjdHNSZXNwb25zZRJfChJDcmVhdGVFcnJvclByb2plY3QSIy52aWdpbC52MS5DcmVhdGVFcnJvclByb2plY3RSZXF1ZXN0GiQudmlnaWwudjEuQ3JlYXRlRXJyb3JQcm9qZWN0UmVzcG9uc2USXwoSVXBkYXRlRXJyb3JQcm9qZWN0EiMudmlnaWwudjEuVXBkYXRlRXJyb3JQcm9qZWN0UmVxdWVzdBokLnZpZ2lsLnYxLlVwZGF0ZUVycm9yUHJvamVjdFJlc3BvbnNlEl8KEkRlbGV0ZUVycm9yUHJvamVjdBIjLnZpZ2lsLnYxLkRlbGV0ZUVycm9yUHJvamVjdFJlcXVlc3QaJC52aWdpbC52MS5EZWxldGVFcnJvclByb2plY3RSZXNwb25zZRJWCg9MaXN0RXJyb3JJc3N1ZXMSIC52aWdpbC52MS5MaXN0RXJyb3JJc3N1ZXNSZXF1ZXN0GiEudmlnaWwudjEuTGlzdEVycm9ySXNzdWVzUmVzcG9uc2USUAoNR2V0RXJyb3JJc3N1ZRIeLnZpZ2lsLnYxLkdldEVycm9ySXNzdWVSZXF1ZXN0Gh8udmlnaWwudjEuR2V0RXJyb3JJc3N1ZVJlc3BvbnNlElkKEFVwZGF0ZUVycm9ySXNzdWUSIS52aWdpbC52MS5VcGRhdGVFcnJvcklzc3VlUmVxdWVzdBoiLnZpZ2lsLnYxLlVwZGF0ZUVycm9ySXNzdWVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_vigil_v1_common]);
 
 /**
  * The request of UploadSourceMap: path, query and body fields flattened.
@@ -522,6 +524,11 @@ export type ErrorProject = Message<"vigil.v1.ErrorProject"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 9;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string workspace_id = 10;
+   */
+  workspaceId: string;
 };
 
 /**
@@ -530,6 +537,132 @@ export type ErrorProject = Message<"vigil.v1.ErrorProject"> & {
  */
 export const ErrorProjectSchema: GenMessage<ErrorProject> = /*@__PURE__*/
   messageDesc(file_vigil_v1_errors, 14);
+
+/**
+ * @generated from message vigil.v1.CreateErrorProjectRequest
+ */
+export type CreateErrorProjectRequest = Message<"vigil.v1.CreateErrorProjectRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: optional string platform = 3;
+   */
+  platform?: string | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateErrorProjectRequest.
+ * Use `create(CreateErrorProjectRequestSchema)` to create a new message.
+ */
+export const CreateErrorProjectRequestSchema: GenMessage<CreateErrorProjectRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 15);
+
+/**
+ * @generated from message vigil.v1.CreateErrorProjectResponse
+ */
+export type CreateErrorProjectResponse = Message<"vigil.v1.CreateErrorProjectResponse"> & {
+  /**
+   * @generated from field: vigil.v1.ErrorProject data = 1;
+   */
+  data?: ErrorProject | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateErrorProjectResponse.
+ * Use `create(CreateErrorProjectResponseSchema)` to create a new message.
+ */
+export const CreateErrorProjectResponseSchema: GenMessage<CreateErrorProjectResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 16);
+
+/**
+ * @generated from message vigil.v1.UpdateErrorProjectRequest
+ */
+export type UpdateErrorProjectRequest = Message<"vigil.v1.UpdateErrorProjectRequest"> & {
+  /**
+   * Path.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string platform = 3;
+   */
+  platform?: string | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateErrorProjectRequest.
+ * Use `create(UpdateErrorProjectRequestSchema)` to create a new message.
+ */
+export const UpdateErrorProjectRequestSchema: GenMessage<UpdateErrorProjectRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 17);
+
+/**
+ * @generated from message vigil.v1.UpdateErrorProjectResponse
+ */
+export type UpdateErrorProjectResponse = Message<"vigil.v1.UpdateErrorProjectResponse"> & {
+  /**
+   * @generated from field: vigil.v1.ErrorProject data = 1;
+   */
+  data?: ErrorProject | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateErrorProjectResponse.
+ * Use `create(UpdateErrorProjectResponseSchema)` to create a new message.
+ */
+export const UpdateErrorProjectResponseSchema: GenMessage<UpdateErrorProjectResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 18);
+
+/**
+ * @generated from message vigil.v1.DeleteErrorProjectRequest
+ */
+export type DeleteErrorProjectRequest = Message<"vigil.v1.DeleteErrorProjectRequest"> & {
+  /**
+   * Path.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.DeleteErrorProjectRequest.
+ * Use `create(DeleteErrorProjectRequestSchema)` to create a new message.
+ */
+export const DeleteErrorProjectRequestSchema: GenMessage<DeleteErrorProjectRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 19);
+
+/**
+ * @generated from message vigil.v1.DeleteErrorProjectResponse
+ */
+export type DeleteErrorProjectResponse = Message<"vigil.v1.DeleteErrorProjectResponse"> & {
+  /**
+   * @generated from field: vigil.v1.DeleteResult data = 1;
+   */
+  data?: DeleteResult | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.DeleteErrorProjectResponse.
+ * Use `create(DeleteErrorProjectResponseSchema)` to create a new message.
+ */
+export const DeleteErrorProjectResponseSchema: GenMessage<DeleteErrorProjectResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 20);
 
 /**
  * A fingerprint grouping occurrences of one error; not an event.
@@ -635,7 +768,7 @@ export type ErrorIssue = Message<"vigil.v1.ErrorIssue"> & {
  * Use `create(ErrorIssueSchema)` to create a new message.
  */
 export const ErrorIssueSchema: GenMessage<ErrorIssue> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 15);
+  messageDesc(file_vigil_v1_errors, 21);
 
 /**
  * An issue with the exception chain and the latest event.
@@ -744,7 +877,7 @@ export type ErrorIssueDetail = Message<"vigil.v1.ErrorIssueDetail"> & {
  * Use `create(ErrorIssueDetailSchema)` to create a new message.
  */
 export const ErrorIssueDetailSchema: GenMessage<ErrorIssueDetail> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 16);
+  messageDesc(file_vigil_v1_errors, 22);
 
 /**
  * The status of an issue after a change.
@@ -782,7 +915,7 @@ export type ErrorIssueStatusData = Message<"vigil.v1.ErrorIssueStatusData"> & {
  * Use `create(ErrorIssueStatusDataSchema)` to create a new message.
  */
 export const ErrorIssueStatusDataSchema: GenMessage<ErrorIssueStatusData> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 17);
+  messageDesc(file_vigil_v1_errors, 23);
 
 /**
  * One exception of a chain.
@@ -820,7 +953,7 @@ export type ErrorException = Message<"vigil.v1.ErrorException"> & {
  * Use `create(ErrorExceptionSchema)` to create a new message.
  */
 export const ErrorExceptionSchema: GenMessage<ErrorException> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 18);
+  messageDesc(file_vigil_v1_errors, 24);
 
 /**
  * One occurrence of an issue.
@@ -888,7 +1021,7 @@ export type ErrorEvent = Message<"vigil.v1.ErrorEvent"> & {
  * Use `create(ErrorEventSchema)` to create a new message.
  */
 export const ErrorEventSchema: GenMessage<ErrorEvent> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 19);
+  messageDesc(file_vigil_v1_errors, 25);
 
 /**
  * One stack frame, resolved against uploaded source maps or symbols where they
@@ -973,7 +1106,7 @@ export type StackFrame = Message<"vigil.v1.StackFrame"> & {
  * Use `create(StackFrameSchema)` to create a new message.
  */
 export const StackFrameSchema: GenMessage<StackFrame> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 20);
+  messageDesc(file_vigil_v1_errors, 26);
 
 /**
  * Source maps, symbols, error projects and issues.
@@ -1010,6 +1143,36 @@ export const ErrorTrackingService: GenService<{
     methodKind: "unary";
     input: typeof ListErrorProjectsRequestSchema;
     output: typeof ListErrorProjectsResponseSchema;
+  },
+  /**
+   * POST /api/v1/errors/projects (201): Create an error project.
+   *
+   * @generated from rpc vigil.v1.ErrorTrackingService.CreateErrorProject
+   */
+  createErrorProject: {
+    methodKind: "unary";
+    input: typeof CreateErrorProjectRequestSchema;
+    output: typeof CreateErrorProjectResponseSchema;
+  },
+  /**
+   * PATCH /api/v1/errors/projects/{id}: Rename an error project.
+   *
+   * @generated from rpc vigil.v1.ErrorTrackingService.UpdateErrorProject
+   */
+  updateErrorProject: {
+    methodKind: "unary";
+    input: typeof UpdateErrorProjectRequestSchema;
+    output: typeof UpdateErrorProjectResponseSchema;
+  },
+  /**
+   * DELETE /api/v1/errors/projects/{id}: Delete an error project and its issues.
+   *
+   * @generated from rpc vigil.v1.ErrorTrackingService.DeleteErrorProject
+   */
+  deleteErrorProject: {
+    methodKind: "unary";
+    input: typeof DeleteErrorProjectRequestSchema;
+    output: typeof DeleteErrorProjectResponseSchema;
   },
   /**
    * GET /api/v1/errors/issues: List error issues.

@@ -1,0 +1,154 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { ok } from './support/expect';
+import { startTestServer, type ApiClient, type TestServer } from './support/harness';
+import { ROOT } from './support/child';
+
+// Error projects and Sentry-compatible ingestion: the unchanged @sentry/node
+// SDK reports to a project's DSN; envelopes with and without item lengths,
+// compressed or not, the legacy store endpoint, Relay's CORS, keys by header,
+// query or envelope header, refusals (unknown key 403 with nothing stored,
+// malformed 400 with a reason, oversize 413) and the rate limit the SDKs back
+// off from.
+
+const run = promisify(execFile);
+let server: TestServer;
+let org: { organizationId: string; workspaceId: string; apiKey: string };
+let api: ApiClient;
+let dir: string;
+
+async function project(name: string, workspaceId = org.workspaceId) {
+  return ok('createErrorProject', await api.post('/errors/projects', { name, workspaceId, platform: 'node' }), 201) as { id: string; ref: number; publicKey: string; dsn: string };
+}
+
+const stored = async (projectId: string) => server.db.selectFrom('error_events').select(['event_id', 'payload']).where('project_id', '=', projectId).orderBy('seq').execute();
+
+async function post(p: { ref: number; publicKey: string }, body: string | Buffer, opts: { path?: string; headers?: Record<string, string>; key?: 'query' | 'header' | 'none' } = {}) {
+  const key = opts.key ?? 'query';
+  const q = key === 'query' ? `?sentry_version=7&sentry_key=${p.publicKey}&sentry_client=test%2F1` : '';
+  const headers: Record<string, string> = { ...(key === 'header' ? { 'x-sentry-auth': `Sentry sentry_version=7, sentry_client=test/1, sentry_key=${p.publicKey}` } : {}), ...opts.headers };
+  const res = await fetch(`${server.url}/api/${p.ref}/${opts.path ?? 'envelope'}/${q}`, { method: 'POST', headers, body: typeof body === 'string' ? body : new Uint8Array(body) });
+  return { status: res.status, headers: res.headers, body: await res.json() as any };
+}
+
+beforeAll(async () => {
+  server = await startTestServer({ BASE_URL: '', RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000', ERRORS_PER_PROJECT_PER_MINUTE: '50' });
+  org = await server.org({ plan: 'business' });
+  api = server.api(org.apiKey);
+  // Inside the project, so that the script's `import '@sentry/node'` finds node_modules.
+  dir = fs.mkdtempSync(path.join(ROOT, 'node_modules', '.vigil-sentry-'));
+});
+afterAll(async () => {
+  await server.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('projects: created with a DSN, listed, renamed, deleted; confined keys see their workspaces\' only', async () => {
+  const p = await project('Checkout API');
+  expect(p).toMatchObject({ name: 'Checkout API', platform: 'node', workspaceId: org.workspaceId, unresolved: 0, eventsLast24h: 0 });
+  expect(p.publicKey).toMatch(/^[0-9a-f]{32}$/);
+  expect(p.dsn).toBe(`${server.url.replace('//', `//${p.publicKey}@`)}/${p.ref}`);
+  expect(ok('listErrorProjects', await api.get('/errors/projects')).map((x: any) => x.id)).toContain(p.id);
+  expect(ok('updateErrorProject', await api.patch(`/errors/projects/${p.id}`, { name: 'Checkout' })).name).toBe('Checkout');
+  expect((await api.patch(`/errors/projects/${p.id}`, {})).status).toBe(400);
+  expect((await api.post('/errors/projects', { name: ' ', workspaceId: org.workspaceId })).body.details.field).toBe('name');
+  expect((await api.post('/errors/projects', { name: 'x', workspaceId: 'ws_nope' })).status).toBe(404);
+  const other = ok('createWorkspace', await api.post('/workspaces', { name: 'Other team' }), 201);
+  const hidden = await project('Other team app', other.id);
+  const confined = server.api((await server.member(org.organizationId, 'admin', [org.workspaceId])).apiKey);
+  const seen = ok('listErrorProjects', await confined.get('/errors/projects')).map((x: any) => x.id);
+  expect(seen).toContain(p.id);
+  expect(seen).not.toContain(hidden.id);
+  expect((await confined.delete(`/errors/projects/${hidden.id}`)).status).toBe(404);
+  ok('deleteErrorProject', await api.delete(`/errors/projects/${hidden.id}`));
+  // Its DSN stops at once.
+  expect((await post(hidden, '{}\n{"type":"event"}\n{"message":"x"}')).status).toBe(403);
+});
+
+test('the unchanged @sentry/node SDK reports to the DSN: exceptions with their cause chain, messages, release and environment', async () => {
+  const p = await project('Node app');
+  const script = path.join(dir, 'app.mjs');
+  fs.writeFileSync(script, `
+import * as Sentry from '@sentry/node';
+Sentry.init({ dsn: process.env.DSN, release: 'myapp@1.2.3', environment: 'staging', tracesSampleRate: 0 });
+function inner() { throw new TypeError('low-level failure'); }
+function outer() { try { inner(); } catch (cause) { throw new Error('high-level failure', { cause }); } }
+try { outer(); } catch (e) { Sentry.captureException(e); }
+Sentry.setTag('feature', 'checkout');
+Sentry.captureMessage('Cache warm-up took too long', 'warning');
+await Sentry.flush(10000);
+`);
+  await run(process.execPath, [script], { cwd: ROOT, env: { ...process.env, DSN: p.dsn }, timeout: 30_000 });
+  const events = await stored(p.id);
+  expect(events).toHaveLength(2);
+  const [error, message] = events.map((e) => e.payload as any);
+  expect(events[0].event_id).toMatch(/^[0-9a-f]{32}$/);
+  expect(error).toMatchObject({ release: 'myapp@1.2.3', environment: 'staging', level: 'error', platform: 'node' });
+  // The SDK's chain as sent: the cause first, the thrown error last.
+  expect(error.exception.values.map((v: any) => [v.type, v.value])).toEqual([['TypeError', 'low-level failure'], ['Error', 'high-level failure']]);
+  expect(error.exception.values[0].stacktrace.frames.at(-1)).toMatchObject({ function: 'inner' });
+  expect(message).toMatchObject({ message: 'Cache warm-up took too long', level: 'warning', tags: { feature: 'checkout' } });
+  expect(ok('listErrorProjects', await api.get('/errors/projects')).find((x: any) => x.id === p.id).eventsLast24h).toBe(2);
+});
+
+test('envelopes with and without lengths, gzip and deflate, the store endpoint, keys by header and envelope dsn; other items skipped', async () => {
+  const p = await project('Raw envelopes');
+  const id = 'a'.repeat(32);
+  const event = JSON.stringify({ event_id: id, message: 'one\ntwo', level: 'error' });
+  const attachment = 'binary\ncontent';
+  const withLengths = `{"event_id":"${id}"}\n{"type":"event","length":${Buffer.byteLength(event)}}\n${event}\n{"type":"attachment","length":${attachment.length},"filename":"a.txt"}\n${attachment}\n{"type":"session"}\n{"sid":"x","status":"ok"}`;
+  expect(await post(p, withLengths)).toMatchObject({ status: 200, body: { id } });
+  const noLengths = `{}\n{"type":"client_report"}\n{"discarded_events":[]}\n{"type":"event"}\n{"message":"plain"}`;
+  const r2 = await post(p, zlib.gzipSync(noLengths), { headers: { 'content-encoding': 'gzip' }, key: 'header' });
+  expect(r2.status).toBe(200);
+  expect(r2.body.id).toMatch(/^[0-9a-f]{32}$/);
+  expect((await post(p, zlib.deflateSync(noLengths), { headers: { 'content-encoding': 'deflate', 'content-type': 'text/plain;charset=UTF-8' } })).status).toBe(200);
+  const viaDsn = `{"dsn":"${p.dsn}"}\n{"type":"event"}\n{"message":"dsn header"}\n`;
+  expect((await post(p, viaDsn, { key: 'none' })).status).toBe(200);
+  expect((await post(p, JSON.stringify({ message: 'legacy store' }), { path: 'store' })).status).toBe(200);
+  // Only spans and sessions: accepted, nothing stored, no id.
+  expect(await post(p, '{}\n{"type":"span","item_count":1}\n{"version":2,"items":[]}')).toMatchObject({ status: 200, body: {} });
+  const messages = (await stored(p.id)).map((e) => (e.payload as any).message);
+  expect(messages).toEqual(['one\ntwo', 'plain', 'plain', 'dsn header', 'legacy store']);
+});
+
+test('refusals: unknown key 403 and nothing stored, malformed 400 with a reason, an oversized event 413; CORS as Relay', async () => {
+  const p = await project('Refusals');
+  const wrong = await post({ ...p, publicKey: 'f'.repeat(32) }, '{}\n{"type":"event"}\n{"message":"x"}');
+  expect(wrong.status).toBe(403);
+  expect((await post(p, '{}\n{"type":"event"}\n{"message":"x"}', { key: 'none' })).status).toBe(403);
+  expect((await post({ ...p, ref: 99999999 }, '{}')).status).toBe(403);
+  const bad = await post(p, '{}\n{"type":"event"}\n{not json');
+  expect(bad.status).toBe(400);
+  expect(bad.headers.get('x-sentry-error')).toMatch(/not JSON/);
+  expect((await post(p, 'not an envelope')).status).toBe(400);
+  expect((await post(p, '{}\n{"type":"event","length":999}\n{}')).status).toBe(400);
+  const big = JSON.stringify({ message: 'x'.repeat(1024 * 1024 + 10) });
+  expect((await post(p, `{}\n{"type":"event"}\n${big}`)).status).toBe(413);
+  expect(await stored(p.id)).toEqual([]);
+  const pre = await fetch(`${server.url}/api/${p.ref}/envelope/`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+  expect(pre.status).toBe(200);
+  expect(pre.headers.get('access-control-allow-origin')).toBe('*');
+  const okRes = await post(p, '{}\n{"type":"event"}\n{"message":"cors"}', { headers: { origin: 'https://shop.example', 'content-type': 'text/plain;charset=UTF-8' } });
+  expect(okRes.headers.get('access-control-allow-origin')).toBe('*');
+  expect(okRes.headers.get('access-control-expose-headers')).toBe('x-sentry-error, x-sentry-rate-limits, retry-after');
+});
+
+test('over the project\'s rate: 429 with Retry-After and X-Sentry-Rate-Limits; nothing over it stored', async () => {
+  const p = await project('Noisy');
+  const envelope = '{}\n{"type":"event"}\n{"message":"again"}';
+  const statuses: number[] = [];
+  let limited: Awaited<ReturnType<typeof post>> | null = null;
+  for (let i = 0; i < 55; i++) {
+    const r = await post(p, envelope);
+    statuses.push(r.status);
+    if (r.status === 429) limited = r;
+  }
+  expect(statuses.filter((s) => s === 200)).toHaveLength(50);
+  expect(limited!.headers.get('retry-after')).toMatch(/^\d+$/);
+  expect(limited!.headers.get('x-sentry-rate-limits')).toMatch(/^\d+:error;default;security:project:project_rate_limited$/);
+  expect(await stored(p.id)).toHaveLength(50);
+});
