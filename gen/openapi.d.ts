@@ -517,7 +517,12 @@ export interface paths {
          *       ignored until changed. `ignoreHours` goes with `ignored` only; with
          *       another status it is 400.
          *     - `unresolved`: reopens the issue (clears the release of resolution and
-         *       any ignore).
+         *       any ignore) — the status value that reopens by request.
+         *
+         *     Releases compare as semver where both parse (`package@1.2.3+build`
+         *     included: the part after the last `@`), else by the order the
+         *     project first saw them. Events are grouped behind ingestion, within a
+         *     second of their acknowledgement.
          *
          *     The answer acknowledges the status now in force.
          */
@@ -2864,6 +2869,12 @@ export interface components {
              * @description When an ignore with `ignoreHours` lifts; null otherwise.
              */
             ignoredUntil: string | null;
+            /** @description Distinct users the events reported (by user id, else e-mail, username or address). */
+            usersSeen: number;
+            /** @description The release of the first event that had one. */
+            firstRelease: string | null;
+            /** @description The release of the latest event that had one. */
+            lastRelease: string | null;
         };
         /** @description An issue with the exception chain and the latest event. */
         ErrorIssueDetail: {
@@ -2888,6 +2899,12 @@ export interface components {
             resolvedInRelease: string | null;
             /** Format: date-time */
             ignoredUntil: string | null;
+            /** @description Distinct users the events reported (by user id, else e-mail, username or address). */
+            usersSeen: number;
+            /** @description The release of the first event that had one. */
+            firstRelease: string | null;
+            /** @description The release of the latest event that had one. */
+            lastRelease: string | null;
             /** @description The latest event's chain as the SDK sent it: causes first, the thrown error last. */
             exceptions: components["schemas"]["ErrorException"][];
             /** @description The latest event, or null when none is kept. */
@@ -5069,7 +5086,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getErrorIssue: {
@@ -5098,7 +5114,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     updateErrorIssue: {
@@ -5131,7 +5146,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listErrorProjects: {

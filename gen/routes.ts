@@ -77,7 +77,7 @@ export type RawRequestOperationId = 'uploadSymbols';
 export type RawResponseOperationId = 'exportAll' | 'exportEntity';
 
 /** Operations not built yet: the contract documents their 501 (src/api/notImplemented.ts answers it). */
-export type UnbuiltOperationId = 'deleteAgent' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getErrorIssue' | 'listAgents' | 'listAnalyticsSites' | 'listErrorIssues' | 'searchResources' | 'updateErrorIssue' | 'uploadSourceMap' | 'uploadSymbols';
+export type UnbuiltOperationId = 'deleteAgent' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'listAgents' | 'listAnalyticsSites' | 'searchResources' | 'uploadSourceMap' | 'uploadSymbols';
 
 /** Every operation; static path segments come before parameters at the same position, so register them in this order. */
 export const routes: readonly RouteDef[] = [
@@ -643,7 +643,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: [],
     queryParams: [{ name: 'status', type: 'string', required: false }, { name: 'project', type: 'string', required: false }, { name: 'q', type: 'string', required: false }, { name: 'limit', type: 'integer', required: false }],
@@ -669,7 +669,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: ['id'],
     queryParams: [],
@@ -695,7 +695,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: ['id'],
     queryParams: [],

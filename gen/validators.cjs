@@ -8185,7 +8185,7 @@ validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 exports["response:listErrorIssues"] = validate203;
 const schema106 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorIssuesResponse"};
 const schema107 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ErrorIssue"}}}};
-const schema108 = {"type":"object","description":"A fingerprint grouping occurrences of one error; not an event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value (`TypeError: x is undefined`), or the message."},"type":{"type":["string","null"],"description":"The thrown exception's type."},"value":{"type":["string","null"],"description":"The thrown exception's message."},"culprit":{"type":["string","null"],"description":"Where it was thrown: the last in-app frame, or the transaction."},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer","description":"Occurrences counted into the issue."},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"],"description":"The release recorded at resolution; null when not resolved or the SDK sent no release."},"ignoredUntil":{"type":["string","null"],"format":"date-time","description":"When an ignore with `ignoreHours` lifts; null otherwise."}}};
+const schema108 = {"type":"object","description":"A fingerprint grouping occurrences of one error; not an event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil","usersSeen","firstRelease","lastRelease"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value (`TypeError: x is undefined`), or the message."},"type":{"type":["string","null"],"description":"The thrown exception's type."},"value":{"type":["string","null"],"description":"The thrown exception's message."},"culprit":{"type":["string","null"],"description":"Where it was thrown: the last in-app frame, or the transaction."},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer","description":"Occurrences counted into the issue."},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"],"description":"The release recorded at resolution; null when not resolved or the SDK sent no release."},"ignoredUntil":{"type":["string","null"],"format":"date-time","description":"When an ignore with `ignoreHours` lifts; null otherwise."},"usersSeen":{"type":"integer","description":"Distinct users the events reported (by user id, else e-mail, username or address)."},"firstRelease":{"type":["string","null"],"description":"The release of the first event that had one."},"lastRelease":{"type":["string","null"],"description":"The release of the latest event that had one."}}};
 
 function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8338,9 +8338,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func3.call(schema108.properties, key0))){
-const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.usersSeen === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "usersSeen"},message:"must have required property '"+"usersSeen"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8349,10 +8348,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err15 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.firstRelease === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "firstRelease"},message:"must have required property '"+"firstRelease"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8361,10 +8358,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data.projectId !== undefined){
-if(typeof data.projectId !== "string"){
-const err16 = {instancePath:instancePath+"/projectId",schemaPath:"#/properties/projectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.lastRelease === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lastRelease"},message:"must have required property '"+"lastRelease"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8373,10 +8368,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data.title !== undefined){
-if(typeof data.title !== "string"){
-const err17 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data){
+if(!(func3.call(schema108.properties, key0))){
+const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8386,10 +8380,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.type !== undefined){
-let data3 = data.type;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err18 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema108.properties.type.type},message:"must be string,null"};
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err18 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8399,10 +8392,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.value !== undefined){
-let data4 = data.value;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err19 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema108.properties.value.type},message:"must be string,null"};
+if(data.projectId !== undefined){
+if(typeof data.projectId !== "string"){
+const err19 = {instancePath:instancePath+"/projectId",schemaPath:"#/properties/projectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8412,10 +8404,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.culprit !== undefined){
-let data5 = data.culprit;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema108.properties.culprit.type},message:"must be string,null"};
+if(data.title !== undefined){
+if(typeof data.title !== "string"){
+const err20 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8425,10 +8416,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.level !== undefined){
-let data6 = data.level;
-if(typeof data6 !== "string"){
-const err21 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.type !== undefined){
+let data3 = data.type;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err21 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema108.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8437,8 +8428,11 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(!(((((data6 === "fatal") || (data6 === "error")) || (data6 === "warning")) || (data6 === "info")) || (data6 === "debug"))){
-const err22 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema108.properties.level.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.value !== undefined){
+let data4 = data.value;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err22 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema108.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8448,10 +8442,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data7 = data.status;
-if(typeof data7 !== "string"){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.culprit !== undefined){
+let data5 = data.culprit;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err23 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema108.properties.culprit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8460,8 +8454,11 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!(((data7 === "unresolved") || (data7 === "resolved")) || (data7 === "ignored"))){
-const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema108.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.level !== undefined){
+let data6 = data.level;
+if(typeof data6 !== "string"){
+const err24 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8470,11 +8467,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-if(data.timesSeen !== undefined){
-let data8 = data.timesSeen;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err25 = {instancePath:instancePath+"/timesSeen",schemaPath:"#/properties/timesSeen/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!(((((data6 === "fatal") || (data6 === "error")) || (data6 === "warning")) || (data6 === "info")) || (data6 === "debug"))){
+const err25 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema108.properties.level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8484,11 +8478,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.firstSeenAt !== undefined){
-let data9 = data.firstSeenAt;
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-const err26 = {instancePath:instancePath+"/firstSeenAt",schemaPath:"#/properties/firstSeenAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.status !== undefined){
+let data7 = data.status;
+if(typeof data7 !== "string"){
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8497,9 +8490,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-else {
-const err27 = {instancePath:instancePath+"/firstSeenAt",schemaPath:"#/properties/firstSeenAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data7 === "unresolved") || (data7 === "resolved")) || (data7 === "ignored"))){
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema108.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8509,11 +8501,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.lastSeenAt !== undefined){
-let data10 = data.lastSeenAt;
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-const err28 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.timesSeen !== undefined){
+let data8 = data.timesSeen;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err28 = {instancePath:instancePath+"/timesSeen",schemaPath:"#/properties/timesSeen/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8523,8 +8514,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-else {
-const err29 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.firstSeenAt !== undefined){
+let data9 = data.firstSeenAt;
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err29 = {instancePath:instancePath+"/firstSeenAt",schemaPath:"#/properties/firstSeenAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8534,11 +8528,8 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data.spark !== undefined){
-let data11 = data.spark;
-if(Array.isArray(data11)){
-if(data11.length > 24){
-const err30 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
+else {
+const err30 = {instancePath:instancePath+"/firstSeenAt",schemaPath:"#/properties/firstSeenAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -8547,8 +8538,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(data11.length < 24){
-const err31 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/minItems",keyword:"minItems",params:{limit: 24},message:"must NOT have fewer than 24 items"};
+}
+if(data.lastSeenAt !== undefined){
+let data10 = data.lastSeenAt;
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err31 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -8557,11 +8552,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-const len0 = data11.length;
-for(let i0=0; i0<len0; i0++){
-let data12 = data11[i0];
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err32 = {instancePath:instancePath+"/spark/" + i0,schemaPath:"#/properties/spark/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err32 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8571,9 +8564,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
-else {
-const err33 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.spark !== undefined){
+let data11 = data.spark;
+if(Array.isArray(data11)){
+if(data11.length > 24){
+const err33 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8582,11 +8577,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data.resolvedInRelease !== undefined){
-let data13 = data.resolvedInRelease;
-if((typeof data13 !== "string") && (data13 !== null)){
-const err34 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema108.properties.resolvedInRelease.type},message:"must be string,null"};
+if(data11.length < 24){
+const err34 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/minItems",keyword:"minItems",params:{limit: 24},message:"must NOT have fewer than 24 items"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8595,11 +8587,11 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-if(data.ignoredUntil !== undefined){
-let data14 = data.ignoredUntil;
-if((typeof data14 !== "string") && (data14 !== null)){
-const err35 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema108.properties.ignoredUntil.type},message:"must be string,null"};
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err35 = {instancePath:instancePath+"/spark/" + i0,schemaPath:"#/properties/spark/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8608,9 +8600,10 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(typeof data14 === "string"){
-if(!(formats0.validate(data14))){
-const err36 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8620,15 +8613,91 @@ vErrors.push(err36);
 errors++;
 }
 }
-}
-}
-else {
-const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.resolvedInRelease !== undefined){
+let data13 = data.resolvedInRelease;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err37 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema108.properties.resolvedInRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
 else {
 vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data.ignoredUntil !== undefined){
+let data14 = data.ignoredUntil;
+if((typeof data14 !== "string") && (data14 !== null)){
+const err38 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema108.properties.ignoredUntil.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(typeof data14 === "string"){
+if(!(formats0.validate(data14))){
+const err39 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+if(data.usersSeen !== undefined){
+let data15 = data.usersSeen;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err40 = {instancePath:instancePath+"/usersSeen",schemaPath:"#/properties/usersSeen/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.firstRelease !== undefined){
+let data16 = data.firstRelease;
+if((typeof data16 !== "string") && (data16 !== null)){
+const err41 = {instancePath:instancePath+"/firstRelease",schemaPath:"#/properties/firstRelease/type",keyword:"type",params:{type: schema108.properties.firstRelease.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.lastRelease !== undefined){
+let data17 = data.lastRelease;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err42 = {instancePath:instancePath+"/lastRelease",schemaPath:"#/properties/lastRelease/type",keyword:"type",params:{type: schema108.properties.lastRelease.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
 }
 errors++;
 }
@@ -8732,7 +8801,7 @@ validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 exports["response:getErrorIssue"] = validate208;
 const schema109 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetErrorIssueResponse"};
 const schema110 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorIssueDetail"}}};
-const schema111 = {"type":"object","description":"An issue with the exception chain and the latest event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil","exceptions","lastEvent"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value, or the message."},"type":{"type":["string","null"]},"value":{"type":["string","null"]},"culprit":{"type":["string","null"]},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer"},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"]},"ignoredUntil":{"type":["string","null"],"format":"date-time"},"exceptions":{"type":"array","description":"The latest event's chain as the SDK sent it: causes first, the thrown error last.","items":{"$ref":"#/components/schemas/ErrorException"}},"lastEvent":{"description":"The latest event, or null when none is kept.","oneOf":[{"$ref":"#/components/schemas/ErrorEvent"},{"type":"null"}]}}};
+const schema111 = {"type":"object","description":"An issue with the exception chain and the latest event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil","exceptions","lastEvent","usersSeen","firstRelease","lastRelease"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value, or the message."},"type":{"type":["string","null"]},"value":{"type":["string","null"]},"culprit":{"type":["string","null"]},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer"},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"]},"ignoredUntil":{"type":["string","null"],"format":"date-time"},"usersSeen":{"type":"integer","description":"Distinct users the events reported (by user id, else e-mail, username or address)."},"firstRelease":{"type":["string","null"],"description":"The release of the first event that had one."},"lastRelease":{"type":["string","null"],"description":"The release of the latest event that had one."},"exceptions":{"type":"array","description":"The latest event's chain as the SDK sent it: causes first, the thrown error last.","items":{"$ref":"#/components/schemas/ErrorException"}},"lastEvent":{"description":"The latest event, or null when none is kept.","oneOf":[{"$ref":"#/components/schemas/ErrorEvent"},{"type":"null"}]}}};
 const schema112 = {"type":"object","description":"One exception of a chain.","additionalProperties":false,"required":["type","value","mechanism","frames"],"properties":{"type":{"type":["string","null"]},"value":{"type":["string","null"]},"mechanism":{"type":["string","null"],"description":"How it was captured (`generic`, `chained`, `onunhandledrejection`, …)."},"frames":{"type":"array","description":"Oldest call first; the last frame is the throw site.","items":{"$ref":"#/components/schemas/StackFrame"}}}};
 const schema113 = {"type":"object","description":"One stack frame, resolved against uploaded source maps or symbols where they match.","additionalProperties":false,"required":["filename","absPath","function","module","lineno","colno","inApp","contextLine","preContext","postContext","resolved"],"properties":{"filename":{"type":["string","null"]},"absPath":{"type":["string","null"]},"function":{"type":["string","null"]},"module":{"type":["string","null"]},"lineno":{"type":["integer","null"],"description":"1-based."},"colno":{"type":["integer","null"],"description":"1-based."},"inApp":{"type":"boolean","description":"True for the application's own code."},"contextLine":{"type":["string","null"],"description":"The source line of the frame."},"preContext":{"type":"array","description":"Source lines before `contextLine`.","items":{"type":"string"}},"postContext":{"type":"array","description":"Source lines after `contextLine`.","items":{"type":"string"}},"resolved":{"type":"boolean","description":"True when a source map or symbols resolved this frame; false for the frame as the SDK sent it."}}};
 
@@ -9631,9 +9700,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func3.call(schema111.properties, key0))){
-const err16 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.usersSeen === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "usersSeen"},message:"must have required property '"+"usersSeen"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9642,10 +9710,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err17 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.firstRelease === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "firstRelease"},message:"must have required property '"+"firstRelease"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9654,10 +9720,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data.projectId !== undefined){
-if(typeof data.projectId !== "string"){
-const err18 = {instancePath:instancePath+"/projectId",schemaPath:"#/properties/projectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.lastRelease === undefined){
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lastRelease"},message:"must have required property '"+"lastRelease"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9666,10 +9730,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data.title !== undefined){
-if(typeof data.title !== "string"){
-const err19 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data){
+if(!(func3.call(schema111.properties, key0))){
+const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9679,10 +9742,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.type !== undefined){
-let data3 = data.type;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err20 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema111.properties.type.type},message:"must be string,null"};
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err20 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9692,10 +9754,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.value !== undefined){
-let data4 = data.value;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err21 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema111.properties.value.type},message:"must be string,null"};
+if(data.projectId !== undefined){
+if(typeof data.projectId !== "string"){
+const err21 = {instancePath:instancePath+"/projectId",schemaPath:"#/properties/projectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9705,10 +9766,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.culprit !== undefined){
-let data5 = data.culprit;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err22 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema111.properties.culprit.type},message:"must be string,null"};
+if(data.title !== undefined){
+if(typeof data.title !== "string"){
+const err22 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9718,10 +9778,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.level !== undefined){
-let data6 = data.level;
-if(typeof data6 !== "string"){
-const err23 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.type !== undefined){
+let data3 = data.type;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err23 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema111.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9730,8 +9790,11 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!(((((data6 === "fatal") || (data6 === "error")) || (data6 === "warning")) || (data6 === "info")) || (data6 === "debug"))){
-const err24 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema111.properties.level.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.value !== undefined){
+let data4 = data.value;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err24 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema111.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9741,10 +9804,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data7 = data.status;
-if(typeof data7 !== "string"){
-const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.culprit !== undefined){
+let data5 = data.culprit;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err25 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema111.properties.culprit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9753,8 +9816,11 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!(((data7 === "unresolved") || (data7 === "resolved")) || (data7 === "ignored"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema111.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.level !== undefined){
+let data6 = data.level;
+if(typeof data6 !== "string"){
+const err26 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9763,11 +9829,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-if(data.timesSeen !== undefined){
-let data8 = data.timesSeen;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err27 = {instancePath:instancePath+"/timesSeen",schemaPath:"#/properties/timesSeen/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!(((((data6 === "fatal") || (data6 === "error")) || (data6 === "warning")) || (data6 === "info")) || (data6 === "debug"))){
+const err27 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema111.properties.level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9777,11 +9840,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.firstSeenAt !== undefined){
-let data9 = data.firstSeenAt;
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-const err28 = {instancePath:instancePath+"/firstSeenAt",schemaPath:"#/properties/firstSeenAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.status !== undefined){
+let data7 = data.status;
+if(typeof data7 !== "string"){
+const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9790,9 +9852,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-else {
-const err29 = {instancePath:instancePath+"/firstSeenAt",schemaPath:"#/properties/firstSeenAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data7 === "unresolved") || (data7 === "resolved")) || (data7 === "ignored"))){
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema111.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9802,11 +9863,10 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data.lastSeenAt !== undefined){
-let data10 = data.lastSeenAt;
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-const err30 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.timesSeen !== undefined){
+let data8 = data.timesSeen;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err30 = {instancePath:instancePath+"/timesSeen",schemaPath:"#/properties/timesSeen/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9816,8 +9876,11 @@ vErrors.push(err30);
 errors++;
 }
 }
-else {
-const err31 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.firstSeenAt !== undefined){
+let data9 = data.firstSeenAt;
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err31 = {instancePath:instancePath+"/firstSeenAt",schemaPath:"#/properties/firstSeenAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9827,11 +9890,8 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data.spark !== undefined){
-let data11 = data.spark;
-if(Array.isArray(data11)){
-if(data11.length > 24){
-const err32 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
+else {
+const err32 = {instancePath:instancePath+"/firstSeenAt",schemaPath:"#/properties/firstSeenAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9840,8 +9900,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data11.length < 24){
-const err33 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/minItems",keyword:"minItems",params:{limit: 24},message:"must NOT have fewer than 24 items"};
+}
+if(data.lastSeenAt !== undefined){
+let data10 = data.lastSeenAt;
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err33 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9850,11 +9914,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-const len0 = data11.length;
-for(let i0=0; i0<len0; i0++){
-let data12 = data11[i0];
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err34 = {instancePath:instancePath+"/spark/" + i0,schemaPath:"#/properties/spark/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err34 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9864,9 +9926,11 @@ vErrors.push(err34);
 errors++;
 }
 }
-}
-else {
-const err35 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.spark !== undefined){
+let data11 = data.spark;
+if(Array.isArray(data11)){
+if(data11.length > 24){
+const err35 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9875,11 +9939,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-if(data.resolvedInRelease !== undefined){
-let data13 = data.resolvedInRelease;
-if((typeof data13 !== "string") && (data13 !== null)){
-const err36 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema111.properties.resolvedInRelease.type},message:"must be string,null"};
+if(data11.length < 24){
+const err36 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/minItems",keyword:"minItems",params:{limit: 24},message:"must NOT have fewer than 24 items"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9888,11 +9949,11 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data.ignoredUntil !== undefined){
-let data14 = data.ignoredUntil;
-if((typeof data14 !== "string") && (data14 !== null)){
-const err37 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema111.properties.ignoredUntil.type},message:"must be string,null"};
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err37 = {instancePath:instancePath+"/spark/" + i0,schemaPath:"#/properties/spark/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9901,9 +9962,10 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(typeof data14 === "string"){
-if(!(formats0.validate(data14))){
-const err38 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/spark",schemaPath:"#/properties/spark/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9913,20 +9975,10 @@ vErrors.push(err38);
 errors++;
 }
 }
-}
-if(data.exceptions !== undefined){
-let data15 = data.exceptions;
-if(Array.isArray(data15)){
-const len1 = data15.length;
-for(let i1=0; i1<len1; i1++){
-if(!(validate211(data15[i1], {instancePath:instancePath+"/exceptions/" + i1,parentData:data15,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/exceptions",schemaPath:"#/properties/exceptions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.resolvedInRelease !== undefined){
+let data13 = data.resolvedInRelease;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err39 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema111.properties.resolvedInRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9936,24 +9988,10 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data.lastEvent !== undefined){
-let data17 = data.lastEvent;
-const _errs36 = errors;
-let valid5 = false;
-let passing0 = null;
-const _errs37 = errors;
-if(!(validate215(data17, {instancePath:instancePath+"/lastEvent",parentData:data,parentDataProperty:"lastEvent",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
-errors = vErrors.length;
-}
-var _valid0 = _errs37 === errors;
-if(_valid0){
-valid5 = true;
-passing0 = 0;
-}
-const _errs38 = errors;
-if(data17 !== null){
-const err40 = {instancePath:instancePath+"/lastEvent",schemaPath:"#/properties/lastEvent/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data.ignoredUntil !== undefined){
+let data14 = data.ignoredUntil;
+if((typeof data14 !== "string") && (data14 !== null)){
+const err40 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema111.properties.ignoredUntil.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9962,7 +10000,107 @@ vErrors.push(err40);
 }
 errors++;
 }
-var _valid0 = _errs38 === errors;
+if(typeof data14 === "string"){
+if(!(formats0.validate(data14))){
+const err41 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+if(data.usersSeen !== undefined){
+let data15 = data.usersSeen;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err42 = {instancePath:instancePath+"/usersSeen",schemaPath:"#/properties/usersSeen/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data.firstRelease !== undefined){
+let data16 = data.firstRelease;
+if((typeof data16 !== "string") && (data16 !== null)){
+const err43 = {instancePath:instancePath+"/firstRelease",schemaPath:"#/properties/firstRelease/type",keyword:"type",params:{type: schema111.properties.firstRelease.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data.lastRelease !== undefined){
+let data17 = data.lastRelease;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err44 = {instancePath:instancePath+"/lastRelease",schemaPath:"#/properties/lastRelease/type",keyword:"type",params:{type: schema111.properties.lastRelease.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data.exceptions !== undefined){
+let data18 = data.exceptions;
+if(Array.isArray(data18)){
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate211(data18[i1], {instancePath:instancePath+"/exceptions/" + i1,parentData:data18,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/exceptions",schemaPath:"#/properties/exceptions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data.lastEvent !== undefined){
+let data20 = data.lastEvent;
+const _errs42 = errors;
+let valid5 = false;
+let passing0 = null;
+const _errs43 = errors;
+if(!(validate215(data20, {instancePath:instancePath+"/lastEvent",parentData:data,parentDataProperty:"lastEvent",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs43 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+}
+const _errs44 = errors;
+if(data20 !== null){
+const err46 = {instancePath:instancePath+"/lastEvent",schemaPath:"#/properties/lastEvent/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid0 = _errs44 === errors;
 if(_valid0 && valid5){
 valid5 = false;
 passing0 = [passing0, 1];
@@ -9974,20 +10112,20 @@ passing0 = 1;
 }
 }
 if(!valid5){
-const err41 = {instancePath:instancePath+"/lastEvent",schemaPath:"#/properties/lastEvent/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err47 = {instancePath:instancePath+"/lastEvent",schemaPath:"#/properties/lastEvent/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err41];
+vErrors = [err47];
 }
 else {
-vErrors.push(err41);
+vErrors.push(err47);
 }
 errors++;
 }
 else {
-errors = _errs36;
+errors = _errs42;
 if(vErrors !== null){
-if(_errs36){
-vErrors.length = _errs36;
+if(_errs42){
+vErrors.length = _errs42;
 }
 else {
 vErrors = null;
@@ -9997,12 +10135,12 @@ vErrors = null;
 }
 }
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err42];
+vErrors = [err48];
 }
 else {
-vErrors.push(err42);
+vErrors.push(err48);
 }
 errors++;
 }

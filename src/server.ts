@@ -20,6 +20,7 @@ import { startWorker, type Worker } from './engine/worker';
 import { netPolicyFrom } from './engine/netPolicy';
 import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
+import { startGrouper } from './errors/grouper';
 import type { PageCache } from './statuspages/cache';
 
 /** A running Vigil process (role serve). */
@@ -77,6 +78,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     });
     worker = config.worker ? startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency }) : null;
     const jobs = config.worker ? await startJobs(pool, { db, secrets, services }, log) : null;
+    const grouper = config.worker ? startGrouper(db, log) : null;
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError);
@@ -104,6 +106,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
           worker?.stop(Math.max(0, grace - 2000)),
         ]);
         await jobs?.stop();
+        await grouper?.stop();
         await limits.close();
         await redis?.quit().catch(() => undefined);
         await changes?.close();

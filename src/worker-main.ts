@@ -8,6 +8,7 @@ import { startWorker } from './engine/worker';
 import { createLogger } from './log';
 import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
+import { startGrouper } from './errors/grouper';
 
 /**
  * `npm run worker`: a worker process only (scheduler and checks), for scale-out.
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
   const worker = startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency });
   const services = { config, secrets, net, baseUrl: () => config.baseUrl ?? `http://localhost:${config.port}` };
   const jobs = await startJobs(pool, { db, secrets, services }, log);
+  const grouper = startGrouper(db, log);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) process.exit(1);
@@ -35,6 +37,7 @@ async function main(): Promise<void> {
     // Running checks finish (or are handed back to another worker), running jobs finish.
     await worker.stop(Math.max(0, config.shutdownTimeoutMs - 2000));
     await jobs.stop();
+    await grouper.stop();
     await db.destroy();
     process.exit(0);
   };

@@ -112,6 +112,32 @@ export interface ErrorEventsTable {
   issue_id: string | null;
 }
 
+export interface ErrorIssuesTable {
+  id: string;
+  project_id: string;
+  organization_id: string;
+  fingerprint: string;
+  title: string;
+  type: string | null;
+  value: string | null;
+  culprit: string | null;
+  level: string;
+  status: ColumnType<string, string | undefined, string>;
+  times_seen: ColumnType<string, number | string, number | string>;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  first_release: string | null;
+  last_release: string | null;
+  last_event_seq: string | null;
+  resolved_in_release: string | null;
+  resolved_at: Date | null;
+  ignored_until: Date | null;
+}
+
+export interface ErrorIssueHoursTable { issue_id: string; hour: Date; count: ColumnType<string, number, number> }
+export interface ErrorIssueUsersTable { issue_id: string; user_key: string }
+export interface ErrorReleasesTable { project_id: string; release: string; first_seen_seq: ColumnType<string, never, never> }
+
 export interface SmsEnrolmentsTable {
   membership_id: string;
   channel_id: string;
@@ -486,6 +512,10 @@ export interface Database {
   sms_enrolments: SmsEnrolmentsTable;
   error_projects: ErrorProjectsTable;
   error_events: ErrorEventsTable;
+  error_issues: ErrorIssuesTable;
+  error_issue_hours: ErrorIssueHoursTable;
+  error_issue_users: ErrorIssueUsersTable;
+  error_releases: ErrorReleasesTable;
   subscriptions: SubscriptionsTable;
   receipts: ReceiptsTable;
   billing_events: BillingEventsTable;

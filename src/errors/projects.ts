@@ -43,7 +43,8 @@ function visible(db: Db, caller: Caller) {
 export async function listProjects(db: Db, services: Services, caller: Caller) {
   const rows = await visible(db, caller)
     .select(['p.id', 'p.workspace_id', 'p.ref', 'p.public_key', 'p.name', 'p.platform', 'p.created_at',
-      sql<string>`(select count(*) from error_events e where e.project_id = p.id and e.received_at > now() - interval '24 hours')`.as('events24h')])
+      sql<string>`(select count(*) from error_events e where e.project_id = p.id and e.received_at > now() - interval '24 hours')`.as('events24h'),
+      sql<string>`(select count(*) from error_issues i where i.project_id = p.id and (i.status = 'unresolved' or (i.status = 'ignored' and i.ignored_until <= now())))`.as('unresolved')])
     .orderBy('p.name').orderBy('p.id').execute();
   return rows.map((r) => projectOut(services, r));
 }

@@ -1,0 +1,136 @@
+/**
+ * Grouping behind ingestion: stored events not yet in an issue are taken in
+ * batches (`FOR UPDATE SKIP LOCKED`, so any number of workers share the
+ * work), grouped (grouping.ts) and counted into their issues set-wise —
+ * times seen, first and last seen, releases, the hourly counts of the spark
+ * line, the users seen. An event that arrives for a resolved issue reopens it
+ * (a regression) unless it comes from a release older than the one the issue
+ * was resolved in.
+ */
+import semver from 'semver';
+import { sql } from 'kysely';
+import type { Db } from '../db/connect';
+import { newId } from '../crypto/ids';
+import type { Logger } from '../log';
+import { groupEvent, userKey, type Grouped } from './grouping';
+
+const BATCH = 1000;
+
+/** The version of `package@1.2.3+build` (or `1.2.3`, `v1.2.3`) when it is semver, else null. */
+function versionOf(release: string): semver.SemVer | null {
+  const v = release.slice(release.lastIndexOf('@') + 1).replace(/^v(?=\d)/, '');
+  return semver.parse(v);
+}
+
+/**
+ * Whether `release` is older than `than`: as semver where both parse (build
+ * metadata included, so `1.2.3+2` follows `1.2.3+1`), else by the order the
+ * project first saw them.
+ */
+export async function olderRelease(db: Db, projectId: string, release: string, than: string): Promise<boolean> {
+  if (release === than) return false;
+  const a = versionOf(release);
+  const b = versionOf(than);
+  if (a && b) {
+    const c = semver.compareBuild(a, b);
+    return c < 0;
+  }
+  const rows = await db.selectFrom('error_releases').select(['release', 'first_seen_seq']).where('project_id', '=', projectId).where('release', 'in', [release, than]).execute();
+  const seq = new Map(rows.map((r) => [r.release, Number(r.first_seen_seq)]));
+  return (seq.get(release) ?? Infinity) < (seq.get(than) ?? Infinity);
+}
+
+interface Row { seq: string; project_id: string; organization_id: string; received_at: Date; payload: unknown }
+interface Group { projectId: string; organizationId: string; g: Grouped; rows: Row[]; releases: (string | null)[] }
+
+const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000);
+
+/** Groups one batch; returns how many events it took. */
+export async function groupBatch(db: Db): Promise<number> {
+  return db.transaction().execute(async (tx) => {
+    const rows = await tx.selectFrom('error_events').select(['seq', 'project_id', 'organization_id', 'received_at', 'payload'])
+      .where('issue_id', 'is', null).orderBy('seq').limit(BATCH).forUpdate().skipLocked().execute() as Row[];
+    if (rows.length === 0) return 0;
+    const groups = new Map<string, Group>();
+    for (const r of rows) {
+      const payload = (r.payload ?? {}) as Record<string, unknown>;
+      const g = groupEvent(payload);
+      const key = `${r.project_id}\u0000${g.fingerprint}`;
+      const group = groups.get(key) ?? { projectId: r.project_id, organizationId: r.organization_id, g, rows: [], releases: [] };
+      group.g = g; // the latest event's words
+      group.rows.push(r);
+      group.releases.push(typeof payload.release === 'string' && payload.release ? payload.release.slice(0, 200) : null);
+      groups.set(key, group);
+    }
+    const releases = [...new Set([...groups.values()].flatMap((gr) => gr.releases.filter((x): x is string => !!x).map((rel) => `${gr.projectId}\u0000${rel}`)))];
+    if (releases.length) {
+      await tx.insertInto('error_releases').values(releases.map((k) => { const [project_id, release] = k.split('\u0000'); return { project_id, release }; }))
+        .onConflict((oc) => oc.columns(['project_id', 'release']).doNothing()).execute();
+    }
+    for (const gr of groups.values()) {
+      const first = gr.rows[0];
+      const last = gr.rows[gr.rows.length - 1];
+      const lastRelease = gr.releases[gr.releases.length - 1];
+      const issue = await tx.insertInto('error_issues').values({
+        id: newId('iss'), project_id: gr.projectId, organization_id: gr.organizationId, fingerprint: gr.g.fingerprint, title: gr.g.title,
+        type: gr.g.type, value: gr.g.value?.slice(0, 10_000) ?? null, culprit: gr.g.culprit, level: gr.g.level, times_seen: gr.rows.length,
+        first_seen_at: first.received_at, last_seen_at: last.received_at, first_release: gr.releases.find((x) => x) ?? null, last_release: lastRelease,
+        last_event_seq: last.seq,
+      }).onConflict((oc) => oc.columns(['project_id', 'fingerprint']).doUpdateSet((eb) => ({
+        times_seen: sql`error_issues.times_seen + excluded.times_seen`,
+        last_seen_at: sql`greatest(error_issues.last_seen_at, excluded.last_seen_at)`,
+        last_release: eb.fn.coalesce('excluded.last_release', 'error_issues.last_release'),
+        first_release: eb.fn.coalesce('error_issues.first_release', 'excluded.first_release'),
+        last_event_seq: eb.ref('excluded.last_event_seq'), level: eb.ref('excluded.level'), title: eb.ref('excluded.title'),
+        value: eb.ref('excluded.value'), culprit: eb.ref('excluded.culprit'),
+      }))).returning(['id', 'status', 'resolved_in_release']).executeTakeFirstOrThrow();
+      if (issue.status === 'resolved' && await regresses(tx, gr.projectId, issue.resolved_in_release, gr.releases)) {
+        await tx.updateTable('error_issues').set({ status: 'unresolved', resolved_in_release: null, resolved_at: null }).where('id', '=', issue.id).execute();
+      }
+      await tx.updateTable('error_events').set({ issue_id: issue.id }).where('seq', 'in', gr.rows.map((r) => r.seq)).execute();
+      const hours = new Map<number, number>();
+      for (const r of gr.rows) { const h = hourOf(r.received_at).getTime(); hours.set(h, (hours.get(h) ?? 0) + 1); }
+      await tx.insertInto('error_issue_hours').values([...hours].map(([h, count]) => ({ issue_id: issue.id, hour: new Date(h), count })))
+        .onConflict((oc) => oc.columns(['issue_id', 'hour']).doUpdateSet({ count: sql`error_issue_hours.count + excluded.count` })).execute();
+      const users = [...new Set(gr.rows.map((r) => userKey((r.payload ?? {}) as Record<string, unknown>)).filter((u): u is string => !!u))];
+      if (users.length) {
+        await tx.insertInto('error_issue_users').values(users.map((user_key) => ({ issue_id: issue.id, user_key })))
+          .onConflict((oc) => oc.columns(['issue_id', 'user_key']).doNothing()).execute();
+      }
+    }
+    return rows.length;
+  });
+}
+
+/** Whether events of `releases` reopen an issue resolved in `resolvedIn` (the spec's table). */
+async function regresses(db: Db, projectId: string, resolvedIn: string | null, releases: (string | null)[]): Promise<boolean> {
+  for (const r of releases) {
+    // No release on either side: any later event reopens.
+    if (r === null || resolvedIn === null) return true;
+    if (!(await olderRelease(db, projectId, r, resolvedIn))) return true;
+  }
+  return false;
+}
+
+/** Runs grouping in the background: at once while there is a backlog, else every `pollMs`. */
+export function startGrouper(db: Db, log: Logger, pollMs = 100): { stop(): Promise<void> } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const tick = () => {
+    running = groupBatch(db).then((n) => {
+      if (!stopped) timer = setTimeout(tick, n >= BATCH ? 0 : pollMs);
+    }, (e) => {
+      log.error('grouping error events', e);
+      if (!stopped) timer = setTimeout(tick, 1000);
+    });
+  };
+  tick();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
