@@ -10,28 +10,36 @@ import { alertText, type TextDetail } from './channels/text';
 import { deliveryContext } from './context';
 import { metrics } from '../observability/metrics';
 
-/** Loads what one delivery needs: the delivery, its channel and its incident. */
+/**
+ * Loads what one delivery needs in one statement (a mass outage runs
+ * thousands of these at once): the delivery, its channel, its incident, and
+ * from the timeline the check's words for an opening or who acknowledged.
+ */
 async function load(db: Db, deliveryId: string) {
   const { rows } = await sql<{
     id: string; event: string; organization_id: string; status: string; channel_id: string | null; kind: string | null; name: string | null;
     target_enc: string | null; secret_enc: string | null; config: Record<string, string> | null; enabled: boolean | null;
     incident_id: string | null; title: string | null; cause: string | null; severity: string | null; istatus: string | null;
     monitor_id: string | null; monitor_name: string | null; started_at: Date | null; acknowledged_at: Date | null; resolved_at: Date | null;
+    detail_message: string | null; detail_actor: string | null;
   }>`select d.id, d.event, d.organization_id, d.status, d.channel_id, c.kind, c.name, c.target_enc, c.secret_enc, c.config, c.enabled,
       i.id as incident_id, i.title, i.cause, i.severity, i.status as istatus, i.monitor_id, m.name as monitor_name,
-      i.started_at, i.acknowledged_at, i.resolved_at
+      i.started_at, i.acknowledged_at, i.resolved_at, x.message as detail_message, x.actor_name as detail_actor
     from deliveries d left join notification_channels c on c.id = d.channel_id
       left join incidents i on i.id = d.incident_id left join monitors m on m.id = i.monitor_id
+      left join lateral (select e.message, e.actor_name from incident_events e where e.incident_id = d.incident_id
+        and e.kind = case when d.event = 'incident.acknowledged' then 'acknowledged' else 'opened' end order by e.seq desc limit 1) x on true
     where d.id = ${deliveryId}`.execute(db);
   return rows[0];
 }
 
-/** The check's words for an opening, and who acted for an acknowledgement, from the timeline. */
-async function textDetail(db: Db, incidentId: string, event: string): Promise<TextDetail> {
-  const kind = event === 'incident.acknowledged' ? 'acknowledged' : 'opened';
-  const e = await db.selectFrom('incident_events').select(['message', 'actor_name']).where('incident_id', '=', incidentId)
-    .where('kind', '=', kind).orderBy('seq', 'desc').limit(1).executeTakeFirst();
-  return event === 'incident.acknowledged' ? { actor: e?.actor_name ?? null } : { detail: e?.message ?? null };
+/** Records one attempt and where the delivery stands, in one statement. */
+async function recordAttempt(db: Db, deliveryId: string, a: { ok: boolean; error: string | null; durationMs: number; status: 'delivered' | 'failed' | null }) {
+  await sql`with attempt as (
+      insert into delivery_attempts (delivery_id, ok, error, duration_ms) values (${deliveryId}, ${a.ok}, ${a.error}, ${a.durationMs}))
+    update deliveries set attempts = attempts + 1, last_error = ${a.error},
+      status = coalesce(${a.status}::text, status), delivered_at = case when ${a.status}::text = 'delivered' then now() else delivered_at end
+    where id = ${deliveryId}`.execute(db);
 }
 
 /**
@@ -45,8 +53,9 @@ export function deliverTask(db: Db, secrets: SecretBox, services: Services) {
     const { deliveryId } = payload as { deliveryId: string };
     const d = await load(db, deliveryId);
     if (!d || d.status !== 'pending') return;
-    const finish = async (status: 'delivered' | 'failed', error: string | null) => {
-      await db.updateTable('deliveries').set({ status, last_error: error, ...(status === 'delivered' ? { delivered_at: new Date() } : {}) }).where('id', '=', deliveryId).execute();
+    /** The timeline entry of the outcome; `recorded` when the attempt already set the delivery's status. */
+    const finish = async (status: 'delivered' | 'failed', error: string | null, recorded = false) => {
+      if (!recorded) await db.updateTable('deliveries').set({ status, last_error: error }).where('id', '=', deliveryId).execute();
       if (d.incident_id) {
         await addEvent(db, { incidentId: d.incident_id, organizationId: d.organization_id, kind: 'notification',
           message: status === 'delivered' ? `Sent ${d.event} to ${d.name} (${d.kind}).` : `Could not reach ${d.name ?? 'a removed channel'}: ${error}` });
@@ -62,20 +71,17 @@ export function deliverTask(db: Db, secrets: SecretBox, services: Services) {
     } : null;
     const message: AlertMessage = {
       id: d.id, event: d.event as AlertEvent, incident, occurredAt: new Date().toISOString(),
-      text: alertText(d.event as AlertEvent, incident, d.incident_id ? await textDetail(db, d.incident_id, d.event) : {}),
+      text: alertText(d.event as AlertEvent, incident, !d.incident_id ? {} : d.event === 'incident.acknowledged' ? { actor: d.detail_actor } : { detail: d.detail_message } satisfies TextDetail),
     };
     const started = Date.now();
     const result = await channelKinds[d.kind].deliver(
       { id: d.channel_id, name: d.name!, target, secret: d.secret_enc ? secrets.open(d.secret_enc) : null, config: d.config ?? {} },
       message, deliveryContext(services),
     );
-    await db.insertInto('delivery_attempts').values({ delivery_id: deliveryId, ok: result.delivered, error: result.error, duration_ms: Date.now() - started }).execute();
-    await db.updateTable('deliveries').set((eb) => ({ attempts: eb('attempts', '+', 1) })).where('id', '=', deliveryId).execute();
     const outcome = result.delivered ? 'delivered' : result.permanent || helpers.job.attempts >= helpers.job.max_attempts ? 'failed' : 'retrying';
     metrics.deliveries.inc({ channel_kind: d.kind, outcome });
-    if (outcome === 'delivered') return finish('delivered', null);
-    if (outcome === 'failed') return finish('failed', result.error);
-    await db.updateTable('deliveries').set({ last_error: result.error }).where('id', '=', deliveryId).execute();
+    await recordAttempt(db, deliveryId, { ok: result.delivered, error: result.error, durationMs: Date.now() - started, status: outcome === 'retrying' ? null : outcome });
+    if (outcome !== 'retrying') return finish(outcome, result.error, true);
     throw new Error(result.error ?? 'delivery failed');
   };
 }

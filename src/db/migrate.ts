@@ -12,6 +12,7 @@ import * as m0010 from './migrations/0010_sms_enrolments';
 import * as m0011 from './migrations/0011_billing';
 import * as m0012 from './migrations/0012_error_projects';
 import * as m0013 from './migrations/0013_error_issues';
+import * as m0014 from './migrations/0014_quiet_delivery_notes';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0011_billing': m0011,
   '0012_error_projects': m0012,
   '0013_error_issues': m0013,
+  '0014_quiet_delivery_notes': m0014,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -70,10 +70,12 @@ export function nextDue(m: Pick<ClaimedMonitor, 'kind' | 'interval_seconds' | 'n
 /**
  * Extends the claims on `ids` (checks in flight, results not yet written) by
  * another lease. Monitors whose result was written meanwhile have no lease
- * any more and are left alone.
+ * any more and are left alone; rows a result transaction holds right now are
+ * skipped, not waited for (that transaction ends the lease anyway), so the
+ * renewal never holds up the writing of results in a mass outage.
  */
 export async function renewLeases(db: Db, ids: readonly string[], now = new Date()): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable('monitors').set({ lease_until: new Date(now.getTime() + WORKER_LEASE_SECONDS * 1000) })
-    .where('id', 'in', ids).where('lease_until', 'is not', null).execute();
+  await sql`update monitors set lease_until = ${new Date(now.getTime() + WORKER_LEASE_SECONDS * 1000)}
+    where id in (select id from monitors where id = any(${sql.val([...ids])}::text[]) and lease_until is not null for update skip locked)`.execute(db);
 }

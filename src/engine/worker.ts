@@ -10,6 +10,10 @@ import { runCheck } from './runCheck';
 import { underMaintenance } from '../alerting/maintenance';
 import { metrics } from '../observability/metrics';
 
+/** Results written per transaction, and transactions written at once (see flush). */
+const WRITE_BATCH = 50;
+const MAX_WRITES = 3;
+
 export interface WorkerOptions {
   db: Db;
   secrets: SecretBox;
@@ -41,8 +45,8 @@ export interface Worker {
 /**
  * Starts a worker: it claims due monitors in batches, runs their checks
  * concurrently under `concurrency`, and writes results in batches (every
- * 100 ms or 200 results). Housekeeping (partitions, retention) runs every
- * ten minutes.
+ * 100 ms or WRITE_BATCH results, up to MAX_WRITES transactions at once).
+ * Housekeeping (partitions, retention) runs every ten minutes.
  */
 export function startWorker(o: WorkerOptions): Worker {
   const pollMs = o.pollMs ?? 250;
@@ -58,25 +62,53 @@ export function startWorker(o: WorkerOptions): Worker {
   // Monitors this worker holds a claim on: checks in flight and results not yet written. Their leases are
   // renewed every LEASE_RENEW_MS, so a claim outlives a crashed worker by seconds, never a running check.
   const held = new Set<string>();
-  let flushing: Promise<void> = Promise.resolve();
+  // Result writes in progress, and the monitors they are writing.
+  const writing = new Set<Promise<void>>();
+  const busy = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   // Set while every slot is busy: the first half of the slots freeing up wakes the scheduler
   // at once instead of after a whole poll (otherwise throughput caps near concurrency / poll).
   let atCap = false;
 
-  const flush = () => {
-    if (pending.length === 0) return flushing;
-    const batch = pending;
-    pending = [];
-    flushing = flushing.then(() => writeResults(o.db, batch)).catch(async (e) => {
-      // One result the database refuses must not cost every other monitor its result: one by one, then.
-      if (batch.length === 1) return log.error('writing a check result', e, { monitorId: batch[0].monitor.id, kind: batch[0].monitor.kind });
-      log.error('writing a batch of check results; retrying them one by one', e);
-      for (const one of batch) {
-        await writeResults(o.db, [one]).catch((err) => log.error('writing a check result', err, { monitorId: one.monitor.id, kind: one.monitor.kind }));
+  const writeBatch = (batch: FinishedCheck[]) => writeResults(o.db, batch).catch(async (e) => {
+    // One result the database refuses must not cost every other monitor its result: one by one, then.
+    if (batch.length === 1) return log.error('writing a check result', e, { monitorId: batch[0].monitor.id, kind: batch[0].monitor.kind });
+    log.error('writing a batch of check results; retrying them one by one', e);
+    for (const one of batch) {
+      await writeResults(o.db, [one]).catch((err) => log.error('writing a check result', err, { monitorId: one.monitor.id, kind: one.monitor.kind }));
+    }
+  });
+
+  /**
+   * Starts writing pending results: batches of at most WRITE_BATCH, up to
+   * MAX_WRITES transactions at once, so that in a mass outage the first
+   * incidents commit (and page) while later ones are still being written. A
+   * monitor's results are written in order: one whose earlier result is still
+   * being written waits for the next batch.
+   */
+  const flush = (): Promise<void> => {
+    while (pending.length > 0 && writing.size < MAX_WRITES) {
+      const batch: FinishedCheck[] = [];
+      const taken = new Set<string>();
+      const rest: FinishedCheck[] = [];
+      for (const r of pending) {
+        if (batch.length < WRITE_BATCH && !busy.has(r.monitor.id) && !taken.has(r.monitor.id)) { batch.push(r); taken.add(r.monitor.id); } else rest.push(r);
       }
-    }).finally(() => { for (const one of batch) held.delete(one.monitor.id); });
-    return flushing;
+      if (batch.length === 0) break;
+      pending = rest;
+      for (const id of taken) busy.add(id);
+      const w: Promise<void> = writeBatch(batch).finally(() => {
+        writing.delete(w);
+        for (const one of batch) { busy.delete(one.monitor.id); held.delete(one.monitor.id); }
+        if (pending.length > 0 && (pending.length >= WRITE_BATCH || stopping.signal.aborted)) void flush();
+      });
+      writing.add(w);
+    }
+    return Promise.all([...writing]).then(() => undefined);
+  };
+  /** Writes everything pending and waits for every write (shutdown). */
+  const drainWrites = async () => {
+    while (pending.length > 0 || writing.size > 0) await flush();
   };
   const flushTimer = setInterval(() => void flush(), 100);
 
@@ -97,7 +129,7 @@ export function startWorker(o: WorkerOptions): Worker {
     log.debug('check', { monitorId: m.id, kind: m.kind, outcome: result?.outcome ?? 'none', durationMs: Math.round(seconds * 1000) });
     const due = nextDue(m, new Date());
     pending.push({ monitor: m, result, at, nextDueAt: due, ...(m.kind === 'heartbeat' ? { judgedPingAt: m.last_ping_at } : {}) });
-    if (pending.length >= 200) void flush();
+    if (pending.length >= WRITE_BATCH) void flush();
   };
 
   const tick = async () => {
@@ -164,7 +196,7 @@ export function startWorker(o: WorkerOptions): Worker {
       cutShort.abort();
       await settle(2000);
       clearInterval(flushTimer);
-      await flush();
+      await drainWrites();
       clearInterval(renewTimer);
       if (abandoned.length > 0) {
         await o.db.updateTable('monitors').set({ lease_until: null }).where('id', 'in', abandoned).execute()
