@@ -41,5 +41,11 @@ export async function enqueueMany(db: Db, task: string, payloads: Record<string,
 
 /** Runs the queue's tasks in this process until stopped. */
 export async function startQueue(pool: pg.Pool, tasks: TaskList, log: VigilLogger, concurrency = 24): Promise<Runner> {
-  return run({ pgPool: pool, taskList: tasks, concurrency, noHandleSignals: true, pollInterval: 1000, logger: queueLogger(log) });
+  return run({
+    pgPool: pool, taskList: tasks, concurrency, noHandleSignals: true, pollInterval: 1000, logger: queueLogger(log),
+    // In a mass outage thousands of deliveries queue at once: jobs are fetched up to 32 per statement and the
+    // completions of one tick share a statement. A delivery records its outcome before its job completes, and a
+    // delivery already recorded is never sent again, so a crash in between cannot page twice.
+    preset: { worker: { localQueue: { size: 32 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+  });
 }
