@@ -2,7 +2,7 @@ import type { JobHelpers } from 'graphile-worker';
 import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import type { SecretBox } from '../crypto/secrets';
-import { addEvent } from '../incidents/timeline';
+import { addEvent, eventRow, type IncidentEventInput } from '../incidents/timeline';
 import type { Services } from '../pipeline/context';
 import { channelKinds, isChannelKind } from './channels';
 import type { AlertEvent, AlertIncident, AlertMessage } from './channels/channel';
@@ -33,10 +33,19 @@ async function load(db: Db, deliveryId: string) {
   return rows[0];
 }
 
-/** Records one attempt and where the delivery stands, in one statement. */
-async function recordAttempt(db: Db, deliveryId: string, a: { ok: boolean; error: string | null; durationMs: number; status: 'delivered' | 'failed' | null }) {
+/**
+ * Records one attempt, where the delivery stands and, for an outcome, its
+ * note on the incident's timeline — one statement, as a mass outage runs
+ * thousands of these at once.
+ */
+async function recordAttempt(db: Db, deliveryId: string, a: { ok: boolean; error: string | null; durationMs: number; status: 'delivered' | 'failed' | null; note: IncidentEventInput | null }) {
+  const n = a.note ? eventRow(a.note) : null;
+  const note = n
+    ? sql`, note as (insert into incident_events (id, incident_id, organization_id, kind, at, message, from_status, to_status, public, actor_type, actor_id, actor_name)
+        values (${n.id}, ${n.incident_id}, ${n.organization_id}, ${n.kind}, ${n.at}, ${n.message}, null, null, false, ${n.actor_type}, null, null))`
+    : sql``;
   await sql`with attempt as (
-      insert into delivery_attempts (delivery_id, ok, error, duration_ms) values (${deliveryId}, ${a.ok}, ${a.error}, ${a.durationMs}))
+      insert into delivery_attempts (delivery_id, ok, error, duration_ms) values (${deliveryId}, ${a.ok}, ${a.error}, ${a.durationMs}))${note}
     update deliveries set attempts = attempts + 1, last_error = ${a.error},
       status = coalesce(${a.status}::text, status), delivered_at = case when ${a.status}::text = 'delivered' then now() else delivered_at end
     where id = ${deliveryId}`.execute(db);
@@ -53,13 +62,15 @@ export function deliverTask(db: Db, secrets: SecretBox, services: Services) {
     const { deliveryId } = payload as { deliveryId: string };
     const d = await load(db, deliveryId);
     if (!d || d.status !== 'pending') return;
-    /** The timeline entry of the outcome; `recorded` when the attempt already set the delivery's status. */
-    const finish = async (status: 'delivered' | 'failed', error: string | null, recorded = false) => {
-      if (!recorded) await db.updateTable('deliveries').set({ status, last_error: error }).where('id', '=', deliveryId).execute();
-      if (d.incident_id) {
-        await addEvent(db, { incidentId: d.incident_id, organizationId: d.organization_id, kind: 'notification',
-          message: status === 'delivered' ? `Sent ${d.event} to ${d.name} (${d.kind}).` : `Could not reach ${d.name ?? 'a removed channel'}: ${error}` });
-      }
+    /** The timeline note of an outcome. */
+    const noteOf = (status: 'delivered' | 'failed', error: string | null): IncidentEventInput => ({
+      incidentId: d.incident_id!, organizationId: d.organization_id, kind: 'notification',
+      message: status === 'delivered' ? `Sent ${d.event} to ${d.name} (${d.kind}).` : `Could not reach ${d.name ?? 'a removed channel'}: ${error}`,
+    });
+    /** A delivery that fails before any attempt: its status and its note. */
+    const finish = async (status: 'failed', error: string) => {
+      await db.updateTable('deliveries').set({ status, last_error: error }).where('id', '=', deliveryId).execute();
+      if (d.incident_id) await addEvent(db, noteOf(status, error));
     };
     if (!d.channel_id || !d.kind || !isChannelKind(d.kind) || !d.enabled || !d.target_enc) return finish('failed', 'the channel was removed or disabled');
     const target = secrets.open(d.target_enc);
@@ -80,8 +91,9 @@ export function deliverTask(db: Db, secrets: SecretBox, services: Services) {
     );
     const outcome = result.delivered ? 'delivered' : result.permanent || helpers.job.attempts >= helpers.job.max_attempts ? 'failed' : 'retrying';
     metrics.deliveries.inc({ channel_kind: d.kind, outcome });
-    await recordAttempt(db, deliveryId, { ok: result.delivered, error: result.error, durationMs: Date.now() - started, status: outcome === 'retrying' ? null : outcome });
-    if (outcome !== 'retrying') return finish(outcome, result.error, true);
+    const note = outcome === 'retrying' || !d.incident_id ? null : noteOf(outcome, result.error);
+    await recordAttempt(db, deliveryId, { ok: result.delivered, error: result.error, durationMs: Date.now() - started, status: outcome === 'retrying' ? null : outcome, note });
+    if (outcome !== 'retrying') return;
     throw new Error(result.error ?? 'delivery failed');
   };
 }

@@ -23,13 +23,22 @@ export interface IncidentEventInput {
  */
 export async function addEvents(db: Db, rows: IncidentEventInput[]): Promise<void> {
   if (rows.length === 0) return;
-  const values = rows.map((e) => ({
+  const values = rows.map(eventRow);
+  await db.insertInto('incident_events').values(values).execute();
+  await queueIncidentNews(db, values.map((v) => ({ id: v.id, incidentId: v.incident_id, kind: v.kind, public: v.public })));
+}
+
+/**
+ * The row of one timeline entry, for writers that insert it inside a larger
+ * statement (a delivery records its attempt and its note at once). Such
+ * entries must be of kinds subscribers never hear of (`notification`).
+ */
+export function eventRow(e: IncidentEventInput) {
+  return {
     id: newId('evt'), incident_id: e.incidentId, organization_id: e.organizationId, kind: e.kind, at: e.at ?? new Date(),
     message: e.message ?? null, from_status: e.fromStatus ?? null, to_status: e.toStatus ?? null, public: e.public ?? false,
     actor_type: e.actor?.type ?? 'system', actor_id: e.actor?.id ?? null, actor_name: e.actor?.name ?? null,
-  }));
-  await db.insertInto('incident_events').values(values).execute();
-  await queueIncidentNews(db, values.map((v) => ({ id: v.id, incidentId: v.incident_id, kind: v.kind, public: v.public })));
+  };
 }
 
 /** Records one timeline entry of an incident. */
