@@ -29,6 +29,13 @@ export interface Config {
   metricsToken: string | null;
   /** How long a SIGTERM may take: in-flight requests, running checks and jobs get this long to finish. */
   shutdownTimeoutMs: number;
+  /**
+   * Which proxies in front of Vigil to believe about the client's address
+   * (X-Forwarded-For), as Express's `trust proxy`: false (none), a number of
+   * hops, or addresses/subnets (`loopback`, `10.0.0.0/8`). Rate limits by
+   * client address (sign-in, password pages, sign-up) count real clients only then.
+   */
+  trustProxy: boolean | number | string[];
   /** Self-service sign-up (POST /api/v1/signup): `open`, or `closed` (the default: people join by invitation). */
   signup: 'open' | 'closed';
   /** The App Store Server API (in-app purchases); null when not configured. */
@@ -195,6 +202,17 @@ function appStoreConfig(env: NodeJS.ProcessEnv): Config['appStore'] {
   };
 }
 
+function trustProxy(env: NodeJS.ProcessEnv): Config['trustProxy'] {
+  const raw = env.TRUST_PROXY?.trim();
+  if (!raw || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const ok = list.every((s) => ['loopback', 'linklocal', 'uniquelocal'].includes(s) || net.isIP(s.split('/')[0]) !== 0);
+  if (!ok) throw new ConfigError('TRUST_PROXY', 'must be true, false, a number of hops, or addresses and subnets (loopback, 10.0.0.0/8)', raw);
+  return list;
+}
+
 function dnsResolver(env: NodeJS.ProcessEnv): string | null {
   const raw = env.DNS_RESOLVER?.trim();
   if (!raw) return null;
@@ -246,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.METRICS_TOKEN?.trim() || null,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT', 25, 1, 3600) * 1000,
     signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'closed'),
+    trustProxy: trustProxy(env),
     stripe: stripeConfig(env),
     appStore: appStoreConfig(env),
     checksAllowPrivate: bool(env, 'CHECKS_ALLOW_PRIVATE', true),

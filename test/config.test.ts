@@ -23,6 +23,7 @@ test.each([
   [{ DNS_RESOLVER: 'dns.google' }, /^DNS_RESOLVER must be an IP address/],
   [{ BOOTSTRAP_PLAN: 'platinum' }, /^BOOTSTRAP_PLAN must be one of free, pro, business, enterprise/],
   [{ SHUTDOWN_TIMEOUT: '-1' }, /^SHUTDOWN_TIMEOUT /],
+  [{ TRUST_PROXY: 'my-proxy' }, /^TRUST_PROXY must be true, false, a number of hops/],
 ])('%j is refused, naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);
@@ -43,7 +44,9 @@ test('secret values are never quoted back', () => {
 test('the defaults and good values load', () => {
   const c = loadConfig({ PORT: '9000', LOG_LEVEL: 'DEBUG', WORKER: 'no', DATABASE_URL: 'postgresql://u@h:5432/d', MASTER_KEY: Buffer.alloc(32, 1).toString('base64'), DNS_RESOLVER: '[::1]:5353' });
   expect(c).toMatchObject({ port: 9000, logLevel: 'debug', worker: false, databaseUrl: 'postgresql://u@h:5432/d', dnsResolver: '[::1]:5353', shutdownTimeoutMs: 25_000, metricsToken: null });
-  expect(loadConfig({})).toMatchObject({ port: 8080, host: '0.0.0.0', logLevel: 'info', logFormat: null, worker: true, rateLimitStore: 'memory' });
+  expect(loadConfig({})).toMatchObject({ port: 8080, host: '0.0.0.0', logLevel: 'info', logFormat: null, worker: true, rateLimitStore: 'memory', trustProxy: false });
+  expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+  expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toEqual(['loopback', '10.0.0.0/8']);
 });
 
 test.each(['src/main.ts', 'src/worker-main.ts'])('%s exits 2 with one line, no stack trace', (script) => {

@@ -255,3 +255,18 @@ test('deleting my account: memberships, keys and personal channels go; an organi
   expect(JSON.stringify((await server.api(team.apiKey).get('/audit?limit=5')).body)).toContain('member.account_deleted');
   expect((await post('/sessions', { email: soloEmail, password: 'solo password 123' })).status).toBe(401);
 });
+
+test('behind a proxy (TRUST_PROXY), sign-in failures count per real client address, not per proxy', async () => {
+  const proxied = await startTestServer({ TRUST_PROXY: 'loopback' });
+  try {
+    const attempt = (i: number, client: string) => fetch(`${proxied.url}/api/v1/sessions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': client }, body: JSON.stringify({ email: `nobody${i}@example.test`, password: 'wrong password' }),
+    }).then((r) => r.status);
+    for (let i = 0; i < 30; i++) expect(await attempt(i, '203.0.113.5')).toBe(401);
+    expect(await attempt(31, '203.0.113.5')).toBe(429);
+    // Another client behind the same proxy is not held up.
+    expect(await attempt(32, '203.0.113.6')).toBe(401);
+  } finally {
+    await proxied.close();
+  }
+}, 60_000);

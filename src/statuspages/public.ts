@@ -159,7 +159,7 @@ function pageRoutes(deps: PublicDeps, cache: PageCache): Router {
       if (!m || m.page.visibility !== 'password' || !m.passwordFingerprint) return notFoundPage(req, res);
       const place = placeOf(res);
       try {
-        await limits.consume(`${m.page.id}:${req.socket.remoteAddress ?? ''}`, 'page_password');
+        await limits.consume(`${m.page.id}:${req.ip ?? ''}`, 'page_password');
       } catch (e) {
         if (e instanceof ApiError && e.status === 429) {
           for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
@@ -199,7 +199,7 @@ function pageRoutes(deps: PublicDeps, cache: PageCache): Router {
         sendDocument(req, res, status, renderMessage(m, place, t('subscribe.title'), `<p class="notice${error ? ' error' : ''}" role="status">${escapeHtml(text)}</p>`));
       };
       try {
-        await limits.consume(`${m.page.id}:${req.socket.remoteAddress ?? ''}`, 'page_subscribe');
+        await limits.consume(`${m.page.id}:${req.ip ?? ''}`, 'page_subscribe');
         const done = await subscribe(db, services, m, await readForm(req, BODY_LIMITS.statusPageForm));
         if (done.kind === 'email') return answer(202, t('subscribe.sent', { email: done.address }), false, 'confirmation_sent');
         return answer(201, t('subscribe.webhookDone', { host: done.host }), false, 'subscribed');

@@ -87,6 +87,8 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // req.ip: the client behind the proxies TRUST_PROXY names (else the socket's peer).
+  app.set('trust proxy', deps.services.config.trustProxy);
   app.use(requestObserver(deps.logger, deps.closing));
 
   // First: a request to a status page's custom domain is answered by that page and nothing else.

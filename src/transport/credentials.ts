@@ -12,7 +12,8 @@ export function credentialsOf(req: IncomingMessage): Credentials {
     referer: req.headers.referer,
     host: req.headers.host,
     method: req.method ?? 'GET',
-    remoteAddress: req.socket.remoteAddress,
+    // Express's req.ip honours TRUST_PROXY; a bare Node request has only the socket's peer.
+    remoteAddress: (req as IncomingMessage & { ip?: string }).ip ?? req.socket.remoteAddress,
     userAgent: req.headers['user-agent'],
   };
 }
