@@ -113,7 +113,7 @@ async function regresses(db: Db, projectId: string, resolvedIn: string | null, r
 }
 
 /** Runs grouping in the background: at once while there is a backlog, else every `pollMs`. */
-export function startGrouper(db: Db, log: Logger, pollMs = 100): { stop(): Promise<void> } {
+export function startGrouper(db: Db, log: Logger, pollMs = 250): { stop(): Promise<void> } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
