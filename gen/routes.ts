@@ -77,7 +77,7 @@ export type RawRequestOperationId = 'uploadSymbols';
 export type RawResponseOperationId = 'exportAll' | 'exportEntity';
 
 /** Operations not built yet: the contract documents their 501 (src/api/notImplemented.ts answers it). */
-export type UnbuiltOperationId = 'deleteAgent' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'listAgents' | 'listAnalyticsSites' | 'searchResources' | 'uploadSourceMap' | 'uploadSymbols';
+export type UnbuiltOperationId = 'deleteAgent' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'listAgents' | 'listAnalyticsSites' | 'searchResources' | 'uploadSymbols';
 
 /** Every operation; static path segments come before parameters at the same position, so register them in this order. */
 export const routes: readonly RouteDef[] = [
@@ -2411,7 +2411,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 201,
     pathParams: [],
     queryParams: [],

@@ -12,7 +12,7 @@ const STILL_501 = [
   'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics', 'getAnalyticsSite',
   'listAgents', 'listAnalyticsSites',
   'searchResources',
-  'uploadSourceMap', 'uploadSymbols',
+  'uploadSymbols',
 ];
 
 let server: TestServer;

@@ -2,8 +2,9 @@ import type { Handlers } from '../../gen/routes';
 import type { Ctx } from '../pipeline/context';
 import { createProject, deleteProject, listProjects, updateProject } from '../errors/projects';
 import { getIssue, listIssues, updateIssue } from '../errors/issues';
+import { uploadSourceMap } from '../errors/sourcemaps';
 
-/** Error tracking: projects and issues (source maps and symbols come next: 501). */
+/** Error tracking: projects, issues, source maps (symbols come next: 501). */
 export const errorHandlers = {
   listErrorProjects: async (_i, ctx) => ({ data: await listProjects(ctx.db, ctx.services, ctx.caller) }),
   createErrorProject: async ({ body }, ctx) => ({ data: await createProject(ctx.db, ctx.services, ctx.caller, body) }),
@@ -12,4 +13,5 @@ export const errorHandlers = {
   listErrorIssues: async ({ query }, ctx) => ({ data: await listIssues(ctx.db, ctx.caller, query) }),
   getErrorIssue: async ({ path }, ctx) => ({ data: await getIssue(ctx.db, ctx.caller, path.id) }),
   updateErrorIssue: async ({ path, body }, ctx) => ({ data: await updateIssue(ctx.db, ctx.caller, path.id, body) }),
+  uploadSourceMap: async ({ body }, ctx) => ({ data: await uploadSourceMap(ctx.db, ctx.caller, body) }),
 } satisfies Partial<Handlers<Ctx>>;

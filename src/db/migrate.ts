@@ -13,6 +13,7 @@ import * as m0011 from './migrations/0011_billing';
 import * as m0012 from './migrations/0012_error_projects';
 import * as m0013 from './migrations/0013_error_issues';
 import * as m0014 from './migrations/0014_quiet_delivery_notes';
+import * as m0015 from './migrations/0015_source_maps';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012_error_projects': m0012,
   '0013_error_issues': m0013,
   '0014_quiet_delivery_notes': m0014,
+  '0015_source_maps': m0015,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

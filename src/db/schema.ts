@@ -138,6 +138,18 @@ export interface ErrorIssueHoursTable { issue_id: string; hour: Date; count: Col
 export interface ErrorIssueUsersTable { issue_id: string; user_key: string }
 export interface ErrorReleasesTable { project_id: string; release: string; first_seen_seq: ColumnType<string, never, never> }
 
+export interface ErrorSourcemapsTable {
+  id: string;
+  project_id: string;
+  organization_id: string;
+  filename: string;
+  debug_id: string | null;
+  release: string | null;
+  map_gzip: Buffer;
+  size_bytes: number;
+  created_at: TsDefault;
+}
+
 export interface SmsEnrolmentsTable {
   membership_id: string;
   channel_id: string;
@@ -516,6 +528,7 @@ export interface Database {
   error_issue_hours: ErrorIssueHoursTable;
   error_issue_users: ErrorIssueUsersTable;
   error_releases: ErrorReleasesTable;
+  error_sourcemaps: ErrorSourcemapsTable;
   subscriptions: SubscriptionsTable;
   receipts: ReceiptsTable;
   billing_events: BillingEventsTable;

@@ -13,6 +13,7 @@ import { audit } from '../domain/audit';
 import { iso } from '../domain/tenancy';
 import { ApiError, invalid, notFound } from '../pipeline/errors';
 import { exceptionsOf, framesOf } from './grouping';
+import { resolveFrames, type ResolvedFrame } from './sourcemaps';
 
 type Status = 'unresolved' | 'resolved' | 'ignored';
 
@@ -81,7 +82,13 @@ export async function listIssues(db: Db, caller: Caller, query: { status?: strin
 const str = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? null : String(v));
 const strings = (v: unknown) => (Array.isArray(v) ? v.map((x) => String(x)) : []);
 
-function frameOut(f: Record<string, any>) {
+function frameOut(f: Record<string, any>, r?: ResolvedFrame) {
+  if (r) {
+    return {
+      filename: r.filename, absPath: r.absPath, function: r.function, module: str(f.module), lineno: r.lineno, colno: r.colno, inApp: f.in_app === true,
+      contextLine: r.contextLine, preContext: r.preContext, postContext: r.postContext, resolved: true,
+    };
+  }
   return {
     filename: str(f.filename), absPath: str(f.abs_path), function: str(f.function), module: str(f.module),
     lineno: Number.isInteger(f.lineno) ? f.lineno : null, colno: Number.isInteger(f.colno) ? f.colno : null, inApp: f.in_app === true,
@@ -104,9 +111,12 @@ export async function getIssue(db: Db, caller: Caller, id: string) {
     : Object.fromEntries(Object.entries(e.tags ?? {}).map(([k, v]) => [k, String(v)]));
   const user = e.user && typeof e.user === 'object' ? Object.fromEntries(Object.entries(e.user).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])) : null;
   const s = await sparks(db, [r.id]);
+  const chain = exceptionsOf(e);
+  // Resolved at read time: a map uploaded after the event applies too.
+  const resolved = await resolveFrames(db, r.project_id, e, chain.flatMap(framesOf));
   return {
     ...issueOut(r, s.get(r.id)!),
-    exceptions: exceptionsOf(e).map((x) => ({ type: str(x.type), value: str(x.value), mechanism: str(x.mechanism?.type), frames: framesOf(x).map(frameOut) })),
+    exceptions: chain.map((x) => ({ type: str(x.type), value: str(x.value), mechanism: str(x.mechanism?.type), frames: framesOf(x).map((f) => frameOut(f, resolved.get(f))) })),
     lastEvent: ev ? {
       eventId: ev.event_id, occurredAt: occurredAt(e.timestamp, ev.received_at), receivedAt: iso(ev.received_at)!,
       release: str(e.release), environment: str(e.environment), platform: str(e.platform), tags,
