@@ -134,6 +134,22 @@ export interface ErrorIssuesTable {
   ignored_until: Date | null;
 }
 
+/** One entry of an issue's timeline: first_seen, regressed (by an event), resolved, ignored, unresolved (by a person). */
+export interface ErrorIssueEventsTable {
+  seq: ColumnType<string, never, never>;
+  issue_id: string;
+  organization_id: string;
+  kind: string;
+  at: TsDefault;
+  release: string | null;
+  environment: string | null;
+  actor_type: string | null;
+  actor_id: string | null;
+  actor_name: string | null;
+}
+
+export interface ErrorProjectChannelsTable { project_id: string; channel_id: string }
+
 export interface ErrorIssueHoursTable { issue_id: string; hour: Date; count: ColumnType<string, number, number> }
 export interface ErrorIssueUsersTable { issue_id: string; user_key: string }
 export interface ErrorReleasesTable { project_id: string; release: string; first_seen_seq: ColumnType<string, never, never> }
@@ -301,6 +317,7 @@ export interface DeliveriesTable {
   organization_id: string;
   channel_id: string | null;
   incident_id: string | null;
+  error_issue_id: ColumnType<string | null, string | null | undefined, string | null>;
   event: string;
   status: ColumnType<string, string | undefined, string>;
   attempts: ColumnType<number, number | undefined, number>;
@@ -527,6 +544,8 @@ export interface Database {
   error_issues: ErrorIssuesTable;
   error_issue_hours: ErrorIssueHoursTable;
   error_issue_users: ErrorIssueUsersTable;
+  error_issue_events: ErrorIssueEventsTable;
+  error_project_channels: ErrorProjectChannelsTable;
   error_releases: ErrorReleasesTable;
   error_sourcemaps: ErrorSourcemapsTable;
   subscriptions: SubscriptionsTable;
