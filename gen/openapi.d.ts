@@ -496,7 +496,9 @@ export interface paths {
          * @description One issue with its `exceptions` (the SDK's own chain of the latest
          *     event: thrown error last, causes before it; frames resolved against
          *     uploaded source maps and symbols at this read, an unusable map falling
-         *     back to the original frames) and `lastEvent`.
+         *     back to the original frames) `lastEvent`, and `activity`: the issue's timeline, oldest
+         *     first (first seen and regressions with the release of the event that
+         *     caused them; resolved, ignored and unresolved with who changed it).
          */
         get: operations["getErrorIssue"];
         put?: never;
@@ -523,6 +525,11 @@ export interface paths {
          *     included: the part after the last `@`), else by the order the
          *     project first saw them. Events are grouped behind ingestion, within a
          *     second of their acknowledgement.
+         *
+         *     Each change is an entry of the issue's `activity` with who made it
+         *     (`resolved` with the release of resolution). A regression (an event
+         *     reopening a resolved issue) pages the project's channels; a change made
+         *     here pages nobody.
          *
          *     The answer acknowledges the status now in force.
          */
@@ -581,6 +588,64 @@ export interface paths {
          * @description Changes `name` and/or `platform`; the DSN never changes. An empty body is 400.
          */
         patch: operations["updateErrorProject"];
+        trace?: never;
+    };
+    "/errors/projects/{id}/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the channels of an error project
+         * @description The channels paged for the project's new issues and regressions (see
+         *     `setErrorProjectChannels`). A project the key cannot see is 404.
+         */
+        get: operations["listErrorProjectChannels"];
+        /**
+         * Replace the channels of an error project
+         * @description Replaces the whole set of channels paged for the project, as
+         *     `PUT /monitors/{id}/channels` does for a monitor. An empty list (or
+         *     null) means nobody is paged. Every id must be a channel the key can
+         *     see that is organisation-wide or in the project's workspace; any other
+         *     id (unknown, another organisation's, another workspace's) is 400
+         *     (`unknown_channel`, `details.field` `channelIds.<index>`) and changes
+         *     nothing. A project the key cannot see is 404. Disabled and unconfirmed
+         *     channels may be set; they receive nothing until enabled or confirmed.
+         *
+         *     What pages, once per enabled and confirmed channel:
+         *
+         *     - `error_issue.created`: a new issue, i.e. the first event of a
+         *       fingerprint. A burst of a thousand events of one new error is one
+         *       issue and one page.
+         *     - `error_issue.regressed`: a regression, i.e. an event that reopens a
+         *       resolved issue (see `updateErrorIssue`). An event from a release
+         *       older than the one the issue was resolved in leaves it resolved and
+         *       pages nobody.
+         *
+         *     Nothing else pages: not further events of an unresolved issue, not
+         *     events of an ignored issue, not status changes made through the API.
+         *     Both moments are also entries of the issue's `activity`.
+         *
+         *     The alert carries the event name, a one-line `text` ("🐞 New error in
+         *     <project>: <title>", "♻️ Regression in <project>: <title> (release
+         *     <release>)") and `errorIssue`: the issue's `id`, `projectId`,
+         *     `projectName`, `title`, `culprit`, `level`, the `release` and
+         *     `environment` of the event that caused the alert, `timesSeen` and
+         *     `url` (the issue's address in this API). Webhooks receive it as
+         *     `errorIssue` beside `incident` (null); e-mail, Slack, Teams, Discord,
+         *     Telegram and SMS show the text (and the issue's facts where the kind
+         *     has room); PagerDuty triggers with `dedup_key` = the issue id and JSM
+         *     creates an alert with `alias` = the issue id, so a regression of an
+         *     alert still open there is folded into it.
+         */
+        put: operations["setErrorProjectChannels"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/export": {
@@ -2909,6 +2974,27 @@ export interface components {
             exceptions: components["schemas"]["ErrorException"][];
             /** @description The latest event, or null when none is kept. */
             lastEvent: components["schemas"]["ErrorEvent"] | null;
+            /** @description The issue's timeline, oldest first: first seen, regressions, and status changes with who made them. */
+            activity: components["schemas"]["ErrorIssueActivity"][];
+        };
+        /** @description One entry of an issue's timeline. */
+        ErrorIssueActivity: {
+            /**
+             * @description first_seen: the issue's first event; regressed: an event reopened
+             *     the resolved issue (both page the project's channels); resolved,
+             *     ignored, unresolved: a status change through the API.
+             * @enum {string}
+             */
+            kind: "first_seen" | "regressed" | "resolved" | "ignored" | "unresolved";
+            /**
+             * Format: date-time
+             * @description When the event was received (first_seen, regressed) or the change made.
+             */
+            at: string;
+            /** @description The release of the event (first_seen, regressed) or the release of resolution (resolved); null when there is none. */
+            release: string | null;
+            /** @description Who made the change; null for what the service did by itself (first_seen, regressed). */
+            actor: components["schemas"]["Actor"] | null;
         };
         /** @description The status of an issue after a change. */
         ErrorIssueStatusData: {
@@ -3304,6 +3390,9 @@ export interface components {
         };
         ListErrorIssuesResponse: {
             data: components["schemas"]["ErrorIssue"][];
+        };
+        ListErrorProjectChannelsResponse: {
+            data: components["schemas"]["Channel"][];
         };
         ListErrorProjectsResponse: {
             data: components["schemas"]["ErrorProject"][];
@@ -3850,6 +3939,13 @@ export interface components {
         };
         SetIncidentPostmortemResponse: {
             data: components["schemas"]["IncidentDetail"];
+        };
+        SetErrorProjectChannelsBody: {
+            /** @description The whole set; empty or null means nobody is paged. */
+            channelIds: components["schemas"]["StringList"];
+        };
+        SetErrorProjectChannelsResponse: {
+            data: components["schemas"]["Channel"][];
         };
         SetMonitorChannelsBody: {
             /** @description The whole set; empty or null means nobody is alerted. */
@@ -5251,6 +5347,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UpdateErrorProjectResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listErrorProjectChannels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's channels, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListErrorProjectChannelsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    setErrorProjectChannels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetErrorProjectChannelsBody"];
+            };
+        };
+        responses: {
+            /** @description The project's channels now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetErrorProjectChannelsResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -68,7 +68,7 @@ export interface RouteDef {
 export type Permission = 'agent:delete' | 'agent:enroll' | 'agent:read' | 'api_key:manage' | 'api_key:read' | 'audit_log:read' | 'billing:manage' | 'billing:read' | 'incident:acknowledge' | 'incident:comment' | 'incident:read' | 'incident:resolve' | 'maintenance:manage' | 'member:invite' | 'member:read' | 'member:remove' | 'member:update_role' | 'monitor:create' | 'monitor:delete' | 'monitor:pause' | 'monitor:read' | 'monitor:update' | 'notification_channel:manage' | 'notification_channel:read' | 'oncall:read' | 'org:update' | 'status_page:manage' | 'status_page:read' | 'workspace:read' | 'workspace:update';
 
 /** Every operationId of the contract. */
-export type OperationId = 'addHostMonitor' | 'addStatusPageComponent' | 'changePassword' | 'confirmSmsEnrolment' | 'createApiKey' | 'createChannel' | 'createCheckoutSession' | 'createErrorProject' | 'createEscalationPolicy' | 'createHost' | 'createMaintenanceWindow' | 'createMonitor' | 'createOverride' | 'createSchedule' | 'createSmsEnrolment' | 'createStatusPage' | 'createWorkspace' | 'deleteAccount' | 'deleteAgent' | 'deleteChannel' | 'deleteErrorProject' | 'deleteEscalationPolicy' | 'deleteHost' | 'deleteInvitation' | 'deleteMaintenanceWindow' | 'deleteMonitor' | 'deleteOverride' | 'deleteSchedule' | 'deleteStatusPage' | 'deleteWorkspace' | 'dismissSetup' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getBilling' | 'getErrorIssue' | 'getHost' | 'getIncident' | 'getIncidentFeed' | 'getIndex' | 'getMe' | 'getMonitor' | 'getMonitorGraph' | 'getMonitorHistory' | 'getMonitorPushUrl' | 'getOnCall' | 'getSetup' | 'getStatusPage' | 'getSummary' | 'inviteMember' | 'listAgents' | 'listAnalyticsSites' | 'listApiKeys' | 'listAuditEntries' | 'listChannels' | 'listErrorIssues' | 'listErrorProjects' | 'listHosts' | 'listIncidentEvents' | 'listIncidents' | 'listMaintenanceWindows' | 'listMembers' | 'listMonitorChannels' | 'listMonitorGraphs' | 'listMonitorHosts' | 'listMonitors' | 'listOrganizations' | 'listProbes' | 'listSessions' | 'listStatusPageSubscribers' | 'listStatusPages' | 'listWorkspaces' | 'removeHostMonitor' | 'removeMember' | 'removeStatusPageComponent' | 'removeStatusPageSubscriber' | 'requestPasswordReset' | 'resetPassword' | 'revokeApiKey' | 'revokeIncidentFeed' | 'revokeSession' | 'rotateIncidentFeed' | 'searchResources' | 'sendChannelConfirmation' | 'setActiveOrganization' | 'setIncidentPostmortem' | 'setMonitorChannels' | 'setMonitorHosts' | 'signIn' | 'signUp' | 'testChannel' | 'updateChannel' | 'updateErrorIssue' | 'updateErrorProject' | 'updateHost' | 'updateIncident' | 'updateMember' | 'updateMonitor' | 'updateStatusPage' | 'updateWorkspace' | 'uploadSourceMap' | 'uploadSymbols' | 'verifyStatusPageDomain' | 'verifyStorePurchase';
+export type OperationId = 'addHostMonitor' | 'addStatusPageComponent' | 'changePassword' | 'confirmSmsEnrolment' | 'createApiKey' | 'createChannel' | 'createCheckoutSession' | 'createErrorProject' | 'createEscalationPolicy' | 'createHost' | 'createMaintenanceWindow' | 'createMonitor' | 'createOverride' | 'createSchedule' | 'createSmsEnrolment' | 'createStatusPage' | 'createWorkspace' | 'deleteAccount' | 'deleteAgent' | 'deleteChannel' | 'deleteErrorProject' | 'deleteEscalationPolicy' | 'deleteHost' | 'deleteInvitation' | 'deleteMaintenanceWindow' | 'deleteMonitor' | 'deleteOverride' | 'deleteSchedule' | 'deleteStatusPage' | 'deleteWorkspace' | 'dismissSetup' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getBilling' | 'getErrorIssue' | 'getHost' | 'getIncident' | 'getIncidentFeed' | 'getIndex' | 'getMe' | 'getMonitor' | 'getMonitorGraph' | 'getMonitorHistory' | 'getMonitorPushUrl' | 'getOnCall' | 'getSetup' | 'getStatusPage' | 'getSummary' | 'inviteMember' | 'listAgents' | 'listAnalyticsSites' | 'listApiKeys' | 'listAuditEntries' | 'listChannels' | 'listErrorIssues' | 'listErrorProjectChannels' | 'listErrorProjects' | 'listHosts' | 'listIncidentEvents' | 'listIncidents' | 'listMaintenanceWindows' | 'listMembers' | 'listMonitorChannels' | 'listMonitorGraphs' | 'listMonitorHosts' | 'listMonitors' | 'listOrganizations' | 'listProbes' | 'listSessions' | 'listStatusPageSubscribers' | 'listStatusPages' | 'listWorkspaces' | 'removeHostMonitor' | 'removeMember' | 'removeStatusPageComponent' | 'removeStatusPageSubscriber' | 'requestPasswordReset' | 'resetPassword' | 'revokeApiKey' | 'revokeIncidentFeed' | 'revokeSession' | 'rotateIncidentFeed' | 'searchResources' | 'sendChannelConfirmation' | 'setActiveOrganization' | 'setErrorProjectChannels' | 'setIncidentPostmortem' | 'setMonitorChannels' | 'setMonitorHosts' | 'signIn' | 'signUp' | 'testChannel' | 'updateChannel' | 'updateErrorIssue' | 'updateErrorProject' | 'updateHost' | 'updateIncident' | 'updateMember' | 'updateMonitor' | 'updateStatusPage' | 'updateWorkspace' | 'uploadSourceMap' | 'uploadSymbols' | 'verifyStatusPageDomain' | 'verifyStorePurchase';
 
 /** Operations whose request body is not JSON (x-raw-request). */
 export type RawRequestOperationId = 'uploadSymbols';
@@ -808,6 +808,58 @@ export const routes: readonly RouteDef[] = [
     requestMessage: 'vigil.v1.DeleteErrorProjectRequest',
     responseMessage: 'vigil.v1.DeleteErrorProjectResponse',
     summary: 'Delete an error project',
+  },
+  {
+    operationId: 'listErrorProjectChannels',
+    method: 'GET',
+    path: '/errors/projects/{id}/channels',
+    expressPath: '/errors/projects/:id/channels',
+    tag: 'errors',
+    service: 'ErrorTrackingService',
+    rpc: 'ListErrorProjectChannels',
+    permission: 'notification_channel:read',
+    permissions: ['notification_channel:read'],
+    bucket: 'R',
+    sessionOnly: false,
+    anonymous: false,
+    sessionCookie: null,
+    rawRequest: false,
+    rawResponse: false,
+    built: true,
+    successStatus: 200,
+    pathParams: ['id'],
+    queryParams: [],
+    headerParams: [],
+    body: 'none',
+    requestMessage: 'vigil.v1.ListErrorProjectChannelsRequest',
+    responseMessage: 'vigil.v1.ListErrorProjectChannelsResponse',
+    summary: 'List the channels of an error project',
+  },
+  {
+    operationId: 'setErrorProjectChannels',
+    method: 'PUT',
+    path: '/errors/projects/{id}/channels',
+    expressPath: '/errors/projects/:id/channels',
+    tag: 'errors',
+    service: 'ErrorTrackingService',
+    rpc: 'SetErrorProjectChannels',
+    permission: 'monitor:update',
+    permissions: ['monitor:update'],
+    bucket: 'W',
+    sessionOnly: false,
+    anonymous: false,
+    sessionCookie: null,
+    rawRequest: false,
+    rawResponse: false,
+    built: true,
+    successStatus: 200,
+    pathParams: ['id'],
+    queryParams: [],
+    headerParams: [],
+    body: 'required',
+    requestMessage: 'vigil.v1.SetErrorProjectChannelsRequest',
+    responseMessage: 'vigil.v1.SetErrorProjectChannelsResponse',
+    summary: 'Replace the channels of an error project',
   },
   {
     operationId: 'exportAll',

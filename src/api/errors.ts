@@ -1,6 +1,7 @@
 import type { Handlers } from '../../gen/routes';
 import type { Ctx } from '../pipeline/context';
 import { createProject, deleteProject, listProjects, updateProject } from '../errors/projects';
+import { listProjectChannels, setProjectChannels } from '../errors/channels';
 import { getIssue, listIssues, updateIssue } from '../errors/issues';
 import { uploadSourceMap } from '../errors/sourcemaps';
 
@@ -10,6 +11,8 @@ export const errorHandlers = {
   createErrorProject: async ({ body }, ctx) => ({ data: await createProject(ctx.db, ctx.services, ctx.caller, body) }),
   updateErrorProject: async ({ path, body }, ctx) => ({ data: await updateProject(ctx.db, ctx.services, ctx.caller, path.id, body) }),
   deleteErrorProject: async ({ path }, ctx) => ({ data: await deleteProject(ctx.db, ctx.caller, path.id) }),
+  listErrorProjectChannels: async ({ path }, ctx) => ({ data: await listProjectChannels(ctx.db, ctx.services, ctx.caller, path.id) }),
+  setErrorProjectChannels: async ({ path, body }, ctx) => ({ data: await setProjectChannels(ctx.db, ctx.services, ctx.caller, path.id, body.channelIds) }),
   listErrorIssues: async ({ query }, ctx) => ({ data: await listIssues(ctx.db, ctx.caller, query) }),
   getErrorIssue: async ({ path }, ctx) => ({ data: await getIssue(ctx.db, ctx.caller, path.id) }),
   updateErrorIssue: async ({ path, body }, ctx) => ({ data: await updateIssue(ctx.db, ctx.caller, path.id, body) }),

@@ -13,6 +13,7 @@ import { audit } from '../domain/audit';
 import { iso } from '../domain/tenancy';
 import { ApiError, invalid, notFound } from '../pipeline/errors';
 import { exceptionsOf, framesOf } from './grouping';
+import { addIssueEvents, issueActivity } from './timeline';
 import { resolveFrames, type ResolvedFrame } from './sourcemaps';
 
 type Status = 'unresolved' | 'resolved' | 'ignored';
@@ -111,6 +112,7 @@ export async function getIssue(db: Db, caller: Caller, id: string) {
     : Object.fromEntries(Object.entries(e.tags ?? {}).map(([k, v]) => [k, String(v)]));
   const user = e.user && typeof e.user === 'object' ? Object.fromEntries(Object.entries(e.user).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])) : null;
   const s = await sparks(db, [r.id]);
+  const activity = await issueActivity(db, r.id);
   const chain = exceptionsOf(e);
   // Resolved at read time: a map uploaded after the event applies too.
   const resolved = await resolveFrames(db, r.project_id, e, chain.flatMap(framesOf));
@@ -123,6 +125,7 @@ export async function getIssue(db: Db, caller: Caller, id: string) {
       // A free-form object in the contract (a nullable map has no proto form): typed as an empty record.
       user: user as Record<string, never> | null,
     } : null,
+    activity,
   };
 }
 
@@ -140,6 +143,10 @@ export async function updateIssue(db: Db, caller: Caller, id: string, body: { st
         ? { status: 'ignored', resolved_in_release: null, resolved_at: null, ignored_until: body.ignoreHours ? new Date(Date.now() + body.ignoreHours * 3_600_000) : null }
         : { status: 'unresolved', resolved_in_release: null, resolved_at: null, ignored_until: null };
     await tx.updateTable('error_issues').set(set).where('id', '=', id).execute();
+    // An entry of the issue's activity (reopening what is open already is none); a change made here pages nobody.
+    if (body.status !== 'unresolved' || before.status !== 'unresolved') {
+      await addIssueEvents(tx, [{ issueId: id, organizationId: caller.organizationId, kind: body.status, release: set.resolved_in_release, actor: caller.actor }]);
+    }
     await audit(tx, caller, { action: 'error_issue.status_changed', resourceType: 'error_issue', resourceId: id,
       changes: { status: { from: before.status, to: set.status }, ...(set.resolved_in_release ? { resolvedInRelease: { from: null, to: set.resolved_in_release } } : {}) } });
     return { id, status: set.status as Status, resolvedInRelease: set.resolved_in_release, ignoredUntil: iso(set.ignored_until) };

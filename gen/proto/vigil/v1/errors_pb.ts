@@ -12,15 +12,19 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { DeleteResult } from "./common_pb";
+import type { Channel } from "./channels_pb";
+import { file_vigil_v1_channels } from "./channels_pb";
+import type { DeleteResult, StringList } from "./common_pb";
 import { file_vigil_v1_common } from "./common_pb";
+import type { Actor } from "./incidents_pb";
+import { file_vigil_v1_incidents } from "./incidents_pb";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file vigil/v1/errors.proto.
  */
 export const file_vigil_v1_errors: GenFile = /*@__PURE__*/
-  fileDesc("ChV2aWdpbC92MS9lcnJvcnMucHJvdG8SCHZpZ2lsLnYxIt0BChZVcGxvYWRTb3VyY2VNYXBSZXF1ZXN0EhMKC3Byb2plY3RfcmVmGAEgASgFEhAKCGZpbGVuYW1lGAIgASgJEiQKA21hcBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSHAoPbWFwX2d6aXBfYmFzZTY0GAQgASgJSACIAQESFQoIZGVidWdfaWQYBSABKAlIAYgBARIUCgdyZWxlYXNlGAYgASgJSAKIAQFCEgoQX21hcF9nemlwX2Jhc2U2NEILCglfZGVidWdfaWRCCgoIX3JlbGVhc2UiPAoXVXBsb2FkU291cmNlTWFwUmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLnZpZ2lsLnYxLlNvdXJjZU1hcCKrAQoUVXBsb2FkU3ltYm9sc1JlcXVlc3QSDwoHY29udGVudBgBIAEoDBITCgtwcm9qZWN0X3JlZhgCIAEoBRIQCghwbGF0Zm9ybRgDIAEoCRITCgtzeW1ib2xfbmFtZRgEIAEoCRIUCgdyZWxlYXNlGAUgASgJSACIAQESFgoJZGVidWdfaWRzGAYgASgJSAGIAQFCCgoIX3JlbGVhc2VCDAoKX2RlYnVnX2lkcyI9ChVVcGxvYWRTeW1ib2xzUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLlN5bWJvbFVwbG9hZCIaChhMaXN0RXJyb3JQcm9qZWN0c1JlcXVlc3QiQQoZTGlzdEVycm9yUHJvamVjdHNSZXNwb25zZRIkCgRkYXRhGAEgAygLMhYudmlnaWwudjEuRXJyb3JQcm9qZWN0Io4BChZMaXN0RXJyb3JJc3N1ZXNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBEhQKB3Byb2plY3QYAiABKAlIAYgBARIOCgFxGAMgASgJSAKIAQESEgoFbGltaXQYBCABKAVIA4gBAUIJCgdfc3RhdHVzQgoKCF9wcm9qZWN0QgQKAl9xQggKBl9saW1pdCI9ChdMaXN0RXJyb3JJc3N1ZXNSZXNwb25zZRIiCgRkYXRhGAEgAygLMhQudmlnaWwudjEuRXJyb3JJc3N1ZSIiChRHZXRFcnJvcklzc3VlUmVxdWVzdBIKCgJpZBgBIAEoCSJBChVHZXRFcnJvcklzc3VlUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLnZpZ2lsLnYxLkVycm9ySXNzdWVEZXRhaWwiYQoXVXBkYXRlRXJyb3JJc3N1ZVJlcXVlc3QSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhkKDGlnbm9yZV9ob3VycxgDIAEoBUgAiAEBQg8KDV9pZ25vcmVfaG91cnMiSAoYVXBkYXRlRXJyb3JJc3N1ZVJlc3BvbnNlEiwKBGRhdGEYASABKAsyHi52aWdpbC52MS5FcnJvcklzc3VlU3RhdHVzRGF0YSLIAQoJU291cmNlTWFwEgoKAmlkGAEgASgJEhMKC3Byb2plY3RfcmVmGAIgASgFEhAKCGZpbGVuYW1lGAMgASgJEhUKCGRlYnVnX2lkGAQgASgJSACIAQESFAoHcmVsZWFzZRgFIAEoCUgBiAEBEhIKCnNpemVfYnl0ZXMYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCwoJX2RlYnVnX2lkQgoKCF9yZWxlYXNlInMKDFN5bWJvbFVwbG9hZBIKCgJpZBgBIAEoCRIQCghwbGF0Zm9ybRgCIAEoCRIUCgdyZWxlYXNlGAMgASgJSACIAQESEQoJZGVidWdfaWRzGAQgAygJEhAKCHJlcGxhY2VkGAUgASgIQgoKCF9yZWxlYXNlIuwBCgxFcnJvclByb2plY3QSCgoCaWQYASABKAkSCwoDcmVmGAIgASgFEgwKBG5hbWUYAyABKAkSFQoIcGxhdGZvcm0YBCABKAlIAIgBARISCgpwdWJsaWNfa2V5GAUgASgJEgsKA2RzbhgGIAEoCRISCgp1bnJlc29sdmVkGAcgASgFEhYKDmV2ZW50c19sYXN0MjRoGAggASgFEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHdvcmtzcGFjZV9pZBgKIAEoCUILCglfcGxhdGZvcm0iYwoZQ3JlYXRlRXJyb3JQcm9qZWN0UmVxdWVzdBIMCgRuYW1lGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIVCghwbGF0Zm9ybRgDIAEoCUgAiAEBQgsKCV9wbGF0Zm9ybSJCChpDcmVhdGVFcnJvclByb2plY3RSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRXJyb3JQcm9qZWN0ImcKGVVwZGF0ZUVycm9yUHJvamVjdFJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhUKCHBsYXRmb3JtGAMgASgJSAGIAQFCBwoFX25hbWVCCwoJX3BsYXRmb3JtIkIKGlVwZGF0ZUVycm9yUHJvamVjdFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi52aWdpbC52MS5FcnJvclByb2plY3QiJwoZRGVsZXRlRXJyb3JQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCSJCChpEZWxldGVFcnJvclByb2plY3RSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0IpkECgpFcnJvcklzc3VlEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSEQoEdHlwZRgEIAEoCUgAiAEBEhIKBXZhbHVlGAUgASgJSAGIAQESFAoHY3VscHJpdBgGIAEoCUgCiAEBEg0KBWxldmVsGAcgASgJEg4KBnN0YXR1cxgIIAEoCRISCgp0aW1lc19zZWVuGAkgASgFEjEKDWZpcnN0X3NlZW5fYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3Rfc2Vlbl9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFc3BhcmsYDCADKAUSIAoTcmVzb2x2ZWRfaW5fcmVsZWFzZRgNIAEoCUgDiAEBEjEKDWlnbm9yZWRfdW50aWwYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnVzZXJzX3NlZW4YDyABKAUSGgoNZmlyc3RfcmVsZWFzZRgQIAEoCUgEiAEBEhkKDGxhc3RfcmVsZWFzZRgRIAEoCUgFiAEBQgcKBV90eXBlQggKBl92YWx1ZUIKCghfY3VscHJpdEIWChRfcmVzb2x2ZWRfaW5fcmVsZWFzZUIQCg5fZmlyc3RfcmVsZWFzZUIPCg1fbGFzdF9yZWxlYXNlIvcEChBFcnJvcklzc3VlRGV0YWlsEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSEQoEdHlwZRgEIAEoCUgAiAEBEhIKBXZhbHVlGAUgASgJSAGIAQESFAoHY3VscHJpdBgGIAEoCUgCiAEBEg0KBWxldmVsGAcgASgJEg4KBnN0YXR1cxgIIAEoCRISCgp0aW1lc19zZWVuGAkgASgFEjEKDWZpcnN0X3NlZW5fYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3Rfc2Vlbl9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFc3BhcmsYDCADKAUSIAoTcmVzb2x2ZWRfaW5fcmVsZWFzZRgNIAEoCUgDiAEBEjEKDWlnbm9yZWRfdW50aWwYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCmV4Y2VwdGlvbnMYDyADKAsyGC52aWdpbC52MS5FcnJvckV4Y2VwdGlvbhIoCgpsYXN0X2V2ZW50GBAgASgLMhQudmlnaWwudjEuRXJyb3JFdmVudBISCgp1c2Vyc19zZWVuGBEgASgFEhoKDWZpcnN0X3JlbGVhc2UYEiABKAlIBIgBARIZCgxsYXN0X3JlbGVhc2UYEyABKAlIBYgBAUIHCgVfdHlwZUIICgZfdmFsdWVCCgoIX2N1bHByaXRCFgoUX3Jlc29sdmVkX2luX3JlbGVhc2VCEAoOX2ZpcnN0X3JlbGVhc2VCDwoNX2xhc3RfcmVsZWFzZSKfAQoURXJyb3JJc3N1ZVN0YXR1c0RhdGESCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEiAKE3Jlc29sdmVkX2luX3JlbGVhc2UYAyABKAlIAIgBARIxCg1pZ25vcmVkX3VudGlsGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIWChRfcmVzb2x2ZWRfaW5fcmVsZWFzZSKWAQoORXJyb3JFeGNlcHRpb24SEQoEdHlwZRgBIAEoCUgAiAEBEhIKBXZhbHVlGAIgASgJSAGIAQESFgoJbWVjaGFuaXNtGAMgASgJSAKIAQESJAoGZnJhbWVzGAQgAygLMhQudmlnaWwudjEuU3RhY2tGcmFtZUIHCgVfdHlwZUIICgZfdmFsdWVCDAoKX21lY2hhbmlzbSLyAgoKRXJyb3JFdmVudBIQCghldmVudF9pZBgBIAEoCRIvCgtvY2N1cnJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLcmVjZWl2ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKB3JlbGVhc2UYBCABKAlIAIgBARIYCgtlbnZpcm9ubWVudBgFIAEoCUgBiAEBEhUKCHBsYXRmb3JtGAYgASgJSAKIAQESLAoEdGFncxgHIAMoCzIeLnZpZ2lsLnYxLkVycm9yRXZlbnQuVGFnc0VudHJ5EiUKBHVzZXIYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9yZWxlYXNlQg4KDF9lbnZpcm9ubWVudEILCglfcGxhdGZvcm0izwIKClN0YWNrRnJhbWUSFQoIZmlsZW5hbWUYASABKAlIAIgBARIVCghhYnNfcGF0aBgCIAEoCUgBiAEBEhUKCGZ1bmN0aW9uGAMgASgJSAKIAQESEwoGbW9kdWxlGAQgASgJSAOIAQESEwoGbGluZW5vGAUgASgFSASIAQESEgoFY29sbm8YBiABKAVIBYgBARIOCgZpbl9hcHAYByABKAgSGQoMY29udGV4dF9saW5lGAggASgJSAaIAQESEwoLcHJlX2NvbnRleHQYCSADKAkSFAoMcG9zdF9jb250ZXh0GAogAygJEhAKCHJlc29sdmVkGAsgASgIQgsKCV9maWxlbmFtZUILCglfYWJzX3BhdGhCCwoJX2Z1bmN0aW9uQgkKB19tb2R1bGVCCQoHX2xpbmVub0IICgZfY29sbm9CDwoNX2NvbnRleHRfbGluZTLGBgoURXJyb3JUcmFja2luZ1NlcnZpY2USVgoPVXBsb2FkU291cmNlTWFwEiAudmlnaWwudjEuVXBsb2FkU291cmNlTWFwUmVxdWVzdBohLnZpZ2lsLnYxLlVwbG9hZFNvdXJjZU1hcFJlc3BvbnNlElAKDVVwbG9hZFN5bWJvbHMSHi52aWdpbC52MS5VcGxvYWRTeW1ib2xzUmVxdWVzdBofLnZpZ2lsLnYxLlVwbG9hZFN5bWJvbHNSZXNwb25zZRJcChFMaXN0RXJyb3JQcm9qZWN0cxIiLnZpZ2lsLnYxLkxpc3RFcnJvclByb2plY3RzUmVxdWVzdBojLnZpZ2lsLnYxLkxpc3RFcnJvclByb2plY3RzUmVzcG9uc2USXwoSQ3JlYXRlRXJyb3JQcm9qZWN0EiMudmlnaWwudjEuQ3JlYXRlRXJyb3JQcm9qZWN0UmVxdWVzdBokLnZpZ2lsLnYxLkNyZWF0ZUVycm9yUHJvamVjdFJlc3BvbnNlEl8KElVwZGF0ZUVycm9yUHJvamVjdBIjLnZpZ2lsLnYxLlVwZGF0ZUVycm9yUHJvamVjdFJlcXVlc3QaJC52aWdpbC52MS5VcGRhdGVFcnJvclByb2plY3RSZXNwb25zZRJfChJEZWxldGVFcnJvclByb2plY3QSIy52aWdpbC52MS5EZWxldGVFcnJvclByb2plY3RSZXF1ZXN0GiQudmlnaWwudjEuRGVsZXRlRXJyb3JQcm9qZWN0UmVzcG9uc2USVgoPTGlzdEVycm9ySXNzdWVzEiAudmlnaWwudjEuTGlzdEVycm9ySXNzdWVzUmVxdWVzdBohLnZpZ2lsLnYxLkxpc3RFcnJvcklzc3Vlc1Jlc3BvbnNlElAKDUdldEVycm9ySXNzdWUSHi52aWdpbC52MS5HZXRFcnJvcklzc3VlUmVxdWVzdBofLnZpZ2lsLnYxLkdldEVycm9ySXNzdWVSZXNwb25zZRJZChBVcGRhdGVFcnJvcklzc3VlEiEudmlnaWwudjEuVXBkYXRlRXJyb3JJc3N1ZVJlcXVlc3QaIi52aWdpbC52MS5VcGRhdGVFcnJvcklzc3VlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_vigil_v1_common]);
+  fileDesc("ChV2aWdpbC92MS9lcnJvcnMucHJvdG8SCHZpZ2lsLnYxIt0BChZVcGxvYWRTb3VyY2VNYXBSZXF1ZXN0EhMKC3Byb2plY3RfcmVmGAEgASgFEhAKCGZpbGVuYW1lGAIgASgJEiQKA21hcBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSHAoPbWFwX2d6aXBfYmFzZTY0GAQgASgJSACIAQESFQoIZGVidWdfaWQYBSABKAlIAYgBARIUCgdyZWxlYXNlGAYgASgJSAKIAQFCEgoQX21hcF9nemlwX2Jhc2U2NEILCglfZGVidWdfaWRCCgoIX3JlbGVhc2UiPAoXVXBsb2FkU291cmNlTWFwUmVzcG9uc2USIQoEZGF0YRgBIAEoCzITLnZpZ2lsLnYxLlNvdXJjZU1hcCKrAQoUVXBsb2FkU3ltYm9sc1JlcXVlc3QSDwoHY29udGVudBgBIAEoDBITCgtwcm9qZWN0X3JlZhgCIAEoBRIQCghwbGF0Zm9ybRgDIAEoCRITCgtzeW1ib2xfbmFtZRgEIAEoCRIUCgdyZWxlYXNlGAUgASgJSACIAQESFgoJZGVidWdfaWRzGAYgASgJSAGIAQFCCgoIX3JlbGVhc2VCDAoKX2RlYnVnX2lkcyI9ChVVcGxvYWRTeW1ib2xzUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLlN5bWJvbFVwbG9hZCIaChhMaXN0RXJyb3JQcm9qZWN0c1JlcXVlc3QiQQoZTGlzdEVycm9yUHJvamVjdHNSZXNwb25zZRIkCgRkYXRhGAEgAygLMhYudmlnaWwudjEuRXJyb3JQcm9qZWN0Io4BChZMaXN0RXJyb3JJc3N1ZXNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBEhQKB3Byb2plY3QYAiABKAlIAYgBARIOCgFxGAMgASgJSAKIAQESEgoFbGltaXQYBCABKAVIA4gBAUIJCgdfc3RhdHVzQgoKCF9wcm9qZWN0QgQKAl9xQggKBl9saW1pdCI9ChdMaXN0RXJyb3JJc3N1ZXNSZXNwb25zZRIiCgRkYXRhGAEgAygLMhQudmlnaWwudjEuRXJyb3JJc3N1ZSIiChRHZXRFcnJvcklzc3VlUmVxdWVzdBIKCgJpZBgBIAEoCSJBChVHZXRFcnJvcklzc3VlUmVzcG9uc2USKAoEZGF0YRgBIAEoCzIaLnZpZ2lsLnYxLkVycm9ySXNzdWVEZXRhaWwiYQoXVXBkYXRlRXJyb3JJc3N1ZVJlcXVlc3QSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhkKDGlnbm9yZV9ob3VycxgDIAEoBUgAiAEBQg8KDV9pZ25vcmVfaG91cnMiSAoYVXBkYXRlRXJyb3JJc3N1ZVJlc3BvbnNlEiwKBGRhdGEYASABKAsyHi52aWdpbC52MS5FcnJvcklzc3VlU3RhdHVzRGF0YSLIAQoJU291cmNlTWFwEgoKAmlkGAEgASgJEhMKC3Byb2plY3RfcmVmGAIgASgFEhAKCGZpbGVuYW1lGAMgASgJEhUKCGRlYnVnX2lkGAQgASgJSACIAQESFAoHcmVsZWFzZRgFIAEoCUgBiAEBEhIKCnNpemVfYnl0ZXMYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCwoJX2RlYnVnX2lkQgoKCF9yZWxlYXNlInMKDFN5bWJvbFVwbG9hZBIKCgJpZBgBIAEoCRIQCghwbGF0Zm9ybRgCIAEoCRIUCgdyZWxlYXNlGAMgASgJSACIAQESEQoJZGVidWdfaWRzGAQgAygJEhAKCHJlcGxhY2VkGAUgASgIQgoKCF9yZWxlYXNlIuwBCgxFcnJvclByb2plY3QSCgoCaWQYASABKAkSCwoDcmVmGAIgASgFEgwKBG5hbWUYAyABKAkSFQoIcGxhdGZvcm0YBCABKAlIAIgBARISCgpwdWJsaWNfa2V5GAUgASgJEgsKA2RzbhgGIAEoCRISCgp1bnJlc29sdmVkGAcgASgFEhYKDmV2ZW50c19sYXN0MjRoGAggASgFEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHdvcmtzcGFjZV9pZBgKIAEoCUILCglfcGxhdGZvcm0iYwoZQ3JlYXRlRXJyb3JQcm9qZWN0UmVxdWVzdBIMCgRuYW1lGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIVCghwbGF0Zm9ybRgDIAEoCUgAiAEBQgsKCV9wbGF0Zm9ybSJCChpDcmVhdGVFcnJvclByb2plY3RSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRXJyb3JQcm9qZWN0ImcKGVVwZGF0ZUVycm9yUHJvamVjdFJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhUKCHBsYXRmb3JtGAMgASgJSAGIAQFCBwoFX25hbWVCCwoJX3BsYXRmb3JtIkIKGlVwZGF0ZUVycm9yUHJvamVjdFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi52aWdpbC52MS5FcnJvclByb2plY3QiJwoZRGVsZXRlRXJyb3JQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCSJCChpEZWxldGVFcnJvclByb2plY3RSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0Ii0KH0xpc3RFcnJvclByb2plY3RDaGFubmVsc1JlcXVlc3QSCgoCaWQYASABKAkiQwogTGlzdEVycm9yUHJvamVjdENoYW5uZWxzUmVzcG9uc2USHwoEZGF0YRgBIAMoCzIRLnZpZ2lsLnYxLkNoYW5uZWwiVwoeU2V0RXJyb3JQcm9qZWN0Q2hhbm5lbHNSZXF1ZXN0EgoKAmlkGAEgASgJEikKC2NoYW5uZWxfaWRzGAIgASgLMhQudmlnaWwudjEuU3RyaW5nTGlzdCJCCh9TZXRFcnJvclByb2plY3RDaGFubmVsc1Jlc3BvbnNlEh8KBGRhdGEYASADKAsyES52aWdpbC52MS5DaGFubmVsIpkECgpFcnJvcklzc3VlEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSEQoEdHlwZRgEIAEoCUgAiAEBEhIKBXZhbHVlGAUgASgJSAGIAQESFAoHY3VscHJpdBgGIAEoCUgCiAEBEg0KBWxldmVsGAcgASgJEg4KBnN0YXR1cxgIIAEoCRISCgp0aW1lc19zZWVuGAkgASgFEjEKDWZpcnN0X3NlZW5fYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3Rfc2Vlbl9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFc3BhcmsYDCADKAUSIAoTcmVzb2x2ZWRfaW5fcmVsZWFzZRgNIAEoCUgDiAEBEjEKDWlnbm9yZWRfdW50aWwYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnVzZXJzX3NlZW4YDyABKAUSGgoNZmlyc3RfcmVsZWFzZRgQIAEoCUgEiAEBEhkKDGxhc3RfcmVsZWFzZRgRIAEoCUgFiAEBQgcKBV90eXBlQggKBl92YWx1ZUIKCghfY3VscHJpdEIWChRfcmVzb2x2ZWRfaW5fcmVsZWFzZUIQCg5fZmlyc3RfcmVsZWFzZUIPCg1fbGFzdF9yZWxlYXNlIqcFChBFcnJvcklzc3VlRGV0YWlsEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSEQoEdHlwZRgEIAEoCUgAiAEBEhIKBXZhbHVlGAUgASgJSAGIAQESFAoHY3VscHJpdBgGIAEoCUgCiAEBEg0KBWxldmVsGAcgASgJEg4KBnN0YXR1cxgIIAEoCRISCgp0aW1lc19zZWVuGAkgASgFEjEKDWZpcnN0X3NlZW5fYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3Rfc2Vlbl9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFc3BhcmsYDCADKAUSIAoTcmVzb2x2ZWRfaW5fcmVsZWFzZRgNIAEoCUgDiAEBEjEKDWlnbm9yZWRfdW50aWwYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCmV4Y2VwdGlvbnMYDyADKAsyGC52aWdpbC52MS5FcnJvckV4Y2VwdGlvbhIoCgpsYXN0X2V2ZW50GBAgASgLMhQudmlnaWwudjEuRXJyb3JFdmVudBISCgp1c2Vyc19zZWVuGBEgASgFEhoKDWZpcnN0X3JlbGVhc2UYEiABKAlIBIgBARIZCgxsYXN0X3JlbGVhc2UYEyABKAlIBYgBARIuCghhY3Rpdml0eRgUIAMoCzIcLnZpZ2lsLnYxLkVycm9ySXNzdWVBY3Rpdml0eUIHCgVfdHlwZUIICgZfdmFsdWVCCgoIX2N1bHByaXRCFgoUX3Jlc29sdmVkX2luX3JlbGVhc2VCEAoOX2ZpcnN0X3JlbGVhc2VCDwoNX2xhc3RfcmVsZWFzZSKMAQoSRXJyb3JJc3N1ZUFjdGl2aXR5EgwKBGtpbmQYASABKAkSJgoCYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKB3JlbGVhc2UYAyABKAlIAIgBARIeCgVhY3RvchgEIAEoCzIPLnZpZ2lsLnYxLkFjdG9yQgoKCF9yZWxlYXNlIp8BChRFcnJvcklzc3VlU3RhdHVzRGF0YRIKCgJpZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSIAoTcmVzb2x2ZWRfaW5fcmVsZWFzZRgDIAEoCUgAiAEBEjEKDWlnbm9yZWRfdW50aWwYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhYKFF9yZXNvbHZlZF9pbl9yZWxlYXNlIpYBCg5FcnJvckV4Y2VwdGlvbhIRCgR0eXBlGAEgASgJSACIAQESEgoFdmFsdWUYAiABKAlIAYgBARIWCgltZWNoYW5pc20YAyABKAlIAogBARIkCgZmcmFtZXMYBCADKAsyFC52aWdpbC52MS5TdGFja0ZyYW1lQgcKBV90eXBlQggKBl92YWx1ZUIMCgpfbWVjaGFuaXNtIvICCgpFcnJvckV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEi8KC29jY3VycmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtyZWNlaXZlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoHcmVsZWFzZRgEIAEoCUgAiAEBEhgKC2Vudmlyb25tZW50GAUgASgJSAGIAQESFQoIcGxhdGZvcm0YBiABKAlIAogBARIsCgR0YWdzGAcgAygLMh4udmlnaWwudjEuRXJyb3JFdmVudC5UYWdzRW50cnkSJQoEdXNlchgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCgoIX3JlbGVhc2VCDgoMX2Vudmlyb25tZW50QgsKCV9wbGF0Zm9ybSLPAgoKU3RhY2tGcmFtZRIVCghmaWxlbmFtZRgBIAEoCUgAiAEBEhUKCGFic19wYXRoGAIgASgJSAGIAQESFQoIZnVuY3Rpb24YAyABKAlIAogBARITCgZtb2R1bGUYBCABKAlIA4gBARITCgZsaW5lbm8YBSABKAVIBIgBARISCgVjb2xubxgGIAEoBUgFiAEBEg4KBmluX2FwcBgHIAEoCBIZCgxjb250ZXh0X2xpbmUYCCABKAlIBogBARITCgtwcmVfY29udGV4dBgJIAMoCRIUCgxwb3N0X2NvbnRleHQYCiADKAkSEAoIcmVzb2x2ZWQYCyABKAhCCwoJX2ZpbGVuYW1lQgsKCV9hYnNfcGF0aEILCglfZnVuY3Rpb25CCQoHX21vZHVsZUIJCgdfbGluZW5vQggKBl9jb2xub0IPCg1fY29udGV4dF9saW5lMqkIChRFcnJvclRyYWNraW5nU2VydmljZRJWCg9VcGxvYWRTb3VyY2VNYXASIC52aWdpbC52MS5VcGxvYWRTb3VyY2VNYXBSZXF1ZXN0GiEudmlnaWwudjEuVXBsb2FkU291cmNlTWFwUmVzcG9uc2USUAoNVXBsb2FkU3ltYm9scxIeLnZpZ2lsLnYxLlVwbG9hZFN5bWJvbHNSZXF1ZXN0Gh8udmlnaWwudjEuVXBsb2FkU3ltYm9sc1Jlc3BvbnNlElwKEUxpc3RFcnJvclByb2plY3RzEiIudmlnaWwudjEuTGlzdEVycm9yUHJvamVjdHNSZXF1ZXN0GiMudmlnaWwudjEuTGlzdEVycm9yUHJvamVjdHNSZXNwb25zZRJfChJDcmVhdGVFcnJvclByb2plY3QSIy52aWdpbC52MS5DcmVhdGVFcnJvclByb2plY3RSZXF1ZXN0GiQudmlnaWwudjEuQ3JlYXRlRXJyb3JQcm9qZWN0UmVzcG9uc2USXwoSVXBkYXRlRXJyb3JQcm9qZWN0EiMudmlnaWwudjEuVXBkYXRlRXJyb3JQcm9qZWN0UmVxdWVzdBokLnZpZ2lsLnYxLlVwZGF0ZUVycm9yUHJvamVjdFJlc3BvbnNlEl8KEkRlbGV0ZUVycm9yUHJvamVjdBIjLnZpZ2lsLnYxLkRlbGV0ZUVycm9yUHJvamVjdFJlcXVlc3QaJC52aWdpbC52MS5EZWxldGVFcnJvclByb2plY3RSZXNwb25zZRJxChhMaXN0RXJyb3JQcm9qZWN0Q2hhbm5lbHMSKS52aWdpbC52MS5MaXN0RXJyb3JQcm9qZWN0Q2hhbm5lbHNSZXF1ZXN0GioudmlnaWwudjEuTGlzdEVycm9yUHJvamVjdENoYW5uZWxzUmVzcG9uc2USbgoXU2V0RXJyb3JQcm9qZWN0Q2hhbm5lbHMSKC52aWdpbC52MS5TZXRFcnJvclByb2plY3RDaGFubmVsc1JlcXVlc3QaKS52aWdpbC52MS5TZXRFcnJvclByb2plY3RDaGFubmVsc1Jlc3BvbnNlElYKD0xpc3RFcnJvcklzc3VlcxIgLnZpZ2lsLnYxLkxpc3RFcnJvcklzc3Vlc1JlcXVlc3QaIS52aWdpbC52MS5MaXN0RXJyb3JJc3N1ZXNSZXNwb25zZRJQCg1HZXRFcnJvcklzc3VlEh4udmlnaWwudjEuR2V0RXJyb3JJc3N1ZVJlcXVlc3QaHy52aWdpbC52MS5HZXRFcnJvcklzc3VlUmVzcG9uc2USWQoQVXBkYXRlRXJyb3JJc3N1ZRIhLnZpZ2lsLnYxLlVwZGF0ZUVycm9ySXNzdWVSZXF1ZXN0GiIudmlnaWwudjEuVXBkYXRlRXJyb3JJc3N1ZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_vigil_v1_channels, file_vigil_v1_common, file_vigil_v1_incidents]);
 
 /**
  * The request of UploadSourceMap: path, query and body fields flattened.
@@ -665,6 +669,89 @@ export const DeleteErrorProjectResponseSchema: GenMessage<DeleteErrorProjectResp
   messageDesc(file_vigil_v1_errors, 20);
 
 /**
+ * The request of ListErrorProjectChannels: path, query and body fields flattened.
+ *
+ * @generated from message vigil.v1.ListErrorProjectChannelsRequest
+ */
+export type ListErrorProjectChannelsRequest = Message<"vigil.v1.ListErrorProjectChannelsRequest"> & {
+  /**
+   * Path parameter. The project's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.ListErrorProjectChannelsRequest.
+ * Use `create(ListErrorProjectChannelsRequestSchema)` to create a new message.
+ */
+export const ListErrorProjectChannelsRequestSchema: GenMessage<ListErrorProjectChannelsRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 21);
+
+/**
+ * @generated from message vigil.v1.ListErrorProjectChannelsResponse
+ */
+export type ListErrorProjectChannelsResponse = Message<"vigil.v1.ListErrorProjectChannelsResponse"> & {
+  /**
+   * @generated from field: repeated vigil.v1.Channel data = 1;
+   */
+  data: Channel[];
+};
+
+/**
+ * Describes the message vigil.v1.ListErrorProjectChannelsResponse.
+ * Use `create(ListErrorProjectChannelsResponseSchema)` to create a new message.
+ */
+export const ListErrorProjectChannelsResponseSchema: GenMessage<ListErrorProjectChannelsResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 22);
+
+/**
+ * The request of SetErrorProjectChannels: path, query and body fields flattened.
+ *
+ * @generated from message vigil.v1.SetErrorProjectChannelsRequest
+ */
+export type SetErrorProjectChannelsRequest = Message<"vigil.v1.SetErrorProjectChannelsRequest"> & {
+  /**
+   * Path parameter. The project's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Body. The whole set; empty or null means nobody is paged.
+   *
+   * @generated from field: vigil.v1.StringList channel_ids = 2;
+   */
+  channelIds?: StringList | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.SetErrorProjectChannelsRequest.
+ * Use `create(SetErrorProjectChannelsRequestSchema)` to create a new message.
+ */
+export const SetErrorProjectChannelsRequestSchema: GenMessage<SetErrorProjectChannelsRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 23);
+
+/**
+ * @generated from message vigil.v1.SetErrorProjectChannelsResponse
+ */
+export type SetErrorProjectChannelsResponse = Message<"vigil.v1.SetErrorProjectChannelsResponse"> & {
+  /**
+   * @generated from field: repeated vigil.v1.Channel data = 1;
+   */
+  data: Channel[];
+};
+
+/**
+ * Describes the message vigil.v1.SetErrorProjectChannelsResponse.
+ * Use `create(SetErrorProjectChannelsResponseSchema)` to create a new message.
+ */
+export const SetErrorProjectChannelsResponseSchema: GenMessage<SetErrorProjectChannelsResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 24);
+
+/**
  * A fingerprint grouping occurrences of one error; not an event.
  *
  * @generated from message vigil.v1.ErrorIssue
@@ -785,7 +872,7 @@ export type ErrorIssue = Message<"vigil.v1.ErrorIssue"> & {
  * Use `create(ErrorIssueSchema)` to create a new message.
  */
 export const ErrorIssueSchema: GenMessage<ErrorIssue> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 21);
+  messageDesc(file_vigil_v1_errors, 25);
 
 /**
  * An issue with the exception chain and the latest event.
@@ -904,6 +991,14 @@ export type ErrorIssueDetail = Message<"vigil.v1.ErrorIssueDetail"> & {
    * @generated from field: optional string last_release = 19;
    */
   lastRelease?: string | undefined;
+
+  /**
+   * The issue's timeline, oldest first: first seen, regressions, and status
+   * changes with who made them.
+   *
+   * @generated from field: repeated vigil.v1.ErrorIssueActivity activity = 20;
+   */
+  activity: ErrorIssueActivity[];
 };
 
 /**
@@ -911,7 +1006,54 @@ export type ErrorIssueDetail = Message<"vigil.v1.ErrorIssueDetail"> & {
  * Use `create(ErrorIssueDetailSchema)` to create a new message.
  */
 export const ErrorIssueDetailSchema: GenMessage<ErrorIssueDetail> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 22);
+  messageDesc(file_vigil_v1_errors, 26);
+
+/**
+ * One entry of an issue's timeline.
+ *
+ * @generated from message vigil.v1.ErrorIssueActivity
+ */
+export type ErrorIssueActivity = Message<"vigil.v1.ErrorIssueActivity"> & {
+  /**
+   * first_seen: the issue's first event; regressed: an event reopened the
+   * resolved issue (both page the project's channels); resolved, ignored,
+   * unresolved: a status change through the API. One of: first_seen,
+   * regressed, resolved, ignored, unresolved.
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * When the event was received (first_seen, regressed) or the change made.
+   *
+   * @generated from field: google.protobuf.Timestamp at = 2;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * The release of the event (first_seen, regressed) or the release of
+   * resolution (resolved); null when there is none.
+   *
+   * @generated from field: optional string release = 3;
+   */
+  release?: string | undefined;
+
+  /**
+   * Who made the change; null for what the service did by itself (first_seen,
+   * regressed). Absent when null.
+   *
+   * @generated from field: vigil.v1.Actor actor = 4;
+   */
+  actor?: Actor | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.ErrorIssueActivity.
+ * Use `create(ErrorIssueActivitySchema)` to create a new message.
+ */
+export const ErrorIssueActivitySchema: GenMessage<ErrorIssueActivity> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_errors, 27);
 
 /**
  * The status of an issue after a change.
@@ -949,7 +1091,7 @@ export type ErrorIssueStatusData = Message<"vigil.v1.ErrorIssueStatusData"> & {
  * Use `create(ErrorIssueStatusDataSchema)` to create a new message.
  */
 export const ErrorIssueStatusDataSchema: GenMessage<ErrorIssueStatusData> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 23);
+  messageDesc(file_vigil_v1_errors, 28);
 
 /**
  * One exception of a chain.
@@ -987,7 +1129,7 @@ export type ErrorException = Message<"vigil.v1.ErrorException"> & {
  * Use `create(ErrorExceptionSchema)` to create a new message.
  */
 export const ErrorExceptionSchema: GenMessage<ErrorException> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 24);
+  messageDesc(file_vigil_v1_errors, 29);
 
 /**
  * One occurrence of an issue.
@@ -1055,7 +1197,7 @@ export type ErrorEvent = Message<"vigil.v1.ErrorEvent"> & {
  * Use `create(ErrorEventSchema)` to create a new message.
  */
 export const ErrorEventSchema: GenMessage<ErrorEvent> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 25);
+  messageDesc(file_vigil_v1_errors, 30);
 
 /**
  * One stack frame, resolved against uploaded source maps or symbols where they
@@ -1140,7 +1282,7 @@ export type StackFrame = Message<"vigil.v1.StackFrame"> & {
  * Use `create(StackFrameSchema)` to create a new message.
  */
 export const StackFrameSchema: GenMessage<StackFrame> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_errors, 26);
+  messageDesc(file_vigil_v1_errors, 31);
 
 /**
  * Source maps, symbols, error projects and issues.
@@ -1207,6 +1349,26 @@ export const ErrorTrackingService: GenService<{
     methodKind: "unary";
     input: typeof DeleteErrorProjectRequestSchema;
     output: typeof DeleteErrorProjectResponseSchema;
+  },
+  /**
+   * GET /api/v1/errors/projects/{id}/channels: List the channels of an error project.
+   *
+   * @generated from rpc vigil.v1.ErrorTrackingService.ListErrorProjectChannels
+   */
+  listErrorProjectChannels: {
+    methodKind: "unary";
+    input: typeof ListErrorProjectChannelsRequestSchema;
+    output: typeof ListErrorProjectChannelsResponseSchema;
+  },
+  /**
+   * PUT /api/v1/errors/projects/{id}/channels: Replace the channels of an error project.
+   *
+   * @generated from rpc vigil.v1.ErrorTrackingService.SetErrorProjectChannels
+   */
+  setErrorProjectChannels: {
+    methodKind: "unary";
+    input: typeof SetErrorProjectChannelsRequestSchema;
+    output: typeof SetErrorProjectChannelsResponseSchema;
   },
   /**
    * GET /api/v1/errors/issues: List error issues.
