@@ -4,19 +4,25 @@
  * `code_file` is the frame's `abs_path`) first, then by release and file
  * name (`~/path` standing for scheme and host). Frames are resolved when an
  * issue is read, so a map uploaded after the event still applies; a map that
- * cannot be used leaves the frame as the SDK sent it.
+ * cannot be used leaves the frame as the SDK sent it. A resolved frame is
+ * named after the original function it is in (see `resolveFrames`), not
+ * the minified name nor the map's token at the position.
  */
 import zlib from 'node:zlib';
-import { SourceMapConsumer, type RawSourceMap } from 'source-map';
+import { SourceMapConsumer, type NullableMappedPosition, type RawSourceMap } from 'source-map';
 import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import { audit } from '../domain/audit';
 import { ApiError, invalid, notFound } from '../pipeline/errors';
+import { exceptionsOf, framesOf } from './grouping';
+import { enclosingFunctionName, functionScopes, type FunctionScope } from './sourceScopes';
 
 /** A map over this, decoded, is refused (413). */
 export const MAX_MAP_BYTES = 40 * 1024 * 1024;
 const CONTEXT_LINES = 5;
+/** Original sources longer than this are not scanned for function names (a few seconds per 10 MB): the caller's token names the frame. */
+const MAX_SCOPE_SCAN_CHARS = 2_000_000;
 
 /** POST /sourcemaps. */
 export async function uploadSourceMap(db: Db, caller: Caller, body: { projectRef: number; filename: string; map?: Record<string, unknown>; mapGzipBase64?: string; debugId?: string; release?: string }) {
@@ -77,6 +83,18 @@ export interface ResolvedFrame { filename: string; absPath: string; lineno: numb
 /**
  * Resolves the frames of one event against the project's maps: a Map from
  * frame object to its resolution. Maps are read once per file.
+ *
+ * The resolved function name is the ORIGINAL name of the function the frame
+ * is in, found in this order:
+ * 1. the innermost named function around the original position, scanned in
+ *    the original source from the map's `sourcesContent` (sourceScopes.ts);
+ * 2. else the map's name token at the CALLER's position (the frame before it
+ *    in the same stack, oldest first): a call site maps to the callee's
+ *    original identifier, which is this frame's function — Sentry's own
+ *    fallback, and the only thing a map without sources can say;
+ * 3. else the frame's own (possibly minified) name.
+ * The map's name at the frame's own position is never used: at a call site
+ * it names the callee (reference A5), not the enclosing function.
  */
 export async function resolveFrames(db: Db, projectId: string, event: Record<string, any>, frames: Frame[]): Promise<Map<Frame, ResolvedFrame>> {
   const out = new Map<Frame, ResolvedFrame>();
@@ -84,26 +102,59 @@ export async function resolveFrames(db: Db, projectId: string, event: Record<str
   const debugIds = new Map(images.filter((i) => i?.type === 'sourcemap' && i.code_file && i.debug_id).map((i) => [String(i.code_file), String(i.debug_id).toLowerCase()]));
   const release = typeof event.release === 'string' ? event.release : null;
   const consumers = new Map<string, SourceMapConsumer | null>();
-  try {
-    for (const f of frames) {
-      const file = String(f.abs_path ?? f.filename ?? '');
-      if (!file || !Number.isInteger(f.lineno) || !Number.isInteger(f.colno)) continue;
+  // Each frame's caller: the frame before it in its own exception's stack.
+  const callerOf = new Map<Frame, Frame>();
+  for (const x of exceptionsOf(event)) framesOf(x).forEach((f, k, all) => { if (k > 0) callerOf.set(f, all[k - 1]); });
+  const positions = new Map<Frame, { key: string; c: SourceMapConsumer; pos: NullableMappedPosition } | null>();
+  const scopes = new Map<string, FunctionScope[] | null>();
+
+  const positionOf = async (f: Frame) => {
+    if (positions.has(f)) return positions.get(f)!;
+    let found: { key: string; c: SourceMapConsumer; pos: NullableMappedPosition } | null = null;
+    const file = String(f.abs_path ?? f.filename ?? '');
+    if (file && Number.isInteger(f.lineno) && Number.isInteger(f.colno) && f.lineno > 0 && f.colno > 0) {
       const debugId = debugIds.get(file) ?? null;
       const key = debugId ? `d:${debugId}` : `r:${release}:${file}`;
       if (!consumers.has(key)) consumers.set(key, await loadConsumer(db, projectId, debugId, release, file));
       const c = consumers.get(key);
-      if (!c) continue;
-      const pos = c.originalPositionFor({ line: f.lineno, column: f.colno - 1 });
-      if (!pos.source || pos.line === null) continue;
-      const content = c.sourceContentFor(pos.source, true);
+      if (c) {
+        const pos = c.originalPositionFor({ line: f.lineno, column: f.colno - 1 });
+        if (pos.source && pos.line !== null) found = { key, c, pos };
+      }
+    }
+    positions.set(f, found);
+    return found;
+  };
+
+  try {
+    for (const f of frames) {
+      const at = await positionOf(f);
+      if (!at) continue;
+      const { key, c, pos } = at;
+      const source = pos.source!;
+      const line = pos.line!;
+      const content = c.sourceContentFor(source, true);
       const lines = content ? content.split(/\r?\n/) : null;
+      let name: string | null = null;
+      if (content && content.length <= MAX_SCOPE_SCAN_CHARS) {
+        const sk = `${key}\0${source}`;
+        if (!scopes.has(sk)) {
+          try { scopes.set(sk, functionScopes(content)); } catch { scopes.set(sk, null); }
+        }
+        const found = scopes.get(sk);
+        if (found) name = enclosingFunctionName(content, line, pos.column ?? 0, found);
+      }
+      if (!name) {
+        const caller = callerOf.get(f);
+        const callSite = caller ? await positionOf(caller) : null;
+        name = callSite?.pos.name ?? null;
+      }
       out.set(f, {
-        filename: pos.source, absPath: pos.source, lineno: pos.line, colno: (pos.column ?? 0) + 1,
-        // The map's name at a call site is the callee's (reference A5): keep the frame's own function unless it has none.
-        function: f.function ?? pos.name ?? null,
-        contextLine: lines?.[pos.line - 1] ?? null,
-        preContext: lines ? lines.slice(Math.max(0, pos.line - 1 - CONTEXT_LINES), pos.line - 1) : [],
-        postContext: lines ? lines.slice(pos.line, pos.line + CONTEXT_LINES) : [],
+        filename: source, absPath: source, lineno: line, colno: (pos.column ?? 0) + 1,
+        function: name ?? (typeof f.function === 'string' ? f.function : null),
+        contextLine: lines?.[line - 1] ?? null,
+        preContext: lines ? lines.slice(Math.max(0, line - 1 - CONTEXT_LINES), line - 1) : [],
+        postContext: lines ? lines.slice(line, line + CONTEXT_LINES) : [],
       });
     }
   } finally {
