@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -150,5 +151,46 @@ test('over the project\'s rate: 429 with Retry-After and X-Sentry-Rate-Limits; n
   expect(statuses.filter((s) => s === 200)).toHaveLength(50);
   expect(limited!.headers.get('retry-after')).toMatch(/^\d+$/);
   expect(limited!.headers.get('x-sentry-rate-limits')).toMatch(/^\d+:error;default;security:project:project_rate_limited$/);
+  expect(await stored(p.id)).toHaveLength(50);
+});
+
+test('the unchanged @sentry/node SDK backs off on the 429: events over the rate are dropped in the app, not sent', async () => {
+  const p = await project('Backing off');
+  // A loopback proxy between the SDK and Vigil records what the SDK really sends.
+  const seen: { types: string[]; status: number }[] = [];
+  const target = new URL(server.url);
+  const proxy = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const text = req.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(body).toString() : body.toString();
+      const types = text.split('\n').slice(1).flatMap((l) => { try { const t = JSON.parse(l).type; return typeof t === 'string' ? [t] : []; } catch { return []; } });
+      const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } }, (r) => {
+        seen.push({ types, status: r.statusCode ?? 0 });
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const dsn = p.dsn.replace(target.host, `127.0.0.1:${(proxy.address() as { port: number }).port}`);
+  const script = path.join(dir, 'backoff.mjs');
+  fs.writeFileSync(script, `
+import * as Sentry from '@sentry/node';
+Sentry.init({ dsn: process.env.DSN, tracesSampleRate: 0, sendClientReports: true });
+for (let i = 0; i < 60; i++) { Sentry.captureException(new Error('noisy ' + i)); await Sentry.flush(5000); }
+`);
+  try {
+    await run(process.execPath, [script], { cwd: ROOT, env: { ...process.env, DSN: dsn }, timeout: 60_000 });
+  } finally {
+    proxy.close();
+  }
+  const events = seen.filter((s) => s.types.includes('event'));
+  // 50 a minute for this server: 50 accepted, one refused with X-Sentry-Rate-Limits, then the SDK stops sending errors.
+  expect(events.filter((s) => s.status === 200)).toHaveLength(50);
+  expect(events.filter((s) => s.status === 429)).toHaveLength(1);
+  expect(events).toHaveLength(51);
   expect(await stored(p.id)).toHaveLength(50);
 });

@@ -12,7 +12,6 @@ const STILL_501 = [
   'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics', 'getAnalyticsSite',
   'listAgents', 'listAnalyticsSites',
   'searchResources',
-  'uploadSymbols',
 ];
 
 let server: TestServer;

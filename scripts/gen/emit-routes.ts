@@ -116,7 +116,7 @@ export interface RouteDef {
   successStatus: 200 | 201;
   pathParams: readonly string[];
   queryParams: readonly QueryParamDef[];
-  /** Header parameters (rare: the raw uploads); not part of OperationInput, read them from the request. */
+  /** Header parameters (rare: the raw uploads); handlers read them from OperationInput.headers. */
   headerParams: readonly HeaderParamDef[];
   body: 'none' | 'optional' | 'required';
   /** Full proto name of the request message, e.g. 'vigil.v1.CreateMonitorRequest'. */
@@ -156,7 +156,10 @@ type SuccessOf<O> = O extends { responses: infer R }
 export type OperationInput<K extends OperationId> = {
   path: ParamsOf<Op<K>, 'path'>;
   query: ParamsOf<Op<K>, 'query'>;
-  body: K extends RawRequestOperationId ? Buffer : BodyOf<Op<K>>;
+  /** Raw uploads: the file over REST; over Connect, the request message (the file in \`content\`, the headers as fields). */
+  body: K extends RawRequestOperationId ? Buffer | Record<string, unknown> : BodyOf<Op<K>>;
+  /** The request's headers, lower-cased (raw uploads carry their metadata in them). */
+  headers?: Record<string, string | undefined>;
 };
 
 /** A handler's output: the JSON body of the success response (200 or 201), or a file for raw responses. */

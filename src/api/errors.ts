@@ -4,8 +4,9 @@ import { createProject, deleteProject, listProjects, updateProject } from '../er
 import { listProjectChannels, setProjectChannels } from '../errors/channels';
 import { getIssue, listIssues, updateIssue } from '../errors/issues';
 import { uploadSourceMap } from '../errors/sourcemaps';
+import { uploadSymbols } from '../errors/symbols/upload';
 
-/** Error tracking: projects, issues, source maps (symbols come next: 501). */
+/** Error tracking: projects, issues, source maps and mobile symbols. */
 export const errorHandlers = {
   listErrorProjects: async (_i, ctx) => ({ data: await listProjects(ctx.db, ctx.services, ctx.caller) }),
   createErrorProject: async ({ body }, ctx) => ({ data: await createProject(ctx.db, ctx.services, ctx.caller, body) }),
@@ -17,4 +18,5 @@ export const errorHandlers = {
   getErrorIssue: async ({ path }, ctx) => ({ data: await getIssue(ctx.db, ctx.caller, path.id) }),
   updateErrorIssue: async ({ path, body }, ctx) => ({ data: await updateIssue(ctx.db, ctx.caller, path.id, body) }),
   uploadSourceMap: async ({ body }, ctx) => ({ data: await uploadSourceMap(ctx.db, ctx.caller, body) }),
+  uploadSymbols: async ({ body, headers }, ctx) => ({ data: await uploadSymbols(ctx.db, ctx.caller, body, headers) }),
 } satisfies Partial<Handlers<Ctx>>;

@@ -14,6 +14,7 @@ import * as m0012 from './migrations/0012_error_projects';
 import * as m0013 from './migrations/0013_error_issues';
 import * as m0014 from './migrations/0014_quiet_delivery_notes';
 import * as m0015 from './migrations/0015_source_maps';
+import * as m0016 from './migrations/0016_symbols';
 import * as m0017 from './migrations/0017_error_alerts';
 
 /** The migrations in order; names are stable once shipped. */
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '0013_error_issues': m0013,
   '0014_quiet_delivery_notes': m0014,
   '0015_source_maps': m0015,
+  '0016_symbols': m0016,
   '0017_error_alerts': m0017,
 };
 

@@ -166,6 +166,25 @@ export interface ErrorSourcemapsTable {
   created_at: TsDefault;
 }
 
+export interface ErrorSymbolBuildsTable {
+  id: string;
+  project_id: string;
+  organization_id: string;
+  platform: string;
+  name: string;
+  release: string | null;
+  debug_ids: ColumnType<string[], string[] | undefined, string[]>;
+  size_bytes: ColumnType<string, number, number>;
+  created_at: TsDefault;
+}
+
+export interface ErrorSymbolFilesTable {
+  build_id: string;
+  project_id: string;
+  debug_id: string | null;
+  content_gzip: Buffer;
+}
+
 export interface SmsEnrolmentsTable {
   membership_id: string;
   channel_id: string;
@@ -548,6 +567,8 @@ export interface Database {
   error_project_channels: ErrorProjectChannelsTable;
   error_releases: ErrorReleasesTable;
   error_sourcemaps: ErrorSourcemapsTable;
+  error_symbol_builds: ErrorSymbolBuildsTable;
+  error_symbol_files: ErrorSymbolFilesTable;
   subscriptions: SubscriptionsTable;
   receipts: ReceiptsTable;
   billing_events: BillingEventsTable;

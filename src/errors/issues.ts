@@ -14,7 +14,8 @@ import { iso } from '../domain/tenancy';
 import { ApiError, invalid, notFound } from '../pipeline/errors';
 import { exceptionsOf, framesOf } from './grouping';
 import { addIssueEvents, issueActivity } from './timeline';
-import { resolveFrames, type ResolvedFrame } from './sourcemaps';
+import { resolveFrames } from './sourcemaps';
+import { resolveNative } from './symbols/resolve';
 
 type Status = 'unresolved' | 'resolved' | 'ignored';
 
@@ -83,10 +84,16 @@ export async function listIssues(db: Db, caller: Caller, query: { status?: strin
 const str = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? null : String(v));
 const strings = (v: unknown) => (Array.isArray(v) ? v.map((x) => String(x)) : []);
 
-function frameOut(f: Record<string, any>, r?: ResolvedFrame) {
+/** A frame as source maps or symbols resolved it. */
+interface FrameResolution {
+  filename: string | null; absPath: string | null; function: string | null; lineno: number | null; colno: number | null;
+  contextLine: string | null; preContext: string[]; postContext: string[]; module?: string | null;
+}
+
+function frameOut(f: Record<string, any>, r?: FrameResolution) {
   if (r) {
     return {
-      filename: r.filename, absPath: r.absPath, function: r.function, module: str(f.module), lineno: r.lineno, colno: r.colno, inApp: f.in_app === true,
+      filename: r.filename, absPath: r.absPath, function: r.function, module: r.module !== undefined ? r.module : str(f.module), lineno: r.lineno, colno: r.colno, inApp: f.in_app === true,
       contextLine: r.contextLine, preContext: r.preContext, postContext: r.postContext, resolved: true,
     };
   }
@@ -116,9 +123,15 @@ export async function getIssue(db: Db, caller: Caller, id: string) {
   const chain = exceptionsOf(e);
   // Resolved at read time: a map uploaded after the event applies too.
   const resolved = await resolveFrames(db, r.project_id, e, chain.flatMap(framesOf));
+  // Mobile symbols: an Android frame may become several (inlined methods), an iOS address its inlined chain.
+  const native = await resolveNative(db, r.project_id, e, chain, framesOf);
+  const typeOf = (x: Record<string, any>) => { const t = native.types.get(x); return t ? t.slice(t.lastIndexOf('.') + 1) : str(x.type); };
   return {
     ...issueOut(r, s.get(r.id)!),
-    exceptions: chain.map((x) => ({ type: str(x.type), value: str(x.value), mechanism: str(x.mechanism?.type), frames: framesOf(x).map((f) => frameOut(f, resolved.get(f))) })),
+    exceptions: chain.map((x) => ({
+      type: typeOf(x), value: str(x.value), mechanism: str(x.mechanism?.type),
+      frames: framesOf(x).flatMap((f) => native.frames.get(f)?.map((n) => frameOut(f, n)) ?? [frameOut(f, resolved.get(f))]),
+    })),
     lastEvent: ev ? {
       eventId: ev.event_id, occurredAt: occurredAt(e.timestamp, ev.received_at), receivedAt: iso(ev.received_at)!,
       release: str(e.release), environment: str(e.environment), platform: str(e.platform), tags,

@@ -18,6 +18,8 @@ export const BODY_LIMITS = {
   api: 8 * MiB,
   /** The private-probe protocol (`/probe/v1`): at most 1,000 results a call. */
   probe: 5 * MiB,
+  /** Mobile symbols (`POST /symbols`, REST only: a raw file of up to 200 MiB compressed). */
+  symbols: 200 * MiB,
   /** Heartbeat pings: the body is read and dropped. */
   ping: 100 * KiB,
   /** A confirmation link followed by POST: the body is read and dropped. */

@@ -87,7 +87,7 @@ export function restRouter(runner: Runner, log: (msg: string, e: unknown) => voi
         const credentials = credentialsOf(req);
         const caller = await runner.admit(route, credentials);
         res.locals.organizationId = caller.organizationId;
-        const bytes = await readBody(req, BODY_LIMITS.api);
+        const bytes = await readBody(req, route.operationId === 'uploadSymbols' ? BODY_LIMITS.symbols : BODY_LIMITS.api);
         const query = queryOf(req);
         let body: unknown;
         let bodyError: ApiError | undefined;

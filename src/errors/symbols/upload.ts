@@ -1,0 +1,162 @@
+/**
+ * POST /symbols: mobile debug symbols per build. The body is the file,
+ * gzip-compressed: for iOS a zipped `.dSYM` bundle (or the bare DWARF Mach-O
+ * file inside one), for Android a ProGuard/R8 `mapping.txt`. iOS builds are
+ * matched by Mach-O UUID, Android builds by release
+ * (`<applicationId>@<versionName>+<versionCode>`, exactly). The same build
+ * uploaded again replaces its symbols; the newest 20 builds of a project are
+ * kept.
+ */
+import zlib from 'node:zlib';
+import { unzipSync } from 'fflate';
+import { sql } from 'kysely';
+import type { Caller } from '../../auth/caller';
+import type { Db } from '../../db/connect';
+import { newId } from '../../crypto/ids';
+import { audit } from '../../domain/audit';
+import { ApiError, invalid, notFound } from '../../pipeline/errors';
+import { readMachO } from './macho';
+
+/** Uploads over this (as sent, compressed) are refused with 413; the transport reads no more. */
+export const MAX_SYMBOLS_BYTES = 200 * 1024 * 1024;
+/** Decompressed, a file may be at most this large (a gzip bomb is refused, not inflated). */
+const MAX_INFLATED_BYTES = 1024 * 1024 * 1024;
+/** Builds kept per project; the oldest go beyond it. */
+export const BUILDS_KEPT = 20;
+
+/** An Android release as the SDKs send it: `<applicationId>@<versionName>+<versionCode>`. */
+const ANDROID_RELEASE = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*@[^@\s+]+\+\d+$/;
+const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+
+/** A Mach-O UUID in its canonical form: lowercase, dashed. */
+export function canonicalUuid(s: string): string {
+  const h = s.replace(/-/g, '').toLowerCase();
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+interface Upload { content: Buffer; projectRef: number; platform: string; symbolName: string; release: string | null; debugIds: string | null }
+
+/** The upload from REST (raw body and headers) or Connect (one message). */
+function uploadOf(body: unknown, headers: Record<string, string | undefined>): Upload {
+  if (Buffer.isBuffer(body) || body === undefined) {
+    const ref = headers['x-service-project-ref'];
+    if (!ref) throw invalid('X-Service-Project-Ref', 'is required', 'missing_field');
+    if (!/^\d{1,15}$/.test(ref.trim()) || Number(ref) < 1) throw invalid('X-Service-Project-Ref', 'must be a positive integer');
+    return {
+      content: body ?? Buffer.alloc(0), projectRef: Number(ref), platform: headers['x-service-platform']?.trim() ?? '',
+      symbolName: headers['x-service-symbol-name']?.trim() ?? '', release: headers['x-service-release']?.trim() || null,
+      debugIds: headers['x-service-debug-ids']?.trim() || null,
+    };
+  }
+  const m = body as Record<string, unknown>;
+  const content = m.content instanceof Uint8Array ? Buffer.from(m.content) : typeof m.content === 'string' ? Buffer.from(m.content, 'base64') : Buffer.alloc(0);
+  return {
+    content, projectRef: Number(m.projectRef ?? 0), platform: String(m.platform ?? ''), symbolName: String(m.symbolName ?? ''),
+    release: typeof m.release === 'string' && m.release ? m.release : null, debugIds: typeof m.debugIds === 'string' && m.debugIds ? m.debugIds : null,
+  };
+}
+
+function unreadable(reason: string): ApiError {
+  return new ApiError(400, 'symbols_invalid', `The symbols cannot be read: ${reason}.`, { reason }, [{ field: 'body', reason }]);
+}
+
+/** Gunzips the body (a transport-decoded body is taken as it is). */
+function inflate(content: Buffer): Buffer {
+  if (content.length === 0) throw invalid('body', 'is empty', 'missing_field');
+  if (content[0] !== 0x1f || content[1] !== 0x8b) return content;
+  try {
+    return zlib.gunzipSync(content, { maxOutputLength: MAX_INFLATED_BYTES });
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new ApiError(413, 'symbols_too_large', `Symbols may be at most ${MAX_INFLATED_BYTES} bytes decompressed.`, { limit: String(MAX_INFLATED_BYTES) });
+    throw unreadable('the body is not valid gzip');
+  }
+}
+
+/** The Mach-O files of an iOS upload with their slices' UUIDs: a zipped .dSYM bundle, or one Mach-O file. */
+function machOFiles(data: Buffer): { uuids: string[]; content: Buffer }[] {
+  const candidates: Buffer[] = [];
+  if (data[0] === 0x50 && data[1] === 0x4b) {
+    let entries: Record<string, Uint8Array>;
+    try {
+      // Only the DWARF files of the bundle are inflated (Info.plist and the rest are not needed).
+      entries = unzipSync(data, { filter: (f) => /(^|\/)Contents\/Resources\/DWARF\/[^/]+$/.test(f.name) && f.originalSize <= MAX_INFLATED_BYTES });
+    } catch {
+      throw unreadable('the zip archive is damaged');
+    }
+    candidates.push(...Object.values(entries).map((u) => Buffer.from(u.buffer, u.byteOffset, u.byteLength)));
+  } else {
+    candidates.push(data);
+  }
+  const out: { uuids: string[]; content: Buffer }[] = [];
+  for (const c of candidates) {
+    try {
+      const uuids = readMachO(c).map((s) => canonicalUuid(s.uuid));
+      if (uuids.length) out.push({ uuids, content: c });
+    } catch { /* not Mach-O: skipped */ }
+  }
+  return out;
+}
+
+/** POST /symbols. */
+export async function uploadSymbols(db: Db, caller: Caller, body: unknown, headers: Record<string, string | undefined> = {}) {
+  const u = uploadOf(body, headers);
+  if (u.platform !== 'ios' && u.platform !== 'android') throw invalid('X-Service-Platform', 'must be ios or android', u.platform ? 'invalid_field' : 'missing_field');
+  if (!u.symbolName) throw invalid('X-Service-Symbol-Name', 'is required', 'missing_field');
+  if (u.symbolName.length > 255) throw invalid('X-Service-Symbol-Name', 'is at most 255 characters');
+  if (u.release !== null && u.release.length > 250) throw invalid('X-Service-Release', 'is at most 250 characters');
+  if (u.content.length > MAX_SYMBOLS_BYTES) throw new ApiError(413, 'symbols_too_large', `Symbols may be at most ${MAX_SYMBOLS_BYTES} bytes.`, { limit: String(MAX_SYMBOLS_BYTES) });
+  let declared: string[] = [];
+  if (u.platform === 'android') {
+    if (!u.release) throw invalid('X-Service-Release', 'is required for android', 'missing_field');
+    if (!ANDROID_RELEASE.test(u.release)) throw invalid('X-Service-Release', 'must be <applicationId>@<versionName>+<versionCode>');
+  } else {
+    declared = (u.debugIds ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    if (declared.length === 0) throw invalid('X-Service-Debug-Ids', 'is required for ios', 'missing_field');
+    const bad = declared.find((d) => !UUID.test(d));
+    if (bad !== undefined) throw invalid('X-Service-Debug-Ids', `"${bad.slice(0, 40)}" is not a Mach-O UUID`);
+    declared = [...new Set(declared.map(canonicalUuid))];
+  }
+
+  let q = db.selectFrom('error_projects').select(['id', 'workspace_id']).where('organization_id', '=', caller.organizationId).where('ref', '=', String(u.projectRef));
+  if (caller.workspaceIds !== null) q = q.where('workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
+  const project = await q.executeTakeFirst();
+  if (!project) throw notFound('error project', 'X-Service-Project-Ref');
+
+  const data = inflate(u.content);
+  let files: { debugId: string | null; content: Buffer }[];
+  let debugIds: string[] = [];
+  if (u.platform === 'android') {
+    const text = data.toString('utf8');
+    if (!/^[^\s#][^\s]* -> [^\s]+:\s*$/m.test(text)) throw unreadable('no class mapping (`original -> obfuscated:`) in the file');
+    files = [{ debugId: null, content: zlib.gzipSync(data, { level: 6 }) }];
+  } else {
+    const found = machOFiles(data);
+    if (found.length === 0) throw unreadable('no Mach-O file with a UUID (expected a zipped .dSYM bundle or its DWARF file)');
+    debugIds = [...new Set(found.flatMap((f) => f.uuids))];
+    const missing = declared.filter((d) => !debugIds.includes(d));
+    if (missing.length) throw invalid('X-Service-Debug-Ids', `${missing.join(', ')} is not in the upload (it has ${debugIds.join(', ')})`);
+    // A fat file serves each of its slices' UUIDs: one row per UUID, so a lookup is one index probe.
+    const gz = found.map((f) => ({ f, gz: zlib.gzipSync(f.content, { level: 6 }) }));
+    files = gz.flatMap(({ f, gz: g }) => f.uuids.map((id) => ({ debugId: id, content: g })));
+  }
+
+  const id = newId('sym');
+  const replaced = await db.transaction().execute(async (tx) => {
+    // The same build: the same release (Android) or any of the same UUIDs (iOS).
+    const same = u.platform === 'android'
+      ? await tx.deleteFrom('error_symbol_builds').where('project_id', '=', project.id).where('platform', '=', 'android').where('release', '=', u.release).returning('id').execute()
+      : await tx.deleteFrom('error_symbol_builds').where('project_id', '=', project.id).where('platform', '=', 'ios')
+        .where(sql<boolean>`debug_ids && ${sql.val(debugIds)}::text[]`).returning('id').execute();
+    await tx.insertInto('error_symbol_builds').values({
+      id, project_id: project.id, organization_id: caller.organizationId, platform: u.platform, name: u.symbolName, release: u.release,
+      debug_ids: debugIds, size_bytes: u.content.length,
+    }).execute();
+    await tx.insertInto('error_symbol_files').values(files.map((f) => ({ build_id: id, project_id: project.id, debug_id: f.debugId, content_gzip: f.content }))).execute();
+    await tx.deleteFrom('error_symbol_builds').where('project_id', '=', project.id).where('id', 'not in',
+      tx.selectFrom('error_symbol_builds').select('id').where('project_id', '=', project.id).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(BUILDS_KEPT)).execute();
+    await audit(tx, caller, { action: 'symbols.uploaded', resourceType: 'error_project', resourceId: project.id, workspaceId: project.workspace_id,
+      changes: { symbols: { from: null, to: { platform: u.platform, name: u.symbolName, release: u.release, debugIds, sizeBytes: u.content.length, replaced: same.length > 0 } } } });
+    return same.length > 0;
+  });
+  return { id, platform: u.platform as 'ios' | 'android', release: u.release, debugIds, replaced };
+}
