@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { zipSync } from 'fflate';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 
@@ -17,6 +18,14 @@ let api: ApiClient;
 
 const ANDROID = path.join(__dirname, 'fixtures/symbols/android/mapping.txt');
 const RELEASE = 'com.example.vigil@2.4.1+241';
+const IOS = path.join(__dirname, 'fixtures/symbols/ios');
+// The DWARF 5 executable of the fixture (its UUID as llvm-dwarfdump --uuid printed; see test/errors-dsym.test.ts).
+const UUID5 = '4c4c44f4-5555-3144-a1c4-335042a70fd3';
+
+/** The 1-based line of the fixture source line holding `MARK:<marker>`. */
+function mark(file: string, marker: string): number {
+  return fs.readFileSync(path.join(IOS, 'src', file), 'utf8').split('\n').findIndex((l) => l.includes(`MARK:${marker} `)) + 1;
+}
 
 async function project(name: string, platform = 'android') {
   return ok('createErrorProject', await api.post('/errors/projects', { name, workspaceId: org.workspaceId, platform }), 201) as { id: string; ref: number; publicKey: string };
@@ -115,4 +124,43 @@ test('uploads: the same build replaces, 20 builds are kept, refusals name the he
   expect((await upload(h(RELEASE), gz, viewer)).status).toBe(403);
   const other = await server.org({ plan: 'business' });
   expect((await upload(h(RELEASE), gz, other.apiKey)).status).toBe(404);
+});
+
+test('iOS: a zipped dSYM matched by Mach-O UUID symbolicates instruction addresses through the image load address, inlined code as frames of its own', async () => {
+  const p = await project('iOS app', 'cocoa');
+  const base = 0x104a00000;
+  const hex = (n: number) => `0x${n.toString(16)}`;
+  await send(p, {
+    platform: 'cocoa', release: 'com.example.vigil@2.4.1+241',
+    debug_meta: { images: [
+      { type: 'macho', debug_id: 'FFFFFFFF-0000-0000-0000-000000000000', image_addr: '0x180000000', image_size: 4096, code_file: '/usr/lib/system/libsystem_kernel.dylib' },
+      { type: 'macho', debug_id: UUID5.toUpperCase(), image_addr: hex(base), image_size: 0x8000, image_vmaddr: '0x100000000', code_file: '/private/var/containers/Bundle/Application/X/Vigil.app/Vigil', arch: 'arm64' },
+    ] },
+    exception: { values: [{ type: 'EXC_BAD_ACCESS', value: 'KERN_INVALID_ADDRESS at 0x0', mechanism: { type: 'mach', handled: false }, stacktrace: { frames: [
+      { instruction_addr: '0x180000123', package: '/usr/lib/system/libsystem_kernel.dylib', in_app: false }, // no symbols: as sent
+      { instruction_addr: hex(base + 0x402c), package: 'Vigil', in_app: true }, // a return address: the call before it
+      { instruction_addr: hex(base + 0x4099), package: 'Vigil', in_app: true },
+      { instruction_addr: hex(base + 0x400c), package: 'Vigil', in_app: true }, // the crashing frame: inlined code
+    ] } }] },
+  });
+  const headers = { 'X-Service-Project-Ref': String(p.ref), 'X-Service-Platform': 'ios', 'X-Service-Symbol-Name': 'Vigil.app.dSYM.zip', 'X-Service-Release': 'com.example.vigil@2.4.1+241', 'X-Service-Debug-Ids': UUID5 };
+  const dwarf = fs.readFileSync(path.join(IOS, 'vigil5.dSYM/Contents/Resources/DWARF/vigil5'));
+  const zip = Buffer.from(zipSync({ 'Vigil.app.dSYM/Contents/Info.plist': Buffer.from('<plist/>'), 'Vigil.app.dSYM/Contents/Resources/DWARF/vigil5': dwarf }));
+  // Symbols uploaded after the event still apply (resolved when the issue is read).
+  expect((await onlyIssue(p.id)).exceptions[0].frames.every((f: any) => !f.resolved)).toBe(true);
+  expect(ok('uploadSymbols', await upload(headers, zlib.gzipSync(zip)))).toMatchObject({ platform: 'ios', debugIds: [UUID5], replaced: false });
+  const [x] = (await onlyIssue(p.id)).exceptions;
+  expect(x.frames.map((f: any) => [f.function, f.filename, f.lineno, f.resolved])).toEqual([
+    [null, null, null, false],
+    ['api_entry', '/vigil/ios/src/app.c', mark('app.c', 'entry-calls-mid'), true],
+    ['helper_mid', '/vigil/ios/src/work.c', mark('work.c', 'mid-calls-leaf'), true],
+    // Inlined: the outer function at the call site first, the inlined one (where the crash is) last.
+    ['api_entry', '/vigil/ios/src/app.c', mark('app.c', 'entry-calls-scale'), true],
+    ['scale_inline', '/vigil/ios/src/scale.h', mark('scale.h', 'scale-calls-mix'), true],
+  ]);
+  // The bare DWARF file works too, and the same UUIDs again replace the build.
+  expect(ok('uploadSymbols', await upload(headers, zlib.gzipSync(dwarf))).replaced).toBe(true);
+  // A UUID the upload does not hold is refused (it could never match).
+  const r = await upload({ ...headers, 'X-Service-Debug-Ids': '00000000-1111-2222-3333-444444444444' }, zlib.gzipSync(dwarf));
+  expect([r.status, r.body.details?.field]).toEqual([400, 'X-Service-Debug-Ids']);
 });
