@@ -45,7 +45,7 @@ const incident: AlertIncident = {
 };
 function message(event: AlertEvent = 'incident.opened', over: Partial<AlertIncident> = {}): AlertMessage {
   const inc = event === 'test' ? null : { ...incident, ...over };
-  return { id: `dlv_${event}`, event, incident: inc, text: alertText(event, inc, { detail: 'status_code 503 is not < 400', actor: 'Alice' }), occurredAt: '2024-05-01T10:00:05.000Z' };
+  return { id: `dlv_${event}`, event, incident: inc, errorIssue: null, text: alertText(event, inc, { detail: 'status_code 503 is not < 400', actor: 'Alice' }), occurredAt: '2024-05-01T10:00:05.000Z' };
 }
 function channel(kind: ChannelKind, target: string, secret: string | null = null): ChannelSecrets {
   return { id: `ch_${kind}`, name: `My ${kind}`, target: channelKinds[kind].parseTarget(target).target, secret, config: {} };
@@ -157,7 +157,7 @@ describe('webhook', () => {
     expect(req.headers).toMatchObject({
       'content-type': 'application/json', 'user-agent': 'Vigil-Webhook/1', 'vigil-event': 'incident.opened', 'vigil-delivery': 'dlv_incident.opened',
     });
-    expect(req.json).toEqual({ id: 'dlv_incident.opened', event: 'incident.opened', occurredAt: '2024-05-01T10:00:05.000Z', text: '🔴 API is down: status_code 503 is not < 400', incident });
+    expect(req.json).toEqual({ id: 'dlv_incident.opened', event: 'incident.opened', occurredAt: '2024-05-01T10:00:05.000Z', text: '🔴 API is down: status_code 503 is not < 400', incident, errorIssue: null });
     const sig = req.headers['vigil-signature'];
     expect(sig).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(Number(/t=(\d+)/.exec(sig)![1])).toBeGreaterThanOrEqual(before);

@@ -238,7 +238,7 @@ export async function testChannel(db: Db, services: ChannelServices, caller: Cal
   const ch = unseal(services, row);
   if (!ch) return { delivered: false, error: 'The channel\'s target can no longer be decrypted; delete it and create it again.' };
   const message: AlertMessage = {
-    id: newId('dlv'), event: 'test', incident: null,
+    id: newId('dlv'), event: 'test', incident: null, errorIssue: null,
     text: alertText('test', null),
     occurredAt: now.toISOString(),
   };

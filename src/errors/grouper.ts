@@ -5,13 +5,17 @@
  * times seen, first and last seen, releases, the hourly counts of the spark
  * line, the users seen. An event that arrives for a resolved issue reopens it
  * (a regression) unless it comes from a release older than the one the issue
- * was resolved in.
+ * was resolved in. A new issue and a regression are entries on the issue's
+ * timeline and page the project's channels (alerts.ts), in the batch's
+ * transaction: the issue's first batch creates it once however many events
+ * it holds, so a burst of one new error pages once.
  */
 import semver from 'semver';
 import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import type { Logger } from '../log';
+import { recordIssueMoments, type IssueMoment } from './alerts';
 import { groupEvent, userKey, type Grouped } from './grouping';
 
 const BATCH = 1000;
@@ -41,7 +45,13 @@ export async function olderRelease(db: Db, projectId: string, release: string, t
 }
 
 interface Row { seq: string; project_id: string; organization_id: string; received_at: Date; payload: unknown }
-interface Group { projectId: string; organizationId: string; g: Grouped; rows: Row[]; releases: (string | null)[] }
+interface Group { projectId: string; organizationId: string; g: Grouped; rows: Row[]; releases: (string | null)[]; environments: (string | null)[] }
+
+/** A short string field of an event payload, or null. */
+const field = (payload: Record<string, unknown>, key: string) => {
+  const v = payload[key];
+  return typeof v === 'string' && v ? v.slice(0, 200) : null;
+};
 
 const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000);
 
@@ -56,10 +66,11 @@ export async function groupBatch(db: Db): Promise<number> {
       const payload = (r.payload ?? {}) as Record<string, unknown>;
       const g = groupEvent(payload);
       const key = `${r.project_id}\u0000${g.fingerprint}`;
-      const group = groups.get(key) ?? { projectId: r.project_id, organizationId: r.organization_id, g, rows: [], releases: [] };
+      const group = groups.get(key) ?? { projectId: r.project_id, organizationId: r.organization_id, g, rows: [], releases: [], environments: [] };
       group.g = g; // the latest event's words
       group.rows.push(r);
-      group.releases.push(typeof payload.release === 'string' && payload.release ? payload.release.slice(0, 200) : null);
+      group.releases.push(field(payload, 'release'));
+      group.environments.push(field(payload, 'environment'));
       groups.set(key, group);
     }
     const releases = [...new Set([...groups.values()].flatMap((gr) => gr.releases.filter((x): x is string => !!x).map((rel) => `${gr.projectId}\u0000${rel}`)))];
@@ -67,10 +78,12 @@ export async function groupBatch(db: Db): Promise<number> {
       await tx.insertInto('error_releases').values(releases.map((k) => { const [project_id, release] = k.split('\u0000'); return { project_id, release }; }))
         .onConflict((oc) => oc.columns(['project_id', 'release']).doNothing()).execute();
     }
+    const moments: IssueMoment[] = [];
     for (const gr of groups.values()) {
       const first = gr.rows[0];
       const last = gr.rows[gr.rows.length - 1];
       const lastRelease = gr.releases[gr.releases.length - 1];
+      // `inserted` (xmax = 0): this statement created the issue; after a concurrent batch's insert of the fingerprint it is an update.
       const issue = await tx.insertInto('error_issues').values({
         id: newId('iss'), project_id: gr.projectId, organization_id: gr.organizationId, fingerprint: gr.g.fingerprint, title: gr.g.title,
         type: gr.g.type, value: gr.g.value?.slice(0, 10_000) ?? null, culprit: gr.g.culprit, level: gr.g.level, times_seen: gr.rows.length,
@@ -83,9 +96,16 @@ export async function groupBatch(db: Db): Promise<number> {
         first_release: eb.fn.coalesce('error_issues.first_release', 'excluded.first_release'),
         last_event_seq: eb.ref('excluded.last_event_seq'), level: eb.ref('excluded.level'), title: eb.ref('excluded.title'),
         value: eb.ref('excluded.value'), culprit: eb.ref('excluded.culprit'),
-      }))).returning(['id', 'status', 'resolved_in_release']).executeTakeFirstOrThrow();
-      if (issue.status === 'resolved' && await regresses(tx, gr.projectId, issue.resolved_in_release, gr.releases)) {
-        await tx.updateTable('error_issues').set({ status: 'unresolved', resolved_in_release: null, resolved_at: null }).where('id', '=', issue.id).execute();
+      }))).returning(['id', 'status', 'resolved_in_release', sql<boolean>`(xmax = 0)`.as('inserted')]).executeTakeFirstOrThrow();
+      const moment = { issueId: issue.id, projectId: gr.projectId, organizationId: gr.organizationId };
+      if (issue.inserted) {
+        moments.push({ ...moment, kind: 'first_seen', at: first.received_at, release: gr.releases[0], environment: gr.environments[0] });
+      } else if (issue.status === 'resolved') {
+        const at = await regressionAt(tx, gr.projectId, issue.resolved_in_release, gr.releases);
+        if (at !== null) {
+          await tx.updateTable('error_issues').set({ status: 'unresolved', resolved_in_release: null, resolved_at: null }).where('id', '=', issue.id).execute();
+          moments.push({ ...moment, kind: 'regressed', at: gr.rows[at].received_at, release: gr.releases[at], environment: gr.environments[at] });
+        }
       }
       await tx.updateTable('error_events').set({ issue_id: issue.id }).where('seq', 'in', gr.rows.map((r) => r.seq)).execute();
       const hours = new Map<number, number>();
@@ -98,18 +118,22 @@ export async function groupBatch(db: Db): Promise<number> {
           .onConflict((oc) => oc.columns(['issue_id', 'user_key']).doNothing()).execute();
       }
     }
+    await recordIssueMoments(tx, moments);
     return rows.length;
   });
 }
 
-/** Whether events of `releases` reopen an issue resolved in `resolvedIn` (the spec's table). */
-async function regresses(db: Db, projectId: string, resolvedIn: string | null, releases: (string | null)[]): Promise<boolean> {
-  for (const r of releases) {
+/**
+ * The index of the first of the events of `releases` that reopens an issue
+ * resolved in `resolvedIn` (the spec's table), or null when none does.
+ */
+async function regressionAt(db: Db, projectId: string, resolvedIn: string | null, releases: (string | null)[]): Promise<number | null> {
+  for (const [i, r] of releases.entries()) {
     // No release on either side: any later event reopens.
-    if (r === null || resolvedIn === null) return true;
-    if (!(await olderRelease(db, projectId, r, resolvedIn))) return true;
+    if (r === null || resolvedIn === null) return i;
+    if (!(await olderRelease(db, projectId, r, resolvedIn))) return i;
   }
-  return false;
+  return null;
 }
 
 /** Runs grouping in the background: at once while there is a backlog, else every `pollMs`. */

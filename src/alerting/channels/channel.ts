@@ -6,7 +6,16 @@ export type ChannelKind = 'email' | 'webhook' | 'telegram' | 'slack' | 'teams' |
   | 'sms' | 'whatsapp' | 'satellite' | 'push';
 
 /** What happened, as every channel is told about it. */
-export type AlertEvent = 'incident.opened' | 'incident.acknowledged' | 'incident.resolved' | 'incident.escalated' | 'test';
+export type AlertEvent = 'incident.opened' | 'incident.acknowledged' | 'incident.resolved' | 'incident.escalated'
+  | 'error_issue.created' | 'error_issue.regressed' | 'test';
+
+/** The events about an error issue (a new issue, a regression) rather than an incident. */
+export const ERROR_ISSUE_EVENTS = ['error_issue.created', 'error_issue.regressed'] as const satisfies readonly AlertEvent[];
+
+/** True for an alert about an error issue. */
+export function isErrorIssueEvent(event: AlertEvent): event is (typeof ERROR_ISSUE_EVENTS)[number] {
+  return (ERROR_ISSUE_EVENTS as readonly string[]).includes(event);
+}
 
 /** The incident an alert is about (null for a test message). */
 export interface AlertIncident {
@@ -22,12 +31,32 @@ export interface AlertIncident {
   resolvedAt: string | null;
 }
 
+/**
+ * The error issue an alert is about (null for incident and test alerts):
+ * `release` and `environment` are those of the event that caused the alert.
+ */
+export interface AlertErrorIssue {
+  id: string;
+  projectId: string;
+  projectName: string;
+  title: string;
+  culprit: string | null;
+  level: string;
+  release: string | null;
+  environment?: string | null;
+  timesSeen: number;
+  /** The issue's address in the API (`GET /api/v1/errors/issues/{id}`, read with a key). */
+  url?: string | null;
+}
+
 /** One alert to deliver. `text` is a one-line human summary for chat kinds. */
 export interface AlertMessage {
   /** Stable id of this alert (the delivery id): receivers de-duplicate retries with it. */
   id: string;
   event: AlertEvent;
   incident: AlertIncident | null;
+  /** Set for `error_issue.*` events; null otherwise. */
+  errorIssue: AlertErrorIssue | null;
   text: string;
   occurredAt: string;
 }

@@ -1,14 +1,16 @@
 import type { AlertEvent, ChannelKindDef } from './channel';
 import { postForResult } from '../http';
-import { alertTitle, clip, incidentFacts } from './text';
+import { alertFacts, alertTitle, clip } from './text';
 import { hostOnly, parseHttpUrl, urlSecrets } from './url';
 
-/** Embed colours (RGB integers) by event: red down, amber acknowledged, green up, blue test. */
+/** Embed colours (RGB integers) by event: red down, amber acknowledged, green up, blue test; red for a new error, orange for a regression. */
 export const DISCORD_COLORS: Record<AlertEvent, number> = {
   'incident.opened': 0xe5484d,
   'incident.escalated': 0xe5484d,
   'incident.acknowledged': 0xf5a524,
   'incident.resolved': 0x30a46c,
+  'error_issue.created': 0xe5484d,
+  'error_issue.regressed': 0xf76b15,
   test: 0x3e63dd,
 };
 
@@ -29,7 +31,7 @@ export const discord: ChannelKindDef = {
     return { target: url.href, display: hostOnly(url), config: {}, secretStored: true };
   },
   deliver(channel, message, ctx) {
-    const facts = incidentFacts(message.incident);
+    const facts = alertFacts(message);
     const description = facts.length ? facts.map(([k, v]) => `**${k}:** ${v}`).join('\n') : 'This channel works.';
     // Discord's limits: content 2000, title 256, description 4096 characters.
     const body = {

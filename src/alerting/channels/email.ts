@@ -4,7 +4,7 @@ import { createTransport } from 'nodemailer';
 import type { AlertMessage, ChannelKindDef, DeliveryContext, DeliveryResult } from './channel';
 import { invalid } from '../../pipeline/errors';
 import { DeliveryTimeoutError, errorResult, scrub } from '../http';
-import { alertTitle, incidentFacts } from './text';
+import { alertFacts, alertTitle } from './text';
 
 /** RFC 5321 dot-atom local part (ASCII; quoted local parts and SMTPUTF8 are not accepted). */
 const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
@@ -31,9 +31,9 @@ export function parseEmailAddress(input: string, field = 'target'): string {
   return address;
 }
 
-/** The plain-text body of an alert mail: the one-line text, the incident's facts, where it came from. */
+/** The plain-text body of an alert mail: the one-line text, the incident's or error issue's facts, where it came from. */
 export function alertMailText(message: AlertMessage, baseUrl: string): string {
-  const facts = incidentFacts(message.incident).map(([k, v]) => `${k}: ${v}`);
+  const facts = alertFacts(message).map(([k, v]) => `${k}: ${v}`);
   return [message.text, '', ...facts, ...(facts.length ? [''] : []), `Sent by Vigil (${baseUrl}).`].join('\n');
 }
 

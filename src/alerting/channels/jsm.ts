@@ -1,4 +1,4 @@
-import type { AlertIncident, AlertMessage, ChannelKindDef, DeliveryContext, DeliveryResult } from './channel';
+import type { AlertErrorIssue, AlertIncident, AlertMessage, ChannelKindDef, DeliveryContext, DeliveryResult } from './channel';
 import { invalid } from '../../pipeline/errors';
 import { postForResult } from '../http';
 import { alertTitle, causeWords, clip, maskKey } from './text';
@@ -28,6 +28,30 @@ export function createAlertBody(message: AlertMessage, incident: AlertIncident):
   };
 }
 
+/** Sentry-style levels as JSM priorities (fatal P1 … debug P5). */
+export function jsmLevelPriority(level: string): string {
+  return ({ fatal: 'P1', error: 'P3', warning: 'P4', info: 'P5', debug: 'P5' } as Record<string, string>)[level] ?? 'P3';
+}
+
+/** The create-alert body of a new or regressed error issue; the alias is the issue id (JSM folds a regression into an alert still open). */
+export function issueAlertBody(message: AlertMessage, issue: AlertErrorIssue): Record<string, unknown> {
+  const details: Record<string, string> = { project: issue.projectName, projectId: issue.projectId, issueId: issue.id, level: issue.level, timesSeen: String(issue.timesSeen) };
+  if (issue.culprit) details.culprit = issue.culprit;
+  if (issue.release) details.release = issue.release;
+  if (issue.environment) details.environment = issue.environment;
+  if (issue.url) details.url = issue.url;
+  return {
+    message: clip(alertTitle(message), 130),
+    alias: issue.id,
+    description: clip(message.text, 15000),
+    priority: jsmLevelPriority(issue.level),
+    source: 'Vigil',
+    entity: clip(issue.projectName, 512),
+    tags: [message.event],
+    details,
+  };
+}
+
 function action(alias: string, verb: 'acknowledge' | 'close'): string {
   return `/${encodeURIComponent(alias)}/${verb}?identifierType=alias`;
 }
@@ -37,7 +61,8 @@ function action(alias: string, verb: 'acknowledge' | 'close'): string {
  * `Authorization: GenieKey <key>` to JSM_API_URL (the alerts API).
  * opened/escalated → create (JSM de-duplicates open alerts by alias),
  * acknowledged → `/<alias>/acknowledge?identifierType=alias`, resolved →
- * `/<alias>/close?identifierType=alias`. A test creates `vigil-test-<id>`
+ * `/<alias>/close?identifierType=alias`. A new or regressed error issue →
+ * create with the issue id as alias. A test creates `vigil-test-<id>`
  * and closes it. JSM answers 202 (the request is queued).
  */
 export const jsm: ChannelKindDef = {
@@ -61,6 +86,7 @@ export const jsm: ChannelKindDef = {
       const closed = await post(action(alias, 'close'), note, key, ctx);
       return closed.delivered ? closed : { ...closed, error: `the test alert was created but could not be closed: ${closed.error}` };
     }
+    if (message.errorIssue) return post('', issueAlertBody(message, message.errorIssue), key, ctx);
     const incident = message.incident;
     if (!incident) return { delivered: false, error: 'this alert has no incident to send', permanent: true };
     switch (message.event) {

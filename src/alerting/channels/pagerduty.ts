@@ -1,4 +1,4 @@
-import type { AlertIncident, AlertMessage, ChannelKindDef, DeliveryContext, DeliveryResult } from './channel';
+import type { AlertErrorIssue, AlertIncident, AlertMessage, ChannelKindDef, DeliveryContext, DeliveryResult } from './channel';
 import { invalid } from '../../pipeline/errors';
 import { postForResult } from '../http';
 import { clip, maskKey } from './text';
@@ -28,6 +28,37 @@ export function triggerEvent(routingKey: string, message: AlertMessage, incident
   };
 }
 
+/** Sentry-style levels as PagerDuty's severities (fatal → critical, warning → warning, info and debug → info). */
+export function pagerdutyLevel(level: string): string {
+  return ({ fatal: 'critical', error: 'error', warning: 'warning', info: 'info', debug: 'info' } as Record<string, string>)[level] ?? 'error';
+}
+
+/**
+ * A trigger event for a new or regressed error issue; the dedup key is the
+ * issue id, so a regression while PagerDuty's alert is still open adds to it
+ * and one after it was resolved there opens a new one.
+ */
+export function issueTriggerEvent(routingKey: string, message: AlertMessage, issue: AlertErrorIssue): Record<string, unknown> {
+  return {
+    routing_key: routingKey,
+    event_action: 'trigger',
+    dedup_key: issue.id,
+    payload: {
+      summary: clip(message.text, 1024),
+      source: issue.projectName,
+      severity: pagerdutyLevel(issue.level),
+      timestamp: message.occurredAt,
+      component: issue.projectId,
+      class: message.event,
+      custom_details: {
+        issueId: issue.id, title: issue.title, culprit: issue.culprit, level: issue.level, release: issue.release,
+        environment: issue.environment ?? null, timesSeen: issue.timesSeen, url: issue.url ?? null,
+      },
+    },
+    client: 'Vigil',
+  };
+}
+
 function send(body: Record<string, unknown>, key: string, ctx: DeliveryContext): Promise<DeliveryResult> {
   return postForResult(ctx.providers.pagerdutyEventsUrl, body, { ctx, secrets: [key] });
 }
@@ -48,7 +79,8 @@ async function sendTest(key: string, message: AlertMessage, ctx: DeliveryContext
  * `pagerduty`: an Events API v2 routing key, POSTed to PAGERDUTY_EVENTS_URL.
  * opened/escalated → trigger (re-triggering the same dedup key only adds to
  * the alert's log), acknowledged → acknowledge, resolved → resolve; the
- * latter two carry only routing_key, event_action and dedup_key. PagerDuty
+ * latter two carry only routing_key, event_action and dedup_key. A new or
+ * regressed error issue → trigger with the issue id as dedup key. PagerDuty
  * answers 202.
  */
 export const pagerduty: ChannelKindDef = {
@@ -63,6 +95,7 @@ export const pagerduty: ChannelKindDef = {
   async deliver(channel, message, ctx) {
     const key = channel.target;
     if (message.event === 'test') return sendTest(key, message, ctx);
+    if (message.errorIssue) return send(issueTriggerEvent(key, message, message.errorIssue), key, ctx);
     const incident = message.incident;
     if (!incident) return { delivered: false, error: 'this alert has no incident to send', permanent: true };
     switch (message.event) {

@@ -1,6 +1,6 @@
 import type { AlertEvent, AlertMessage, ChannelKindDef } from './channel';
 import { postForResult } from '../http';
-import { alertTitle, incidentFacts } from './text';
+import { alertFacts, alertTitle } from './text';
 import { hostOnly, parseHttpUrl, urlSecrets } from './url';
 
 const TITLE_COLOR: Record<AlertEvent, string> = {
@@ -8,12 +8,14 @@ const TITLE_COLOR: Record<AlertEvent, string> = {
   'incident.escalated': 'Attention',
   'incident.acknowledged': 'Warning',
   'incident.resolved': 'Good',
+  'error_issue.created': 'Attention',
+  'error_issue.regressed': 'Attention',
   test: 'Accent',
 };
 
 /** The Adaptive Card message Teams (incoming webhooks and Workflows alike) accepts. */
 export function teamsCard(message: AlertMessage): Record<string, unknown> {
-  const facts = incidentFacts(message.incident);
+  const facts = alertFacts(message);
   const body: Record<string, unknown>[] = [
     { type: 'TextBlock', text: alertTitle(message), weight: 'Bolder', size: 'Medium', color: TITLE_COLOR[message.event], wrap: true },
     { type: 'TextBlock', text: message.text, wrap: true },
@@ -32,7 +34,7 @@ export function teamsCard(message: AlertMessage): Record<string, unknown> {
 /**
  * `teams`: a Microsoft Teams incoming-webhook or Workflows URL. The URL carries
  * its signature, so only scheme://host/… is shown. Body: an Adaptive Card 1.4
- * message (title, the one-line text, a FactSet of the incident). Workflows
+ * message (title, the one-line text, a FactSet of the incident or error issue). Workflows
  * answer 202, legacy connectors 200.
  */
 export const teams: ChannelKindDef = {

@@ -1,4 +1,4 @@
-import type { AlertEvent, AlertIncident, AlertMessage } from './channel';
+import { isErrorIssueEvent, type AlertErrorIssue, type AlertEvent, type AlertIncident, type AlertMessage } from './channel';
 
 /** What `alertText` may add to the line: the check's own words and who acted. */
 export interface TextDetail {
@@ -6,6 +6,8 @@ export interface TextDetail {
   detail?: string | null;
   /** Who acknowledged (or escalated to whom). */
   actor?: string | null;
+  /** The error issue of an `error_issue.*` alert. */
+  errorIssue?: AlertErrorIssue | null;
 }
 
 const EMOJI: Record<AlertEvent, string> = {
@@ -13,6 +15,8 @@ const EMOJI: Record<AlertEvent, string> = {
   'incident.acknowledged': '👀',
   'incident.resolved': '✅',
   'incident.escalated': '📣',
+  'error_issue.created': '🐞',
+  'error_issue.regressed': '♻️',
   test: '🧪',
 };
 
@@ -39,13 +43,21 @@ function lasted(incident: AlertIncident, now: Date): number {
 
 /**
  * The one-line summary every chat kind shows ("🔴 API is down: status_code
- * 503 is not < 400", "✅ API is up again after 4m 12s"). The dispatcher puts
+ * 503 is not < 400", "✅ API is up again after 4m 12s", "🐞 New error in
+ * Shop: TypeError: x is undefined", "♻️ Regression in Shop: TypeError: x is
+ * undefined (release shop@1.4.1)"). The dispatcher puts
  * it into `AlertMessage.text`; kinds send `text` rather than rebuilding it, so
  * every channel words an alert alike.
  */
 export function alertText(event: AlertEvent, incident: AlertIncident | null, extra: TextDetail = {}, now = new Date()): string {
   const emoji = EMOJI[event];
-  if (event === 'test' || !incident) return `${EMOJI.test} Test alert from Vigil: this channel works.`;
+  const test = `${EMOJI.test} Test alert from Vigil: this channel works.`;
+  if (isErrorIssueEvent(event)) {
+    const issue = extra.errorIssue;
+    if (!issue) return test;
+    return `${emoji} ${issueHeadline(event, issue)}: ${issue.title}${event === 'error_issue.regressed' && issue.release ? ` (release ${issue.release})` : ''}`;
+  }
+  if (event === 'test' || !incident) return test;
   const name = incident.monitorName;
   const detail = extra.detail?.trim() || causeWords(incident.cause);
   switch (event) {
@@ -57,9 +69,15 @@ export function alertText(event: AlertEvent, incident: AlertIncident | null, ext
   }
 }
 
-/** A short title for subjects and card headings ("API is down"), without emoji. */
+/** "New error in Shop" or "Regression in Shop". */
+function issueHeadline(event: 'error_issue.created' | 'error_issue.regressed', issue: AlertErrorIssue): string {
+  return `${event === 'error_issue.created' ? 'New error' : 'Regression'} in ${issue.projectName}`;
+}
+
+/** A short title for subjects and card headings ("API is down", "New error in Shop: TypeError: …"), without emoji. */
 export function alertTitle(message: AlertMessage): string {
   const inc = message.incident;
+  if (isErrorIssueEvent(message.event)) return message.errorIssue ? `${issueHeadline(message.event, message.errorIssue)}: ${message.errorIssue.title}` : 'Test alert from Vigil';
   if (message.event === 'test' || !inc) return 'Test alert from Vigil';
   switch (message.event) {
     case 'incident.opened': return `${inc.monitorName} is down`;
@@ -83,6 +101,23 @@ export function incidentFacts(incident: AlertIncident | null): [string, string][
   if (incident.resolvedAt) facts.push(['Resolved', incident.resolvedAt]);
   facts.push(['Incident', incident.id]);
   return facts;
+}
+
+/** Facts about an error issue as label/value pairs (the release and environment of the event behind the alert). */
+export function errorIssueFacts(issue: AlertErrorIssue): [string, string][] {
+  const facts: [string, string][] = [['Project', issue.projectName], ['Error', issue.title]];
+  if (issue.culprit) facts.push(['Culprit', issue.culprit]);
+  facts.push(['Level', issue.level]);
+  if (issue.release) facts.push(['Release', issue.release]);
+  if (issue.environment) facts.push(['Environment', issue.environment]);
+  facts.push(['Times seen', String(issue.timesSeen)], ['Issue', issue.id]);
+  if (issue.url) facts.push(['Link', issue.url]);
+  return facts;
+}
+
+/** The facts of whatever the alert is about: the error issue, else the incident (empty for a test). */
+export function alertFacts(message: AlertMessage): [string, string][] {
+  return message.errorIssue ? errorIssueFacts(message.errorIssue) : incidentFacts(message.incident);
 }
 
 /** Cuts text to `max` characters (providers refuse longer fields rather than truncating). */

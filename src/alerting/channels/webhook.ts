@@ -53,9 +53,9 @@ export function verifyWebhookSignature(
   return given.some((sig) => crypto.timingSafeEqual(Buffer.from(sig, 'hex'), expected));
 }
 
-/** The JSON body of a webhook delivery (see docs/webhooks.md). */
+/** The JSON body of a webhook delivery (see docs/webhooks.md): `incident` or `errorIssue` says what it is about (both null for a test). */
 export function webhookPayload(message: AlertMessage): Record<string, unknown> {
-  return { id: message.id, event: message.event, occurredAt: message.occurredAt, text: message.text, incident: message.incident };
+  return { id: message.id, event: message.event, occurredAt: message.occurredAt, text: message.text, incident: message.incident, errorIssue: message.errorIssue };
 }
 
 /**
