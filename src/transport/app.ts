@@ -24,6 +24,7 @@ import { ROOT } from '../paths';
 import { mountInvitations } from '../people/public';
 import { mountBillingWebhooks } from '../billing/public';
 import { mountErrorIngestion } from '../errors/ingest';
+import { mountAnalyticsScript } from '../analytics/scriptRoute';
 
 /** The proto package's folder: files import each other by their path under it (`vigil/v1/common.proto`). */
 const PROTO_PACKAGE_DIR = 'vigil/v1';
@@ -122,6 +123,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   mountInvitations(app, { db: deps.db });
   mountBillingWebhooks(app, deps, log);
   app.locals.errorIngestion = mountErrorIngestion(app, { db: deps.db, limits: deps.limits });
+  mountAnalyticsScript(app);
   app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));
   app.use(connectMiddleware(runner, log));
   app.all('/mcp', (req, res) => sendError(req, res, new ApiError(501, 'not_implemented', 'The agent server (MCP) is not built yet.')));
