@@ -132,11 +132,30 @@ export interface paths {
          * @description The measured sites, each with its views of the last 24 hours and
          *     `trafficAlerting` (true while traffic is below the usual for that hour).
          *     `publicId` is public by design: it is the identifier the page script
-         *     sends.
+         *     sends. A key confined to workspaces sees their sites only.
          */
         get: operations["listAnalyticsSites"];
         put?: never;
-        post?: never;
+        /**
+         * Add a site to measure
+         * @description Adds a site in `workspaceId` and answers 201 with it, its `publicId`
+         *     and its `scriptTag`: the one line to put in the site's pages, a
+         *     deferred `script` element whose `data-site` is the `publicId` and
+         *     whose `src` is `{base_url}/js/script.js`.
+         *     The official Plausible tracker works too, unchanged: point it at
+         *     `endpoint: '{base_url}/api/event'` with `domain` set to the site's
+         *     domain.
+         *
+         *     `domain` is the site's host name: it is trimmed and lower-cased, a
+         *     leading `www.` and a trailing dot are removed, and a scheme, path,
+         *     port, user or anything that is not a host name (at least two labels
+         *     of letters, digits and hyphens; international names are stored in
+         *     their `xn--` form) is 400 on `domain`. The Events API names a site by
+         *     its domain, so a domain is unique on the server: one that another
+         *     site has, in any organisation, is 409 `domain_taken`. `name` is 1 to
+         *     80 characters; default the domain.
+         */
+        post: operations["createAnalyticsSite"];
         delete?: never;
         options?: never;
         head?: never;
@@ -154,14 +173,78 @@ export interface paths {
          * Get an analytics site's figures
          * @description The site's figures over the last `days` days (UTC days, today
          *     included): totals, a daily series with every day of the window present
-         *     (zeros included), and one breakdown per requested dimension.
+         *     (zeros included), and one breakdown per requested dimension. Figures
+         *     come from daily roll-ups, so a window of a year with every dimension
+         *     costs no more than a few indexed reads.
          *
          *     Visitors are counted per day: the identifier of a visitor changes every
          *     day and no key joins two days, so a visitor seen on two days counts
          *     twice (`dailyUniqueVisitors`, the sum of daily uniques).
+         *
+         *     A visit is a visitor's events with no gap over 30 minutes; it bounces
+         *     when it has one pageview and no interactive custom event, and lasts
+         *     from its first to its last event (a bounce lasts 0 s). A visit counts
+         *     on the day and under the values (entry page, referrer, country, …)
+         *     it started with.
          */
         get: operations["getAnalyticsSite"];
         put?: never;
+        post?: never;
+        /**
+         * Delete a site
+         * @description Deletes the site with its events, its roll-ups and its traffic
+         *     incidents; events sent for it afterwards are dropped.
+         */
+        delete: operations["deleteAnalyticsSite"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a site or change its domain
+         * @description Changes `name` and/or `domain` (normalised and checked as in
+         *     `createAnalyticsSite`; 409 `domain_taken` when another site has it).
+         *     The `publicId` never changes, so pages carrying `scriptTag` keep
+         *     counting; the Plausible tracker has to be given the new domain. An
+         *     empty body is 400.
+         */
+        patch: operations["updateAnalyticsSite"];
+        trace?: never;
+    };
+    "/analytics/{id}/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the channels of a site
+         * @description The channels paged when the site's traffic drops (see
+         *     `setAnalyticsSiteChannels`). A site the key cannot see is 404.
+         */
+        get: operations["listAnalyticsSiteChannels"];
+        /**
+         * Replace the channels of a site
+         * @description Replaces the whole set of channels paged for the site, as
+         *     `PUT /monitors/{id}/channels` does for a monitor. An empty list (or
+         *     null) means nobody is paged. Every id must be a channel the key can
+         *     see that is organisation-wide or in the site's workspace; any other
+         *     id (unknown, another organisation's, another workspace's) is 400
+         *     (`unknown_channel`, `details.field` `channelIds.<index>`) and changes
+         *     nothing. A site the key cannot see is 404. Disabled and unconfirmed
+         *     channels may be set; they receive nothing until enabled or confirmed.
+         *
+         *     What pages, once per enabled and confirmed channel: a traffic drop.
+         *     Each completed hour is judged a few minutes after it ends against the
+         *     usual for that hour (the median of the pageviews of the same hour of
+         *     the week over the four weeks before). The site turns
+         *     `trafficAlerting` when the hour's pageviews are below half of usual,
+         *     and only when usual is at least 20 pageviews an hour, so small sites
+         *     are never paged by noise. Turning true opens an incident of the site
+         *     (cause `traffic_drop`), which pages these channels; the first judged
+         *     hour back at half of usual or more turns it false and resolves the
+         *     incident. Nothing else pages.
+         */
+        put: operations["setAnalyticsSiteChannels"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2310,6 +2393,14 @@ export interface components {
             visitors: number;
             /** @description Pageviews with this value; for dimension `event`, the occurrences of that event. */
             pageviews: number;
+            /** @description Visits that started with this value (for `path`, the entry page); null for dimension `event`, which has no visits. */
+            visits: number | null;
+            /** @description Percentage (0 to 100) of those visits that bounced (100 × bounces / visits); null without visits. */
+            bounceRate: number | null;
+            /** @description Mean duration of those visits in seconds; null without visits. */
+            visitDurationSeconds: number | null;
+            /** @description Dimension `event` only: the event's properties, by key, each key's 10 values with the most visitors (then events), keys in alphabetical order. */
+            props?: components["schemas"]["AnalyticsEventProp"][];
         };
         AnalyticsDay: {
             /**
@@ -2320,12 +2411,24 @@ export interface components {
             /** @description Unique visitors that day. */
             visitors: number;
             pageviews: number;
+            /** @description Visits that started that day. */
+            visits: number;
+        };
+        /** @description One value of one property of a custom event. */
+        AnalyticsEventProp: {
+            key: string;
+            value: string;
+            /** @description Occurrences of the event with this value. */
+            events: number;
+            /** @description Visitors who sent it, counted per day and summed. */
+            visitors: number;
         };
         /** @description A measured site. */
         AnalyticsSite: {
             id: string;
             /** @description The identifier the page script sends; public by design. */
             publicId: string;
+            /** @description The host name, lower-case, without `www.`; unique on the server. */
             domain: string;
             /** @description Pageviews in the last 24 hours. */
             viewsLast24h: number;
@@ -2333,6 +2436,17 @@ export interface components {
             trafficAlerting: boolean;
             /** Format: date-time */
             createdAt: string;
+            /** @description The workspace the site belongs to (keys confined to workspaces see only theirs). */
+            workspaceId: string;
+            name: string;
+            /**
+             * @description The line to put in the site's pages: a deferred `script` element
+             *     whose `data-site` is the `publicId` and whose `src` is
+             *     `{base_url}/js/script.js`.
+             *     The official Plausible tracker works too, with
+             *     `endpoint: '{base_url}/api/event'` and `domain` set to the site's domain.
+             */
+            scriptTag: string;
         };
         /** @description A site with its figures over a window of days. */
         AnalyticsSiteDetail: {
@@ -2343,6 +2457,16 @@ export interface components {
             trafficAlerting: boolean;
             /** Format: date-time */
             createdAt: string;
+            workspaceId: string;
+            name: string;
+            /** @description As on `AnalyticsSite`. */
+            scriptTag: string;
+            /** @description Visits that started in the window. */
+            visits: number;
+            /** @description Mean visit duration in seconds (a bounce lasts 0 s); null when there were no visits. */
+            visitDurationSeconds: number | null;
+            /** @description Custom events (not pageviews) over the window. */
+            events: number;
             /** @description The window in days. */
             days: number;
             /** @description Visitors over the window, counted per day and summed (the sum of `series[].visitors`); the same figure as `dailyUniqueVisitors`. */
@@ -2351,7 +2475,7 @@ export interface components {
             pageviews: number;
             /** @description The sum of daily uniques: a visitor on two days counts twice; no key joins them. */
             dailyUniqueVisitors: number;
-            /** @description Percentage (0 to 100) of visits with one pageview and no interactive event; null when there were no visits. */
+            /** @description Percentage (0 to 100) of visits with one pageview and no interactive event (100 × bounces / visits); null when there were no visits. */
             bounceRate: number | null;
             /** @description One entry per day of the window, oldest first, every day present. */
             series: components["schemas"]["AnalyticsDay"][];
@@ -3203,11 +3327,22 @@ export interface components {
         /** @description An incident, as listed. */
         Incident: {
             id: string;
+            /** @description The incident's monitor; for a traffic drop, its analytics site's id. */
             monitorId: string;
+            /** @description The monitor's name; for a traffic drop, its analytics site's domain. */
             monitorName: string;
             title: string;
-            /** @enum {string} */
-            cause: "check_failed" | "timeout" | "connection_failed" | "dns_failure" | "tls_error" | "assertion_failed" | "heartbeat_missed" | "heartbeat_failed" | "dependency_down" | "manual";
+            /**
+             * @description What opened the incident. `traffic_drop`: an analytics site's
+             *     pageviews in an hour fell below half of its usual for that hour of
+             *     the week (the median over the four weeks before), for sites whose
+             *     usual is at least TRAFFIC_ALERT_MIN_PAGEVIEWS (default 20) an hour;
+             *     it resolves at the first hour back at half of usual or more. Such
+             *     an incident has no monitor: `monitorId` and `monitorName` carry
+             *     the site's id and domain, and `analyticsSiteId` is set.
+             * @enum {string}
+             */
+            cause: "check_failed" | "timeout" | "connection_failed" | "dns_failure" | "tls_error" | "assertion_failed" | "heartbeat_missed" | "heartbeat_failed" | "dependency_down" | "manual" | "traffic_drop";
             /** @enum {string} */
             status: "open" | "acknowledged" | "resolved" | "suppressed";
             /** @enum {string} */
@@ -3228,16 +3363,29 @@ export interface components {
             acknowledgedAt: string | null;
             /** @description Set when this incident is the blast radius of another one (real, but not a separate outage; counted as suppressed in the summary). */
             rootIncidentId: string | null;
+            /** @description The analytics site of a traffic drop (cause `traffic_drop`; `monitorId` then carries the same id); null for a monitor's incident. */
+            analyticsSiteId: string | null;
             hasPostmortem: boolean;
         };
         /** @description An incident, as the single read returns it. */
         IncidentDetail: {
             id: string;
+            /** @description The incident's monitor; for a traffic drop, its analytics site's id. */
             monitorId: string;
+            /** @description The monitor's name; for a traffic drop, its analytics site's domain. */
             monitorName: string;
             title: string;
-            /** @enum {string} */
-            cause: "check_failed" | "timeout" | "connection_failed" | "dns_failure" | "tls_error" | "assertion_failed" | "heartbeat_missed" | "heartbeat_failed" | "dependency_down" | "manual";
+            /**
+             * @description What opened the incident. `traffic_drop`: an analytics site's
+             *     pageviews in an hour fell below half of its usual for that hour of
+             *     the week (the median over the four weeks before), for sites whose
+             *     usual is at least TRAFFIC_ALERT_MIN_PAGEVIEWS (default 20) an hour;
+             *     it resolves at the first hour back at half of usual or more. Such
+             *     an incident has no monitor: `monitorId` and `monitorName` carry
+             *     the site's id and domain, and `analyticsSiteId` is set.
+             * @enum {string}
+             */
+            cause: "check_failed" | "timeout" | "connection_failed" | "dns_failure" | "tls_error" | "assertion_failed" | "heartbeat_missed" | "heartbeat_failed" | "dependency_down" | "manual" | "traffic_drop";
             /** @enum {string} */
             status: "open" | "acknowledged" | "resolved" | "suppressed";
             /** @enum {string} */
@@ -3258,6 +3406,8 @@ export interface components {
             acknowledgedAt: string | null;
             /** @description Set when this incident is the blast radius of another one (real, but not a separate outage; counted as suppressed in the summary). */
             rootIncidentId: string | null;
+            /** @description The analytics site of a traffic drop (cause `traffic_drop`; `monitorId` then carries the same id); null for a monitor's incident. */
+            analyticsSiteId: string | null;
             hasPostmortem: boolean;
             workspaceId: string;
             /** @description The postmortem; null when none was written. */
@@ -3376,6 +3526,36 @@ export interface components {
         };
         ListAnalyticsSitesResponse: {
             data: components["schemas"]["AnalyticsSite"][];
+        };
+        CreateAnalyticsSiteBody: {
+            /** @description The host name (`example.com`); see `createAnalyticsSite`. */
+            domain: string;
+            workspaceId: string;
+            /** @description Default the domain. */
+            name?: string;
+        };
+        CreateAnalyticsSiteResponse: {
+            data: components["schemas"]["AnalyticsSite"];
+        };
+        UpdateAnalyticsSiteBody: {
+            name?: string;
+            domain?: string;
+        };
+        UpdateAnalyticsSiteResponse: {
+            data: components["schemas"]["AnalyticsSite"];
+        };
+        DeleteAnalyticsSiteResponse: {
+            data: components["schemas"]["DeleteResult"];
+        };
+        ListAnalyticsSiteChannelsResponse: {
+            data: components["schemas"]["Channel"][];
+        };
+        SetAnalyticsSiteChannelsBody: {
+            /** @description The whole set; empty or null means nobody is paged. */
+            channelIds: components["schemas"]["StringList"];
+        };
+        SetAnalyticsSiteChannelsResponse: {
+            data: components["schemas"]["Channel"][];
         };
         ListApiKeysResponse: {
             data: components["schemas"]["ApiKey"][];
@@ -4727,20 +4907,50 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
+        };
+    };
+    createAnalyticsSite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAnalyticsSiteBody"];
+            };
+        };
+        responses: {
+            /** @description The site. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateAnalyticsSiteResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getAnalyticsSite: {
         parameters: {
             query?: {
-                /** @description The window in days, 1 to 365; default 7. */
+                /** @description The window in days; default 7. Values above 365 are clamped to 365 and values below 1 to 1 (never refused). */
                 days?: number;
                 /**
                  * @description Comma list of breakdowns to include, each one of `path`, `referrer`,
                  *     `country`, `browser`, `os`, `device`, `utm_source`, `utm_medium`,
                  *     `utm_campaign`, `event`. An unknown value is 400 (checked by the
-                 *     handler; `details.field` is `dimensions`). Omitted or empty: no
-                 *     breakdowns.
+                 *     handler; code `unknown_dimension`, `details.field` is `dimensions`,
+                 *     `vars.dimension` the value). Omitted or empty: no breakdowns. A
+                 *     dimension named twice is answered once, where first named.
                  */
                 dimensions?: string;
             };
@@ -4767,7 +4977,127 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
+        };
+    };
+    deleteAnalyticsSite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The site's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteAnalyticsSiteResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateAnalyticsSite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The site's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAnalyticsSiteBody"];
+            };
+        };
+        responses: {
+            /** @description The site. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAnalyticsSiteResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listAnalyticsSiteChannels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The site's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The site's channels, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAnalyticsSiteChannelsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    setAnalyticsSiteChannels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The site's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetAnalyticsSiteChannelsBody"];
+            };
+        };
+        responses: {
+            /** @description The site's channels now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetAnalyticsSiteChannelsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
         };
     };
     listApiKeys: {

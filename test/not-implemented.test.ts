@@ -9,8 +9,8 @@ import { startTestServer, type TestServer } from './support/harness';
 
 const STILL_501 = [
   'deleteAgent',
-  'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics', 'getAnalyticsSite',
-  'listAgents', 'listAnalyticsSites',
+  'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics',
+  'listAgents',
   'searchResources',
 ];
 

@@ -19,6 +19,7 @@ import { sessionHandlers } from './sessions';
 import { smsHandlers } from './sms';
 import { billingHandlers } from './billing';
 import { errorHandlers } from './errors';
+import { analyticsHandlers } from './analytics';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -42,4 +43,5 @@ export const handlers: Handlers<Ctx> = {
   ...smsHandlers,
   ...billingHandlers,
   ...errorHandlers,
+  ...analyticsHandlers,
 };

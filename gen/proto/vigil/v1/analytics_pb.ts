@@ -12,13 +12,17 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Channel } from "./channels_pb";
+import { file_vigil_v1_channels } from "./channels_pb";
+import type { DeleteResult, StringList } from "./common_pb";
+import { file_vigil_v1_common } from "./common_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file vigil/v1/analytics.proto.
  */
 export const file_vigil_v1_analytics: GenFile = /*@__PURE__*/
-  fileDesc("Chh2aWdpbC92MS9hbmFseXRpY3MucHJvdG8SCHZpZ2lsLnYxIhsKGUxpc3RBbmFseXRpY3NTaXRlc1JlcXVlc3QiQwoaTGlzdEFuYWx5dGljc1NpdGVzUmVzcG9uc2USJQoEZGF0YRgBIAMoCzIXLnZpZ2lsLnYxLkFuYWx5dGljc1NpdGUiaQoXR2V0QW5hbHl0aWNzU2l0ZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEZGF5cxgCIAEoBUgAiAEBEhcKCmRpbWVuc2lvbnMYAyABKAlIAYgBAUIHCgVfZGF5c0INCgtfZGltZW5zaW9ucyJHChhHZXRBbmFseXRpY3NTaXRlUmVzcG9uc2USKwoEZGF0YRgBIAEoCzIdLnZpZ2lsLnYxLkFuYWx5dGljc1NpdGVEZXRhaWwinwEKDUFuYWx5dGljc1NpdGUSCgoCaWQYASABKAkSEQoJcHVibGljX2lkGAIgASgJEg4KBmRvbWFpbhgDIAEoCRIVCg12aWV3c19sYXN0MjRoGAQgASgFEhgKEHRyYWZmaWNfYWxlcnRpbmcYBSABKAgSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi+wIKE0FuYWx5dGljc1NpdGVEZXRhaWwSCgoCaWQYASABKAkSEQoJcHVibGljX2lkGAIgASgJEg4KBmRvbWFpbhgDIAEoCRIVCg12aWV3c19sYXN0MjRoGAQgASgFEhgKEHRyYWZmaWNfYWxlcnRpbmcYBSABKAgSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEZGF5cxgHIAEoBRIQCgh2aXNpdG9ycxgIIAEoBRIRCglwYWdldmlld3MYCSABKAUSHQoVZGFpbHlfdW5pcXVlX3Zpc2l0b3JzGAogASgFEhgKC2JvdW5jZV9yYXRlGAsgASgBSACIAQESJgoGc2VyaWVzGAwgAygLMhYudmlnaWwudjEuQW5hbHl0aWNzRGF5EjAKCmJyZWFrZG93bnMYDSADKAsyHC52aWdpbC52MS5BbmFseXRpY3NCcmVha2Rvd25CDgoMX2JvdW5jZV9yYXRlIkEKDEFuYWx5dGljc0RheRIMCgRkYXRlGAEgASgJEhAKCHZpc2l0b3JzGAIgASgFEhEKCXBhZ2V2aWV3cxgDIAEoBSJWChJBbmFseXRpY3NCcmVha2Rvd24SEQoJZGltZW5zaW9uGAEgASgJEi0KBHJvd3MYAiADKAsyHy52aWdpbC52MS5BbmFseXRpY3NCcmVha2Rvd25Sb3ciSwoVQW5hbHl0aWNzQnJlYWtkb3duUm93Eg0KBXZhbHVlGAEgASgJEhAKCHZpc2l0b3JzGAIgASgFEhEKCXBhZ2V2aWV3cxgDIAEoBTLOAQoQQW5hbHl0aWNzU2VydmljZRJfChJMaXN0QW5hbHl0aWNzU2l0ZXMSIy52aWdpbC52MS5MaXN0QW5hbHl0aWNzU2l0ZXNSZXF1ZXN0GiQudmlnaWwudjEuTGlzdEFuYWx5dGljc1NpdGVzUmVzcG9uc2USWQoQR2V0QW5hbHl0aWNzU2l0ZRIhLnZpZ2lsLnYxLkdldEFuYWx5dGljc1NpdGVSZXF1ZXN0GiIudmlnaWwudjEuR2V0QW5hbHl0aWNzU2l0ZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Chh2aWdpbC92MS9hbmFseXRpY3MucHJvdG8SCHZpZ2lsLnYxIhsKGUxpc3RBbmFseXRpY3NTaXRlc1JlcXVlc3QiQwoaTGlzdEFuYWx5dGljc1NpdGVzUmVzcG9uc2USJQoEZGF0YRgBIAMoCzIXLnZpZ2lsLnYxLkFuYWx5dGljc1NpdGUiXgoaQ3JlYXRlQW5hbHl0aWNzU2l0ZVJlcXVlc3QSDgoGZG9tYWluGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUiRAobQ3JlYXRlQW5hbHl0aWNzU2l0ZVJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy52aWdpbC52MS5BbmFseXRpY3NTaXRlImkKF0dldEFuYWx5dGljc1NpdGVSZXF1ZXN0EgoKAmlkGAEgASgJEhEKBGRheXMYAiABKAVIAIgBARIXCgpkaW1lbnNpb25zGAMgASgJSAGIAQFCBwoFX2RheXNCDQoLX2RpbWVuc2lvbnMiRwoYR2V0QW5hbHl0aWNzU2l0ZVJlc3BvbnNlEisKBGRhdGEYASABKAsyHS52aWdpbC52MS5BbmFseXRpY3NTaXRlRGV0YWlsImQKGlVwZGF0ZUFuYWx5dGljc1NpdGVSZXF1ZXN0EgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARITCgZkb21haW4YAyABKAlIAYgBAUIHCgVfbmFtZUIJCgdfZG9tYWluIkQKG1VwZGF0ZUFuYWx5dGljc1NpdGVSZXNwb25zZRIlCgRkYXRhGAEgASgLMhcudmlnaWwudjEuQW5hbHl0aWNzU2l0ZSIoChpEZWxldGVBbmFseXRpY3NTaXRlUmVxdWVzdBIKCgJpZBgBIAEoCSJDChtEZWxldGVBbmFseXRpY3NTaXRlUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLkRlbGV0ZVJlc3VsdCIuCiBMaXN0QW5hbHl0aWNzU2l0ZUNoYW5uZWxzUmVxdWVzdBIKCgJpZBgBIAEoCSJECiFMaXN0QW5hbHl0aWNzU2l0ZUNoYW5uZWxzUmVzcG9uc2USHwoEZGF0YRgBIAMoCzIRLnZpZ2lsLnYxLkNoYW5uZWwiWAofU2V0QW5hbHl0aWNzU2l0ZUNoYW5uZWxzUmVxdWVzdBIKCgJpZBgBIAEoCRIpCgtjaGFubmVsX2lkcxgCIAEoCzIULnZpZ2lsLnYxLlN0cmluZ0xpc3QiQwogU2V0QW5hbHl0aWNzU2l0ZUNoYW5uZWxzUmVzcG9uc2USHwoEZGF0YRgBIAMoCzIRLnZpZ2lsLnYxLkNoYW5uZWwi1wEKDUFuYWx5dGljc1NpdGUSCgoCaWQYASABKAkSEQoJcHVibGljX2lkGAIgASgJEg4KBmRvbWFpbhgDIAEoCRIVCg12aWV3c19sYXN0MjRoGAQgASgFEhgKEHRyYWZmaWNfYWxlcnRpbmcYBSABKAgSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMd29ya3NwYWNlX2lkGAcgASgJEgwKBG5hbWUYCCABKAkSEgoKc2NyaXB0X3RhZxgJIAEoCSKTBAoTQW5hbHl0aWNzU2l0ZURldGFpbBIKCgJpZBgBIAEoCRIRCglwdWJsaWNfaWQYAiABKAkSDgoGZG9tYWluGAMgASgJEhUKDXZpZXdzX2xhc3QyNGgYBCABKAUSGAoQdHJhZmZpY19hbGVydGluZxgFIAEoCBIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRkYXlzGAcgASgFEhAKCHZpc2l0b3JzGAggASgFEhEKCXBhZ2V2aWV3cxgJIAEoBRIdChVkYWlseV91bmlxdWVfdmlzaXRvcnMYCiABKAUSGAoLYm91bmNlX3JhdGUYCyABKAFIAIgBARImCgZzZXJpZXMYDCADKAsyFi52aWdpbC52MS5BbmFseXRpY3NEYXkSMAoKYnJlYWtkb3ducxgNIAMoCzIcLnZpZ2lsLnYxLkFuYWx5dGljc0JyZWFrZG93bhIUCgx3b3Jrc3BhY2VfaWQYDiABKAkSDAoEbmFtZRgPIAEoCRISCgpzY3JpcHRfdGFnGBAgASgJEg4KBnZpc2l0cxgRIAEoBRIjChZ2aXNpdF9kdXJhdGlvbl9zZWNvbmRzGBIgASgBSAGIAQESDgoGZXZlbnRzGBMgASgFQg4KDF9ib3VuY2VfcmF0ZUIZChdfdmlzaXRfZHVyYXRpb25fc2Vjb25kcyJRCgxBbmFseXRpY3NEYXkSDAoEZGF0ZRgBIAEoCRIQCgh2aXNpdG9ycxgCIAEoBRIRCglwYWdldmlld3MYAyABKAUSDgoGdmlzaXRzGAQgASgFIlYKEkFuYWx5dGljc0JyZWFrZG93bhIRCglkaW1lbnNpb24YASABKAkSLQoEcm93cxgCIAMoCzIfLnZpZ2lsLnYxLkFuYWx5dGljc0JyZWFrZG93blJvdyKCAgoVQW5hbHl0aWNzQnJlYWtkb3duUm93Eg0KBXZhbHVlGAEgASgJEhAKCHZpc2l0b3JzGAIgASgFEhEKCXBhZ2V2aWV3cxgDIAEoBRITCgZ2aXNpdHMYBCABKAVIAIgBARIYCgtib3VuY2VfcmF0ZRgFIAEoAUgBiAEBEiMKFnZpc2l0X2R1cmF0aW9uX3NlY29uZHMYBiABKAFIAogBARIrCgVwcm9wcxgHIAMoCzIcLnZpZ2lsLnYxLkFuYWx5dGljc0V2ZW50UHJvcEIJCgdfdmlzaXRzQg4KDF9ib3VuY2VfcmF0ZUIZChdfdmlzaXRfZHVyYXRpb25fc2Vjb25kcyJSChJBbmFseXRpY3NFdmVudFByb3ASCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJEg4KBmV2ZW50cxgDIAEoBRIQCgh2aXNpdG9ycxgEIAEoBTLjBQoQQW5hbHl0aWNzU2VydmljZRJfChJMaXN0QW5hbHl0aWNzU2l0ZXMSIy52aWdpbC52MS5MaXN0QW5hbHl0aWNzU2l0ZXNSZXF1ZXN0GiQudmlnaWwudjEuTGlzdEFuYWx5dGljc1NpdGVzUmVzcG9uc2USYgoTQ3JlYXRlQW5hbHl0aWNzU2l0ZRIkLnZpZ2lsLnYxLkNyZWF0ZUFuYWx5dGljc1NpdGVSZXF1ZXN0GiUudmlnaWwudjEuQ3JlYXRlQW5hbHl0aWNzU2l0ZVJlc3BvbnNlElkKEEdldEFuYWx5dGljc1NpdGUSIS52aWdpbC52MS5HZXRBbmFseXRpY3NTaXRlUmVxdWVzdBoiLnZpZ2lsLnYxLkdldEFuYWx5dGljc1NpdGVSZXNwb25zZRJiChNVcGRhdGVBbmFseXRpY3NTaXRlEiQudmlnaWwudjEuVXBkYXRlQW5hbHl0aWNzU2l0ZVJlcXVlc3QaJS52aWdpbC52MS5VcGRhdGVBbmFseXRpY3NTaXRlUmVzcG9uc2USYgoTRGVsZXRlQW5hbHl0aWNzU2l0ZRIkLnZpZ2lsLnYxLkRlbGV0ZUFuYWx5dGljc1NpdGVSZXF1ZXN0GiUudmlnaWwudjEuRGVsZXRlQW5hbHl0aWNzU2l0ZVJlc3BvbnNlEnQKGUxpc3RBbmFseXRpY3NTaXRlQ2hhbm5lbHMSKi52aWdpbC52MS5MaXN0QW5hbHl0aWNzU2l0ZUNoYW5uZWxzUmVxdWVzdBorLnZpZ2lsLnYxLkxpc3RBbmFseXRpY3NTaXRlQ2hhbm5lbHNSZXNwb25zZRJxChhTZXRBbmFseXRpY3NTaXRlQ2hhbm5lbHMSKS52aWdpbC52MS5TZXRBbmFseXRpY3NTaXRlQ2hhbm5lbHNSZXF1ZXN0GioudmlnaWwudjEuU2V0QW5hbHl0aWNzU2l0ZUNoYW5uZWxzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_vigil_v1_channels, file_vigil_v1_common]);
 
 /**
  * The request of ListAnalyticsSites (no parameters).
@@ -53,6 +57,56 @@ export const ListAnalyticsSitesResponseSchema: GenMessage<ListAnalyticsSitesResp
   messageDesc(file_vigil_v1_analytics, 1);
 
 /**
+ * The request of CreateAnalyticsSite: the body's fields.
+ *
+ * @generated from message vigil.v1.CreateAnalyticsSiteRequest
+ */
+export type CreateAnalyticsSiteRequest = Message<"vigil.v1.CreateAnalyticsSiteRequest"> & {
+  /**
+   * The host name (`example.com`); see `createAnalyticsSite`.
+   *
+   * @generated from field: string domain = 1;
+   */
+  domain: string;
+
+  /**
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+
+  /**
+   * Default the domain.
+   *
+   * @generated from field: optional string name = 3;
+   */
+  name?: string | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateAnalyticsSiteRequest.
+ * Use `create(CreateAnalyticsSiteRequestSchema)` to create a new message.
+ */
+export const CreateAnalyticsSiteRequestSchema: GenMessage<CreateAnalyticsSiteRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 2);
+
+/**
+ * @generated from message vigil.v1.CreateAnalyticsSiteResponse
+ */
+export type CreateAnalyticsSiteResponse = Message<"vigil.v1.CreateAnalyticsSiteResponse"> & {
+  /**
+   * @generated from field: vigil.v1.AnalyticsSite data = 1;
+   */
+  data?: AnalyticsSite | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateAnalyticsSiteResponse.
+ * Use `create(CreateAnalyticsSiteResponseSchema)` to create a new message.
+ */
+export const CreateAnalyticsSiteResponseSchema: GenMessage<CreateAnalyticsSiteResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 3);
+
+/**
  * The request of GetAnalyticsSite: path, query and body fields flattened.
  *
  * @generated from message vigil.v1.GetAnalyticsSiteRequest
@@ -66,7 +120,8 @@ export type GetAnalyticsSiteRequest = Message<"vigil.v1.GetAnalyticsSiteRequest"
   id: string;
 
   /**
-   * Query parameter. The window in days, 1 to 365; default 7.
+   * Query parameter. The window in days; default 7. Values above 365 are
+   * clamped to 365 and values below 1 to 1 (never refused).
    *
    * @generated from field: optional int32 days = 2;
    */
@@ -76,8 +131,9 @@ export type GetAnalyticsSiteRequest = Message<"vigil.v1.GetAnalyticsSiteRequest"
    * Query parameter. Comma list of breakdowns to include, each one of `path`,
    * `referrer`, `country`, `browser`, `os`, `device`, `utm_source`,
    * `utm_medium`, `utm_campaign`, `event`. An unknown value is 400 (checked by
-   * the handler; `details.field` is `dimensions`). Omitted or empty: no
-   * breakdowns.
+   * the handler; code `unknown_dimension`, `details.field` is `dimensions`,
+   * `vars.dimension` the value). Omitted or empty: no breakdowns. A dimension
+   * named twice is answered once, where first named.
    *
    * @generated from field: optional string dimensions = 3;
    */
@@ -89,7 +145,7 @@ export type GetAnalyticsSiteRequest = Message<"vigil.v1.GetAnalyticsSiteRequest"
  * Use `create(GetAnalyticsSiteRequestSchema)` to create a new message.
  */
 export const GetAnalyticsSiteRequestSchema: GenMessage<GetAnalyticsSiteRequest> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_analytics, 2);
+  messageDesc(file_vigil_v1_analytics, 4);
 
 /**
  * @generated from message vigil.v1.GetAnalyticsSiteResponse
@@ -106,7 +162,176 @@ export type GetAnalyticsSiteResponse = Message<"vigil.v1.GetAnalyticsSiteRespons
  * Use `create(GetAnalyticsSiteResponseSchema)` to create a new message.
  */
 export const GetAnalyticsSiteResponseSchema: GenMessage<GetAnalyticsSiteResponse> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_analytics, 3);
+  messageDesc(file_vigil_v1_analytics, 5);
+
+/**
+ * The request of UpdateAnalyticsSite: path and body fields flattened.
+ *
+ * @generated from message vigil.v1.UpdateAnalyticsSiteRequest
+ */
+export type UpdateAnalyticsSiteRequest = Message<"vigil.v1.UpdateAnalyticsSiteRequest"> & {
+  /**
+   * Path parameter. The site's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string domain = 3;
+   */
+  domain?: string | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateAnalyticsSiteRequest.
+ * Use `create(UpdateAnalyticsSiteRequestSchema)` to create a new message.
+ */
+export const UpdateAnalyticsSiteRequestSchema: GenMessage<UpdateAnalyticsSiteRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 6);
+
+/**
+ * @generated from message vigil.v1.UpdateAnalyticsSiteResponse
+ */
+export type UpdateAnalyticsSiteResponse = Message<"vigil.v1.UpdateAnalyticsSiteResponse"> & {
+  /**
+   * @generated from field: vigil.v1.AnalyticsSite data = 1;
+   */
+  data?: AnalyticsSite | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateAnalyticsSiteResponse.
+ * Use `create(UpdateAnalyticsSiteResponseSchema)` to create a new message.
+ */
+export const UpdateAnalyticsSiteResponseSchema: GenMessage<UpdateAnalyticsSiteResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 7);
+
+/**
+ * The request of DeleteAnalyticsSite.
+ *
+ * @generated from message vigil.v1.DeleteAnalyticsSiteRequest
+ */
+export type DeleteAnalyticsSiteRequest = Message<"vigil.v1.DeleteAnalyticsSiteRequest"> & {
+  /**
+   * Path parameter. The site's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.DeleteAnalyticsSiteRequest.
+ * Use `create(DeleteAnalyticsSiteRequestSchema)` to create a new message.
+ */
+export const DeleteAnalyticsSiteRequestSchema: GenMessage<DeleteAnalyticsSiteRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 8);
+
+/**
+ * @generated from message vigil.v1.DeleteAnalyticsSiteResponse
+ */
+export type DeleteAnalyticsSiteResponse = Message<"vigil.v1.DeleteAnalyticsSiteResponse"> & {
+  /**
+   * @generated from field: vigil.v1.DeleteResult data = 1;
+   */
+  data?: DeleteResult | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.DeleteAnalyticsSiteResponse.
+ * Use `create(DeleteAnalyticsSiteResponseSchema)` to create a new message.
+ */
+export const DeleteAnalyticsSiteResponseSchema: GenMessage<DeleteAnalyticsSiteResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 9);
+
+/**
+ * The request of ListAnalyticsSiteChannels: path, query and body fields flattened.
+ *
+ * @generated from message vigil.v1.ListAnalyticsSiteChannelsRequest
+ */
+export type ListAnalyticsSiteChannelsRequest = Message<"vigil.v1.ListAnalyticsSiteChannelsRequest"> & {
+  /**
+   * Path parameter. The site's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.ListAnalyticsSiteChannelsRequest.
+ * Use `create(ListAnalyticsSiteChannelsRequestSchema)` to create a new message.
+ */
+export const ListAnalyticsSiteChannelsRequestSchema: GenMessage<ListAnalyticsSiteChannelsRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 10);
+
+/**
+ * @generated from message vigil.v1.ListAnalyticsSiteChannelsResponse
+ */
+export type ListAnalyticsSiteChannelsResponse = Message<"vigil.v1.ListAnalyticsSiteChannelsResponse"> & {
+  /**
+   * @generated from field: repeated vigil.v1.Channel data = 1;
+   */
+  data: Channel[];
+};
+
+/**
+ * Describes the message vigil.v1.ListAnalyticsSiteChannelsResponse.
+ * Use `create(ListAnalyticsSiteChannelsResponseSchema)` to create a new message.
+ */
+export const ListAnalyticsSiteChannelsResponseSchema: GenMessage<ListAnalyticsSiteChannelsResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 11);
+
+/**
+ * The request of SetAnalyticsSiteChannels: path, query and body fields flattened.
+ *
+ * @generated from message vigil.v1.SetAnalyticsSiteChannelsRequest
+ */
+export type SetAnalyticsSiteChannelsRequest = Message<"vigil.v1.SetAnalyticsSiteChannelsRequest"> & {
+  /**
+   * Path parameter. The site's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Body. The whole set; empty or null means nobody is paged.
+   *
+   * @generated from field: vigil.v1.StringList channel_ids = 2;
+   */
+  channelIds?: StringList | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.SetAnalyticsSiteChannelsRequest.
+ * Use `create(SetAnalyticsSiteChannelsRequestSchema)` to create a new message.
+ */
+export const SetAnalyticsSiteChannelsRequestSchema: GenMessage<SetAnalyticsSiteChannelsRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 12);
+
+/**
+ * @generated from message vigil.v1.SetAnalyticsSiteChannelsResponse
+ */
+export type SetAnalyticsSiteChannelsResponse = Message<"vigil.v1.SetAnalyticsSiteChannelsResponse"> & {
+  /**
+   * @generated from field: repeated vigil.v1.Channel data = 1;
+   */
+  data: Channel[];
+};
+
+/**
+ * Describes the message vigil.v1.SetAnalyticsSiteChannelsResponse.
+ * Use `create(SetAnalyticsSiteChannelsResponseSchema)` to create a new message.
+ */
+export const SetAnalyticsSiteChannelsResponseSchema: GenMessage<SetAnalyticsSiteChannelsResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 13);
 
 /**
  * A measured site.
@@ -127,6 +352,8 @@ export type AnalyticsSite = Message<"vigil.v1.AnalyticsSite"> & {
   publicId: string;
 
   /**
+   * The host name, lower-case, without `www.`; unique on the server.
+   *
    * @generated from field: string domain = 3;
    */
   domain: string;
@@ -149,6 +376,29 @@ export type AnalyticsSite = Message<"vigil.v1.AnalyticsSite"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 6;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * The workspace the site belongs to (keys confined to workspaces see only
+   * theirs).
+   *
+   * @generated from field: string workspace_id = 7;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string name = 8;
+   */
+  name: string;
+
+  /**
+   * The line to put in the site's pages:
+   * `<script defer data-site="<publicId>" src="{base_url}/js/script.js"></script>`.
+   * The official Plausible tracker works too, with
+   * `endpoint: '{base_url}/api/event'` and `domain` set to the site's domain.
+   *
+   * @generated from field: string script_tag = 9;
+   */
+  scriptTag: string;
 };
 
 /**
@@ -156,7 +406,7 @@ export type AnalyticsSite = Message<"vigil.v1.AnalyticsSite"> & {
  * Use `create(AnalyticsSiteSchema)` to create a new message.
  */
 export const AnalyticsSiteSchema: GenMessage<AnalyticsSite> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_analytics, 4);
+  messageDesc(file_vigil_v1_analytics, 14);
 
 /**
  * A site with its figures over a window of days.
@@ -225,8 +475,8 @@ export type AnalyticsSiteDetail = Message<"vigil.v1.AnalyticsSiteDetail"> & {
   dailyUniqueVisitors: number;
 
   /**
-   * Percentage (0 to 100) of visits with one pageview and no interactive event;
-   * null when there were no visits.
+   * Percentage (0 to 100) of visits with one pageview and no interactive event
+   * (100 × bounces / visits); null when there were no visits.
    *
    * @generated from field: optional double bounce_rate = 11;
    */
@@ -245,6 +495,45 @@ export type AnalyticsSiteDetail = Message<"vigil.v1.AnalyticsSiteDetail"> & {
    * @generated from field: repeated vigil.v1.AnalyticsBreakdown breakdowns = 13;
    */
   breakdowns: AnalyticsBreakdown[];
+
+  /**
+   * @generated from field: string workspace_id = 14;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string name = 15;
+   */
+  name: string;
+
+  /**
+   * As on `AnalyticsSite`.
+   *
+   * @generated from field: string script_tag = 16;
+   */
+  scriptTag: string;
+
+  /**
+   * Visits that started in the window.
+   *
+   * @generated from field: int32 visits = 17;
+   */
+  visits: number;
+
+  /**
+   * Mean visit duration in seconds (a bounce lasts 0 s); null when there were
+   * no visits.
+   *
+   * @generated from field: optional double visit_duration_seconds = 18;
+   */
+  visitDurationSeconds?: number | undefined;
+
+  /**
+   * Custom events (not pageviews) over the window.
+   *
+   * @generated from field: int32 events = 19;
+   */
+  events: number;
 };
 
 /**
@@ -252,7 +541,7 @@ export type AnalyticsSiteDetail = Message<"vigil.v1.AnalyticsSiteDetail"> & {
  * Use `create(AnalyticsSiteDetailSchema)` to create a new message.
  */
 export const AnalyticsSiteDetailSchema: GenMessage<AnalyticsSiteDetail> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_analytics, 5);
+  messageDesc(file_vigil_v1_analytics, 15);
 
 /**
  * @generated from message vigil.v1.AnalyticsDay
@@ -276,6 +565,13 @@ export type AnalyticsDay = Message<"vigil.v1.AnalyticsDay"> & {
    * @generated from field: int32 pageviews = 3;
    */
   pageviews: number;
+
+  /**
+   * Visits that started that day.
+   *
+   * @generated from field: int32 visits = 4;
+   */
+  visits: number;
 };
 
 /**
@@ -283,7 +579,7 @@ export type AnalyticsDay = Message<"vigil.v1.AnalyticsDay"> & {
  * Use `create(AnalyticsDaySchema)` to create a new message.
  */
 export const AnalyticsDaySchema: GenMessage<AnalyticsDay> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_analytics, 6);
+  messageDesc(file_vigil_v1_analytics, 16);
 
 /**
  * @generated from message vigil.v1.AnalyticsBreakdown
@@ -310,7 +606,7 @@ export type AnalyticsBreakdown = Message<"vigil.v1.AnalyticsBreakdown"> & {
  * Use `create(AnalyticsBreakdownSchema)` to create a new message.
  */
 export const AnalyticsBreakdownSchema: GenMessage<AnalyticsBreakdown> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_analytics, 7);
+  messageDesc(file_vigil_v1_analytics, 17);
 
 /**
  * @generated from message vigil.v1.AnalyticsBreakdownRow
@@ -338,6 +634,37 @@ export type AnalyticsBreakdownRow = Message<"vigil.v1.AnalyticsBreakdownRow"> & 
    * @generated from field: int32 pageviews = 3;
    */
   pageviews: number;
+
+  /**
+   * Visits that started with this value (for `path`, the entry page); null for
+   * dimension `event`, which has no visits.
+   *
+   * @generated from field: optional int32 visits = 4;
+   */
+  visits?: number | undefined;
+
+  /**
+   * Percentage (0 to 100) of those visits that bounced (100 × bounces /
+   * visits); null without visits.
+   *
+   * @generated from field: optional double bounce_rate = 5;
+   */
+  bounceRate?: number | undefined;
+
+  /**
+   * Mean duration of those visits in seconds; null without visits.
+   *
+   * @generated from field: optional double visit_duration_seconds = 6;
+   */
+  visitDurationSeconds?: number | undefined;
+
+  /**
+   * Dimension `event` only: the event's properties, by key, each key's 10
+   * values with the most visitors (then events), keys in alphabetical order.
+   *
+   * @generated from field: repeated vigil.v1.AnalyticsEventProp props = 7;
+   */
+  props: AnalyticsEventProp[];
 };
 
 /**
@@ -345,7 +672,45 @@ export type AnalyticsBreakdownRow = Message<"vigil.v1.AnalyticsBreakdownRow"> & 
  * Use `create(AnalyticsBreakdownRowSchema)` to create a new message.
  */
 export const AnalyticsBreakdownRowSchema: GenMessage<AnalyticsBreakdownRow> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_analytics, 8);
+  messageDesc(file_vigil_v1_analytics, 18);
+
+/**
+ * One value of one property of a custom event.
+ *
+ * @generated from message vigil.v1.AnalyticsEventProp
+ */
+export type AnalyticsEventProp = Message<"vigil.v1.AnalyticsEventProp"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: string value = 2;
+   */
+  value: string;
+
+  /**
+   * Occurrences of the event with this value.
+   *
+   * @generated from field: int32 events = 3;
+   */
+  events: number;
+
+  /**
+   * Visitors who sent it, counted per day and summed.
+   *
+   * @generated from field: int32 visitors = 4;
+   */
+  visitors: number;
+};
+
+/**
+ * Describes the message vigil.v1.AnalyticsEventProp.
+ * Use `create(AnalyticsEventPropSchema)` to create a new message.
+ */
+export const AnalyticsEventPropSchema: GenMessage<AnalyticsEventProp> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_analytics, 19);
 
 /**
  * Web analytics sites.
@@ -364,6 +729,16 @@ export const AnalyticsService: GenService<{
     output: typeof ListAnalyticsSitesResponseSchema;
   },
   /**
+   * POST /api/v1/analytics: Add a site to measure.
+   *
+   * @generated from rpc vigil.v1.AnalyticsService.CreateAnalyticsSite
+   */
+  createAnalyticsSite: {
+    methodKind: "unary";
+    input: typeof CreateAnalyticsSiteRequestSchema;
+    output: typeof CreateAnalyticsSiteResponseSchema;
+  },
+  /**
    * GET /api/v1/analytics/{id}: Get an analytics site's figures.
    *
    * @generated from rpc vigil.v1.AnalyticsService.GetAnalyticsSite
@@ -372,6 +747,46 @@ export const AnalyticsService: GenService<{
     methodKind: "unary";
     input: typeof GetAnalyticsSiteRequestSchema;
     output: typeof GetAnalyticsSiteResponseSchema;
+  },
+  /**
+   * PATCH /api/v1/analytics/{id}: Rename a site or change its domain.
+   *
+   * @generated from rpc vigil.v1.AnalyticsService.UpdateAnalyticsSite
+   */
+  updateAnalyticsSite: {
+    methodKind: "unary";
+    input: typeof UpdateAnalyticsSiteRequestSchema;
+    output: typeof UpdateAnalyticsSiteResponseSchema;
+  },
+  /**
+   * DELETE /api/v1/analytics/{id}: Delete a site.
+   *
+   * @generated from rpc vigil.v1.AnalyticsService.DeleteAnalyticsSite
+   */
+  deleteAnalyticsSite: {
+    methodKind: "unary";
+    input: typeof DeleteAnalyticsSiteRequestSchema;
+    output: typeof DeleteAnalyticsSiteResponseSchema;
+  },
+  /**
+   * GET /api/v1/analytics/{id}/channels: List the channels of a site.
+   *
+   * @generated from rpc vigil.v1.AnalyticsService.ListAnalyticsSiteChannels
+   */
+  listAnalyticsSiteChannels: {
+    methodKind: "unary";
+    input: typeof ListAnalyticsSiteChannelsRequestSchema;
+    output: typeof ListAnalyticsSiteChannelsResponseSchema;
+  },
+  /**
+   * PUT /api/v1/analytics/{id}/channels: Replace the channels of a site.
+   *
+   * @generated from rpc vigil.v1.AnalyticsService.SetAnalyticsSiteChannels
+   */
+  setAnalyticsSiteChannels: {
+    methodKind: "unary";
+    input: typeof SetAnalyticsSiteChannelsRequestSchema;
+    output: typeof SetAnalyticsSiteChannelsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_vigil_v1_analytics, 0);
