@@ -96,3 +96,24 @@ test('by debug id (gzip upload); uploading again replaces; refusals say why', as
   const broken = await api.get(`/errors/issues/${issueId}`);
   expect(broken.status).toBe(200);
 });
+
+test('with a map already known, minified frames are grouped by their original source: two builds of the same code are one issue', async () => {
+  const p = ok('createErrorProject', await api.post('/errors/projects', { name: 'grouped after maps', workspaceId: org.workspaceId, platform: 'javascript' }), 201);
+  // The same code served under two file names (a new build, a new minified function name): one map each.
+  const files = ['http://shop.example/assets/bundle.js', 'http://shop.example/assets/bundle.4f2a.js'];
+  for (const url of files) {
+    ok('uploadSourceMap', await api.post('/sourcemaps', { projectRef: p.ref, filename: `~${new URL(url).pathname}`, release: 'web@2.0.0', map }), 201);
+  }
+  for (const [i, url] of files.entries()) {
+    const event = { platform: 'javascript', release: 'web@2.0.0', exception: { values: [{ type: 'TypeError', value: 'cart has no items', stacktrace: { frames: [{ abs_path: url, filename: url, function: ['n', 'q'][i], lineno: thrown.line, colno: thrown.col, in_app: true }] } }] } };
+    const res = await fetch(`${server.url}/api/${p.ref}/envelope/?sentry_key=${p.publicKey}`, { method: 'POST', body: `{}\n{"type":"event"}\n${JSON.stringify(event)}` });
+    expect(res.status).toBe(200);
+  }
+  const list = await until('both grouped', async () => {
+    const l = ok('listErrorIssues', await api.get(`/errors/issues?project=${p.id}&status=all`));
+    return l.reduce((a: number, x: any) => a + x.timesSeen, 0) === 2 ? l : null;
+  });
+  expect(list).toHaveLength(1);
+  // The culprit names the original function, not the minified one.
+  expect(list[0].culprit).toMatch(/checkout/);
+});

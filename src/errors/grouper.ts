@@ -17,6 +17,7 @@ import { newId } from '../crypto/ids';
 import type { Logger } from '../log';
 import { recordIssueMoments, type IssueMoment } from './alerts';
 import { groupEvent, userKey, type Grouped } from './grouping';
+import { deminifiedForGrouping, mapCache, type MapCache } from './sourcemaps';
 
 const BATCH = 1000;
 
@@ -62,9 +63,19 @@ export async function groupBatch(db: Db): Promise<number> {
       .where('issue_id', 'is', null).orderBy('seq').limit(BATCH).forUpdate().skipLocked().execute() as Row[];
     if (rows.length === 0) return 0;
     const groups = new Map<string, Group>();
+    // Minified frames group by their original source when a map is already known (reference A4).
+    const projects = [...new Set(rows.map((r) => r.project_id))];
+    const withMaps = new Set((await tx.selectFrom('error_sourcemaps').select('project_id').distinct().where('project_id', 'in', projects).execute()).map((x) => x.project_id));
+    const caches = new Map<string, MapCache>();
+    const groupingView = async (r: Row, payload: Record<string, unknown>) => {
+      if (!withMaps.has(r.project_id)) return payload;
+      if (!caches.has(r.project_id)) caches.set(r.project_id, mapCache());
+      try { return await deminifiedForGrouping(tx, r.project_id, payload, caches.get(r.project_id)!); } catch { return payload; }
+    };
+    try {
     for (const r of rows) {
       const payload = (r.payload ?? {}) as Record<string, unknown>;
-      const g = groupEvent(payload);
+      const g = groupEvent(await groupingView(r, payload));
       const key = `${r.project_id}\u0000${g.fingerprint}`;
       const group = groups.get(key) ?? { projectId: r.project_id, organizationId: r.organization_id, g, rows: [], releases: [], environments: [] };
       group.g = g; // the latest event's words
@@ -72,6 +83,9 @@ export async function groupBatch(db: Db): Promise<number> {
       group.releases.push(field(payload, 'release'));
       group.environments.push(field(payload, 'environment'));
       groups.set(key, group);
+    }
+    } finally {
+      for (const c of caches.values()) c.free();
     }
     const releases = [...new Set([...groups.values()].flatMap((gr) => gr.releases.filter((x): x is string => !!x).map((rel) => `${gr.projectId}\u0000${rel}`)))];
     if (releases.length) {

@@ -96,12 +96,13 @@ export interface ResolvedFrame { filename: string; absPath: string; lineno: numb
  * The map's name at the frame's own position is never used: at a call site
  * it names the callee (reference A5), not the enclosing function.
  */
-export async function resolveFrames(db: Db, projectId: string, event: Record<string, any>, frames: Frame[]): Promise<Map<Frame, ResolvedFrame>> {
+export async function resolveFrames(db: Db, projectId: string, event: Record<string, any>, frames: Frame[], shared?: MapCache): Promise<Map<Frame, ResolvedFrame>> {
   const out = new Map<Frame, ResolvedFrame>();
   const images: Record<string, any>[] = Array.isArray(event.debug_meta?.images) ? event.debug_meta.images : [];
   const debugIds = new Map(images.filter((i) => i?.type === 'sourcemap' && i.code_file && i.debug_id).map((i) => [String(i.code_file), String(i.debug_id).toLowerCase()]));
   const release = typeof event.release === 'string' ? event.release : null;
-  const consumers = new Map<string, SourceMapConsumer | null>();
+  // A caller resolving many events (grouping a batch) shares the loaded maps and frees them itself.
+  const consumers = shared?.consumers ?? new Map<string, SourceMapConsumer | null>();
   // Each frame's caller: the frame before it in its own exception's stack.
   const callerOf = new Map<Frame, Frame>();
   for (const x of exceptionsOf(event)) framesOf(x).forEach((f, k, all) => { if (k > 0) callerOf.set(f, all[k - 1]); });
@@ -115,6 +116,7 @@ export async function resolveFrames(db: Db, projectId: string, event: Record<str
     if (file && Number.isInteger(f.lineno) && Number.isInteger(f.colno) && f.lineno > 0 && f.colno > 0) {
       const debugId = debugIds.get(file) ?? null;
       const key = debugId ? `d:${debugId}` : `r:${release}:${file}`;
+      // Keys name a map within one project: a shared cache is one project's.
       if (!consumers.has(key)) consumers.set(key, await loadConsumer(db, projectId, debugId, release, file));
       const c = consumers.get(key);
       if (c) {
@@ -158,9 +160,42 @@ export async function resolveFrames(db: Db, projectId: string, event: Record<str
       });
     }
   } finally {
-    for (const c of consumers.values()) c?.destroy();
+    if (!shared) for (const c of consumers.values()) c?.destroy();
   }
   return out;
+}
+
+/** Maps loaded once for many events of one project (see `mapCache`). */
+export interface MapCache { consumers: Map<string, SourceMapConsumer | null>; free(): void }
+
+/** A cache of loaded maps for resolving many events of one project; `free` releases them. */
+export function mapCache(): MapCache {
+  const consumers = new Map<string, SourceMapConsumer | null>();
+  return { consumers, free: () => { for (const c of consumers.values()) c?.destroy(); consumers.clear(); } };
+}
+
+/**
+ * The event as grouping should see it: frames a known map resolves replaced
+ * by their original file, function, line and context line (the minified
+ * module dropped), so minified builds of the same code group together and
+ * the title and culprit name the original function. Other frames unchanged.
+ */
+export async function deminifiedForGrouping(db: Db, projectId: string, event: Record<string, any>, cache: MapCache): Promise<Record<string, any>> {
+  const chain = exceptionsOf(event);
+  const frames = chain.flatMap(framesOf);
+  if (frames.length === 0) return event;
+  const resolved = await resolveFrames(db, projectId, event, frames, cache);
+  if (resolved.size === 0) return event;
+  const values = chain.map((x) => ({
+    ...x,
+    stacktrace: { ...(x.stacktrace ?? {}), frames: framesOf(x).map((f) => {
+      const r = resolved.get(f);
+      if (!r) return f;
+      const { module: _minified, ...rest } = f;
+      return { ...rest, filename: r.filename, abs_path: r.absPath, function: r.function, lineno: r.lineno, colno: r.colno, context_line: r.contextLine };
+    }) },
+  }));
+  return { ...event, exception: { values } };
 }
 
 async function loadConsumer(db: Db, projectId: string, debugId: string | null, release: string | null, file: string): Promise<SourceMapConsumer | null> {
