@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { channelKinds } from '../src/alerting/channels';
 import type { AlertErrorIssue, AlertEvent, AlertMessage, ChannelKind, DeliveryContext } from '../src/alerting/channels/channel';
 import { alertText } from '../src/alerting/channels/text';
 import { verifyWebhookSignature } from '../src/alerting/channels/webhook';
+import { GetErrorIssueResponseSchema, SetErrorProjectChannelsRequestSchema, SetErrorProjectChannelsResponseSchema } from '../gen/proto/vigil/v1/errors_pb';
+import { groupBatch } from '../src/errors/grouper';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { startHttpReceiver, startSmtpServer, type HttpReceiver, type SmtpReceiver } from './support/receivers';
@@ -159,6 +162,19 @@ test('a new issue pages once; more events do not; a regression pages once, an ol
   expect(ok('getErrorIssue', await api.get(`/errors/issues/${issue.id}`)).activity).toHaveLength(7);
 });
 
+test('groupers working side by side create a new issue once: one first_seen, one page', async () => {
+  const p = await project('Crowded');
+  const hook = await webhook('crowded');
+  ok('setErrorProjectChannels', await api.put(`/errors/projects/${p.id}/channels`, { channelIds: [hook.id] }));
+  for (let i = 0; i < 3; i++) await send(p, Array.from({ length: 1000 }, (_, j) => thrown(`crowded ${i}-${j}`)));
+  // The worker's grouper and two more take disjoint batches of the same new fingerprint at once.
+  await Promise.all([groupBatch(server.db), groupBatch(server.db), groupBatch(server.db)]);
+  const [issue] = await grouped(p.id, 3000);
+  expect((await deliveriesOf(issue.id)).map((d) => d.event)).toEqual(['error_issue.created']);
+  expect(ok('getErrorIssue', await api.get(`/errors/issues/${issue.id}`)).activity.map((a: any) => a.kind)).toEqual(['first_seen']);
+  await until('the page', async () => hits('crowded').length === 1);
+});
+
 test('only enabled, confirmed channels are paged; a project without channels pages nobody', async () => {
   const quiet = await project('Quiet');
   const p = await project('Picky');
@@ -232,6 +248,26 @@ test('the channels of a project: viewers read but cannot set, other organisation
   expect(ok('listErrorProjectChannels', await confined.get(`/errors/projects/${own.id}/channels`)).map((c: any) => c.id)).toEqual([orgWide.id]);
   ok('deleteErrorProject', await confined.delete(`/errors/projects/${own.id}`));
   expect(await server.db.selectFrom('error_project_channels').select('channel_id').where('project_id', '=', own.id).execute()).toEqual([]);
+});
+
+test('protobuf: a project\'s channels set, and an issue\'s activity read', async () => {
+  const PB = 'application/x-protobuf';
+  const p = await project('Wire');
+  const hook = await webhook('wire');
+  const body = toBinary(SetErrorProjectChannelsRequestSchema, create(SetErrorProjectChannelsRequestSchema, { id: p.id, channelIds: { values: [hook.id] } }));
+  const put = await fetch(`${server.url}/api/v1/errors/projects/${p.id}/channels`, {
+    method: 'PUT', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': PB, accept: PB }, body,
+  });
+  expect(put.status).toBe(200);
+  expect(fromBinary(SetErrorProjectChannelsResponseSchema, new Uint8Array(await put.arrayBuffer())).data.map((c) => c.id)).toEqual([hook.id]);
+  await send(p, [thrown('on the wire', { release: 'wire@1.0.0' })]);
+  const [i] = await grouped(p.id, 1);
+  ok('updateErrorIssue', await api.patch(`/errors/issues/${i.id}`, { status: 'resolved' }));
+  const res = await fetch(`${server.url}/api/v1/errors/issues/${i.id}`, { headers: { authorization: `Bearer ${org.apiKey}`, accept: PB } });
+  expect(res.status).toBe(200);
+  const activity = fromBinary(GetErrorIssueResponseSchema, new Uint8Array(await res.arrayBuffer())).data!.activity;
+  expect(activity.map((a) => [a.kind, a.release, a.actor?.type])).toEqual([['first_seen', 'wire@1.0.0', undefined], ['resolved', 'wire@1.0.0', 'api_key']]);
+  expect(activity[0].at).toBeDefined();
 });
 
 describe('every channel kind words an error alert', () => {
