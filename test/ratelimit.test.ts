@@ -71,6 +71,26 @@ test('the postgres store holds one limit across two servers', async () => {
   }
 });
 
+test('ingestion limits on the postgres store are spent in blocks: two servers together still stop at the limit', async () => {
+  // 300 a minute: blocks of 3 points, so a process runs ahead of the others by at most 3 events.
+  const { a, b, close } = await twoServers({ RATE_LIMIT_STORE: 'postgres', ERRORS_PER_PROJECT_PER_MINUTE: '300', RATE_LIMIT_WRITE: '1000' });
+  try {
+    const org = await a.org();
+    const p = (await new ApiClient(a.url, org.apiKey).post('/errors/projects', { name: 'blocks', workspaceId: org.workspaceId })).body.data;
+    const statuses: number[] = [];
+    for (let i = 0; i < 330; i++) {
+      const res = await fetch(`${[a, b][i % 2].url}/api/${p.ref}/envelope/?sentry_key=${p.publicKey}`, { method: 'POST', body: '{}\n{"type":"event"}\n{"message":"m"}' });
+      statuses.push(res.status);
+    }
+    const accepted = statuses.filter((s) => s === 200).length;
+    expect(accepted).toBeLessThanOrEqual(300);
+    expect(accepted).toBeGreaterThanOrEqual(300 - 2 * 3);
+    expect(statuses.slice(-20).every((s) => s === 429)).toBe(true);
+  } finally {
+    await close();
+  }
+});
+
 const redisUrl = process.env.TEST_REDIS_URL;
 (redisUrl ? test : test.skip)('the redis store (REDIS_URL) holds one limit across two servers', async () => {
   const { a, b, close } = await twoServers({ REDIS_URL: redisUrl!, RATE_LIMIT_STORE: 'redis', RATE_LIMIT_WRITE: '4' });

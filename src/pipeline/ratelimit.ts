@@ -40,6 +40,14 @@ const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] |
   sentry_org: { seconds: 3600, limit: 'errorsPerOrganization' },
 };
 
+/** Buckets counting ingested items (many a second), spent in blocks on shared stores. */
+const VOLUME: ReadonlySet<Bucket> = new Set(['sentry_project', 'sentry_org']);
+
+/** A block is a hundredth of the window's points (1 to 200): small limits stay exact. */
+function blockSize(points: number): number {
+  return Math.max(1, Math.min(200, Math.floor(points / 100)));
+}
+
 export interface RateLimitStores { pool?: pg.Pool; redis?: unknown }
 
 /**
@@ -73,13 +81,46 @@ export async function createRateLimits(config: Config, stores: RateLimitStores):
     return new ApiError(429, 'rate_limited', `Rate limit exceeded; retry in ${retryAfter} seconds.`,
       { bucket, retryAfter: String(retryAfter) }, [], { 'Retry-After': String(retryAfter) });
   };
+  const shared = config.rateLimitStore !== 'memory';
+  const blocks = new Map<string, { left: number; until: number }>();
+  const taking = new Map<string, Promise<void>>();
+  /** Spends points on the store itself: a round trip (and, on PostgreSQL, a row lock) each. */
+  const spend = async (key: string, bucket: Bucket, points: number) => {
+    try {
+      return await limiters[bucket].consume(key, points);
+    } catch (e) {
+      if (!(e instanceof RateLimiterRes)) throw e;
+      throw refuse(bucket, e.msBeforeNext);
+    }
+  };
   return {
     async consume(key, bucket, points = 1) {
-      try {
-        await limiters[bucket].consume(key, points);
-      } catch (e) {
-        if (!(e instanceof RateLimiterRes)) throw e;
-        throw refuse(bucket, e.msBeforeNext);
+      const size = shared && VOLUME.has(bucket) ? blockSize(limiters[bucket].points) : 1;
+      if (size <= 1) { await spend(key, bucket, points); return; }
+      // Ingestion buckets take points from the shared store in blocks and spend them here, so thousands of
+      // events a second cost a few store writes instead of one each (and no queue on one hot row). A process
+      // can run ahead of the others by at most one block per key.
+      const id = `${bucket}\0${key}`;
+      for (;;) {
+        const b = blocks.get(id);
+        if (b && b.until > Date.now() && b.left >= points) { b.left -= points; return; }
+        const inFlight = taking.get(id);
+        if (inFlight) { await inFlight.catch(() => undefined); continue; }
+        const take = (async () => {
+          blocks.delete(id);
+          const want = Math.max(size, points);
+          try {
+            const res = await spend(key, bucket, want);
+            blocks.set(id, { left: want, until: Date.now() + res.msBeforeNext });
+          } catch (e) {
+            // Not a whole block left in this window: spend exactly what this call needs (or refuse).
+            if (!(e instanceof ApiError) || want === points) throw e;
+            await spend(key, bucket, points);
+            blocks.set(id, { left: points, until: Date.now() + 1000 });
+          }
+        })();
+        taking.set(id, take);
+        try { await take; } finally { taking.delete(id); }
       }
     },
     async check(key, bucket) {
