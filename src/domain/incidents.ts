@@ -11,8 +11,9 @@ const UNRESOLVED = ['open', 'acknowledged', 'suppressed'];
 function selectIncidents(db: Db, caller: Caller) {
   let q = db.selectFrom('incidents as i')
     .leftJoin('monitors as m', 'm.id', 'i.monitor_id')
+    .leftJoin('analytics_sites as s', 's.id', 'i.analytics_site_id')
     .select([
-      'i.id', 'i.monitor_id', 'm.name as monitor_name', 'i.title', 'i.cause', 'i.status', 'i.severity', 'i.root_incident_id', 'i.workspace_id',
+      'i.id', 'i.monitor_id', 'm.name as monitor_name', 'i.analytics_site_id', 's.domain as site_domain', 'i.title', 'i.cause', 'i.status', 'i.severity', 'i.root_incident_id', 'i.workspace_id',
       'i.postmortem_body', 'i.postmortem_author', isoText('i.postmortem_updated_at').as('postmortem_updated_at'),
       isoText('i.started_at').as('started_at'), isoText('i.resolved_at').as('resolved_at'), isoText('i.acknowledged_at').as('acknowledged_at'),
       sql<number | null>`case when i.resolved_at is null then null else floor(extract(epoch from i.resolved_at - i.started_at))::int end`.as('duration_seconds'),
@@ -25,11 +26,16 @@ function selectIncidents(db: Db, caller: Caller) {
 
 type Row = Awaited<ReturnType<ReturnType<typeof selectIncidents>['execute']>>[number];
 
+/**
+ * An incident as v1 shows it. A traffic drop (docs/analytics.md) has no
+ * monitor: `monitorId` and `monitorName`, required strings in v1, carry its
+ * site's id and domain, and `analyticsSiteId` (null for a monitor's) tells.
+ */
 function incidentOut(r: Row) {
   return {
-    id: r.id, monitorId: r.monitor_id ?? '', monitorName: r.monitor_name ?? '', title: r.title, cause: r.cause as never, status: r.status as never,
+    id: r.id, monitorId: r.monitor_id ?? r.analytics_site_id ?? '', monitorName: r.monitor_name ?? r.site_domain ?? '', title: r.title, cause: r.cause as never, status: r.status as never,
     severity: r.severity as never, startedAt: r.started_at, resolvedAt: r.resolved_at, durationSeconds: r.duration_seconds,
-    acknowledgedAt: r.acknowledged_at, rootIncidentId: r.root_incident_id,
+    acknowledgedAt: r.acknowledged_at, rootIncidentId: r.root_incident_id, analyticsSiteId: r.analytics_site_id,
   };
 }
 
