@@ -27,12 +27,15 @@ async function load(db: Db, deliveryId: string) {
     error_issue_id: string | null; issue_project_id: string | null; project_name: string | null; issue_title: string | null; issue_culprit: string | null;
     issue_level: string | null; issue_times_seen: string | null; issue_release: string | null; issue_environment: string | null;
   }>`select d.id, d.event, d.organization_id, d.status, d.channel_id, c.kind, c.name, c.target_enc, c.secret_enc, c.config, c.enabled,
-      i.id as incident_id, i.title, i.cause, i.severity, i.status as istatus, i.monitor_id, m.name as monitor_name,
+      i.id as incident_id, i.title, i.cause, i.severity, i.status as istatus,
+      -- A traffic drop (monitor_id null) is named by its analytics site: its id and domain.
+      coalesce(i.monitor_id, i.analytics_site_id) as monitor_id, coalesce(m.name, s.domain) as monitor_name,
       i.started_at, i.acknowledged_at, i.resolved_at, x.message as detail_message, x.actor_name as detail_actor,
       d.error_issue_id, ei.project_id as issue_project_id, p.name as project_name, ei.title as issue_title, ei.culprit as issue_culprit,
       ei.level as issue_level, ei.times_seen as issue_times_seen, ie.release as issue_release, ie.environment as issue_environment
     from deliveries d left join notification_channels c on c.id = d.channel_id
       left join incidents i on i.id = d.incident_id left join monitors m on m.id = i.monitor_id
+      left join analytics_sites s on s.id = i.analytics_site_id
       left join lateral (select e.message, e.actor_name from incident_events e where e.incident_id = d.incident_id
         and e.kind = case when d.event = 'incident.acknowledged' then 'acknowledged' else 'opened' end order by e.seq desc limit 1) x on true
       left join error_issues ei on ei.id = d.error_issue_id left join error_projects p on p.id = ei.project_id

@@ -7,30 +7,38 @@ import { underMaintenance } from './maintenance';
 /** Attempts of one delivery before it is given up (graphile-worker backs off exponentially between them). */
 export const DELIVERY_ATTEMPTS = 8;
 
-export interface AlertSubject { id: string; organization_id: string; monitor_id: string | null; status: string }
+/** An incident to page about: a monitor's, or an analytics site's (a traffic drop, monitor_id null). */
+export interface AlertSubject { id: string; organization_id: string; monitor_id: string | null; analytics_site_id?: string | null; status: string }
 
 /**
  * Queues `event` for every enabled, confirmed channel of each incident's
- * monitor, in the caller's transaction, in a few statements whatever the
- * number of incidents. A suppressed incident pages nobody, and
- * acknowledgements and resolutions go only where the opening went (an
- * incident that paged nobody — suppressed, or in maintenance — stays silent).
- * During a maintenance window of the monitor nothing pages anybody: `quiet`
- * names the monitors in one (looked up when not given).
+ * monitor (of its analytics site for a traffic drop), in the caller's
+ * transaction, in a few statements whatever the number of incidents. A
+ * suppressed incident pages nobody, and acknowledgements and resolutions go
+ * only where the opening went (an incident that paged nobody — suppressed,
+ * or in maintenance — stays silent). During a maintenance window of the
+ * monitor nothing pages anybody: `quiet` names the monitors in one (looked up
+ * when not given); sites have no maintenance windows.
  */
 export async function queueAlertsFor(db: Db, incidents: AlertSubject[], event: AlertEvent, quiet?: ReadonlySet<string>): Promise<number> {
-  const withMonitor = incidents.filter((i) => i.monitor_id !== null && !(event === 'incident.opened' && i.status === 'suppressed'));
-  if (withMonitor.length === 0) return 0;
-  const monitorIds = [...new Set(withMonitor.map((i) => i.monitor_id!))];
-  const silent = quiet ?? new Set((await underMaintenance(db, monitorIds, new Date())).keys());
-  const live = withMonitor.filter((i) => !silent.has(i.monitor_id!));
+  const pageable = incidents.filter((i) => !(event === 'incident.opened' && i.status === 'suppressed'));
+  if (pageable.length === 0) return 0;
+  const monitorIds = [...new Set(pageable.flatMap((i) => (i.monitor_id === null ? [] : [i.monitor_id])))];
+  const silent = quiet ?? (monitorIds.length ? new Set((await underMaintenance(db, monitorIds, new Date())).keys()) : new Set<string>());
+  const live = pageable.filter((i) => i.monitor_id === null || !silent.has(i.monitor_id));
   if (live.length === 0) return 0;
   const pairs: { incident: AlertSubject; channelId: string }[] = [];
   if (event === 'incident.opened') {
-    const links = await db.selectFrom('monitor_channels as mc').innerJoin('notification_channels as c', 'c.id', 'mc.channel_id')
-      .select(['mc.monitor_id', 'c.id']).where('mc.monitor_id', 'in', [...new Set(live.map((i) => i.monitor_id!))])
+    const ofMonitors = live.filter((i) => i.monitor_id !== null);
+    const links = ofMonitors.length === 0 ? [] : await db.selectFrom('monitor_channels as mc').innerJoin('notification_channels as c', 'c.id', 'mc.channel_id')
+      .select(['mc.monitor_id', 'c.id']).where('mc.monitor_id', 'in', [...new Set(ofMonitors.map((i) => i.monitor_id!))])
       .where('c.enabled', '=', true).where('c.confirmed_at', 'is not', null).execute();
-    for (const i of live) for (const l of links) if (l.monitor_id === i.monitor_id) pairs.push({ incident: i, channelId: l.id });
+    for (const i of ofMonitors) for (const l of links) if (l.monitor_id === i.monitor_id) pairs.push({ incident: i, channelId: l.id });
+    const ofSites = live.filter((i) => i.monitor_id === null && i.analytics_site_id);
+    const siteLinks = ofSites.length === 0 ? [] : await db.selectFrom('analytics_site_channels as sc').innerJoin('notification_channels as c', 'c.id', 'sc.channel_id')
+      .select(['sc.site_id', 'c.id']).where('sc.site_id', 'in', [...new Set(ofSites.map((i) => i.analytics_site_id!))])
+      .where('c.enabled', '=', true).where('c.confirmed_at', 'is not', null).execute();
+    for (const i of ofSites) for (const l of siteLinks) if (l.site_id === i.analytics_site_id) pairs.push({ incident: i, channelId: l.id });
   } else {
     const sent = await db.selectFrom('deliveries as d').innerJoin('notification_channels as c', 'c.id', 'd.channel_id')
       .select(['d.incident_id', 'c.id']).distinct().where('d.incident_id', 'in', live.map((i) => i.id))

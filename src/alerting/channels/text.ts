@@ -60,12 +60,30 @@ export function alertText(event: AlertEvent, incident: AlertIncident | null, ext
   if (event === 'test' || !incident) return test;
   const name = incident.monitorName;
   const detail = extra.detail?.trim() || causeWords(incident.cause);
+  if (isTrafficDrop(incident)) return trafficText(event, incident, detail, extra, now);
   switch (event) {
     case 'incident.opened': return `${emoji} ${name} is down: ${detail}`;
     case 'incident.resolved': return `${emoji} ${name} is up again after ${formatDuration(lasted(incident, now))}`;
     case 'incident.acknowledged': return extra.actor ? `${emoji} ${name} acknowledged by ${extra.actor}` : `${emoji} ${name} acknowledged`;
     case 'incident.escalated':
       return `${emoji} ${name} is still down after ${formatDuration(lasted(incident, now))}${extra.actor ? `, escalated to ${extra.actor}` : ''}: ${detail}`;
+  }
+}
+
+/** A traffic drop of an analytics site (docs/analytics.md): `monitorName` is the site's domain. */
+function isTrafficDrop(incident: AlertIncident): boolean {
+  return incident.cause === 'traffic_drop';
+}
+
+/** "📉 Traffic drop on shop.example: 12 pageviews from 14:00 to 15:00 UTC, usually 140", "📈 Traffic back to usual on shop.example after 2h". */
+function trafficText(event: 'incident.opened' | 'incident.resolved' | 'incident.acknowledged' | 'incident.escalated', incident: AlertIncident, detail: string, extra: TextDetail, now: Date): string {
+  const site = incident.monitorName;
+  switch (event) {
+    case 'incident.opened': return `📉 Traffic drop on ${site}: ${detail}`;
+    case 'incident.resolved': return `📈 Traffic back to usual on ${site} after ${formatDuration(lasted(incident, now))}`;
+    case 'incident.acknowledged': return `${EMOJI[event]} Traffic drop on ${site} acknowledged${extra.actor ? ` by ${extra.actor}` : ''}`;
+    case 'incident.escalated':
+      return `${EMOJI[event]} Traffic on ${site} still low after ${formatDuration(lasted(incident, now))}${extra.actor ? `, escalated to ${extra.actor}` : ''}: ${detail}`;
   }
 }
 
@@ -79,6 +97,14 @@ export function alertTitle(message: AlertMessage): string {
   const inc = message.incident;
   if (isErrorIssueEvent(message.event)) return message.errorIssue ? `${issueHeadline(message.event, message.errorIssue)}: ${message.errorIssue.title}` : 'Test alert from Vigil';
   if (message.event === 'test' || !inc) return 'Test alert from Vigil';
+  if (isTrafficDrop(inc)) {
+    switch (message.event) {
+      case 'incident.opened': return `Traffic drop on ${inc.monitorName}`;
+      case 'incident.resolved': return `Traffic back to usual on ${inc.monitorName}`;
+      case 'incident.acknowledged': return `Traffic drop on ${inc.monitorName}: incident acknowledged`;
+      case 'incident.escalated': return `Traffic on ${inc.monitorName} still low (escalated)`;
+    }
+  }
   switch (message.event) {
     case 'incident.opened': return `${inc.monitorName} is down`;
     case 'incident.resolved': return `${inc.monitorName} is up again`;
@@ -91,7 +117,7 @@ export function alertTitle(message: AlertMessage): string {
 export function incidentFacts(incident: AlertIncident | null): [string, string][] {
   if (!incident) return [];
   const facts: [string, string][] = [
-    ['Monitor', incident.monitorName],
+    [isTrafficDrop(incident) ? 'Site' : 'Monitor', incident.monitorName],
     ['Status', incident.status],
     ['Severity', incident.severity],
     ['Cause', causeWords(incident.cause)],
