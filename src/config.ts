@@ -55,6 +55,8 @@ export interface Config {
   worker: boolean;
   /** How many checks one worker runs at once. */
   checkConcurrency: number;
+  /** Traffic alerting: a site whose usual for an hour is below this many pageviews is never alerted (docs/analytics.md). */
+  trafficAlertMinPageviews: number;
   /** DNS resolver (`ip` or `ip:port`) of Vigil's own lookups (custom-domain verification); null = the system's. */
   dnsResolver: string | null;
   /** Alert providers: SMTP for e-mail, Telegram bot, PagerDuty and JSM endpoints (configurable for tests and proxies). */
@@ -271,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checksExtraCaFiles: (env.CHECKS_EXTRA_CA_FILES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     worker: bool(env, 'WORKER', true),
     checkConcurrency: int(env, 'CHECK_CONCURRENCY', 200, 1, 100_000),
+    trafficAlertMinPageviews: int(env, 'TRAFFIC_ALERT_MIN_PAGEVIEWS', 20, 1),
     dnsResolver: dnsResolver(env),
     providers: {
       smtpUrl: url(env, 'SMTP_URL', ['smtp', 'smtps'], 'an smtp:// or smtps:// URL'),
