@@ -16,11 +16,13 @@ import type { Services } from './pipeline/context';
 import { createApp } from './transport/app';
 import { answerClientError } from './transport/respond';
 import { trackConnections } from './transport/drain';
+import { withPingFastPath } from './transport/ping';
 import { startWorker, type Worker } from './engine/worker';
 import { netPolicyFrom } from './engine/netPolicy';
 import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
 import { startGrouper } from './errors/grouper';
+import { startPingDrain } from './ingest/pings';
 import type { PageCache } from './statuspages/cache';
 
 /** A running Vigil process (role serve). */
@@ -79,7 +81,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     worker = config.worker ? startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency }) : null;
     const jobs = config.worker ? await startJobs(pool, { db, secrets, services }, log) : null;
     const grouper = config.worker ? startGrouper(db, log) : null;
-    const server = http.createServer(app);
+    const pingDrain = config.worker ? startPingDrain(db, log) : null;
+    // Pings skip the app's router (src/transport/ping.ts); everything else goes to the app.
+    const server = http.createServer(withPingFastPath(app, { db, logger: log, closing: () => closing, baseUrl: () => baseUrl }));
     server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError);
     const connections = trackConnections(server);
@@ -107,6 +111,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         ]);
         await jobs?.stop();
         await grouper?.stop();
+        // After the connections: pings acknowledged until then are applied now, or by the next worker.
+        await pingDrain?.stop();
         await limits.close();
         await redis?.quit().catch(() => undefined);
         await changes?.close();

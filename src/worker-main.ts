@@ -9,6 +9,7 @@ import { createLogger } from './log';
 import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
 import { startGrouper } from './errors/grouper';
+import { startPingDrain } from './ingest/pings';
 
 /**
  * `npm run worker`: a worker process only (scheduler and checks), for scale-out.
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
   const services = { config, secrets, net, baseUrl: () => config.baseUrl ?? `http://localhost:${config.port}` };
   const jobs = await startJobs(pool, { db, secrets, services }, log);
   const grouper = startGrouper(db, log);
+  const pingDrain = startPingDrain(db, log);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) process.exit(1);
@@ -38,6 +40,7 @@ async function main(): Promise<void> {
     await worker.stop(Math.max(0, config.shutdownTimeoutMs - 2000));
     await jobs.stop();
     await grouper.stop();
+    await pingDrain.stop();
     await db.destroy();
     process.exit(0);
   };

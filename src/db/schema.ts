@@ -543,6 +543,18 @@ export interface ProbesTable {
 }
 
 /** Every table Vigil's code reads or writes, by name. */
+/** Accepted heartbeat pings not yet applied (the ingestion buffer, src/ingest/pings.ts). */
+export interface HeartbeatPingsTable {
+  seq: ColumnType<number, never, never>;
+  monitor_id: string;
+  kind: string;
+  at: Ts;
+}
+/** Ping token hash -> monitor, kept by triggers on monitors (migration 0018). */
+export interface HeartbeatTokensTable { hash: Buffer; monitor_id: string }
+/** Items each ingestion buffer's drain has taken, a running total. */
+export interface IngestDrainedTable { buffer: string; items: ColumnType<number, number | undefined, number> }
+
 export interface Database {
   plans: PlansTable;
   organizations: OrganizationsTable;
@@ -590,6 +602,9 @@ export interface Database {
   escalation_policies: EscalationPoliciesTable;
   oncall_overrides: OncallOverridesTable;
   feed_tokens: FeedTokensTable;
+  heartbeat_pings: HeartbeatPingsTable;
+  heartbeat_tokens: HeartbeatTokensTable;
+  ingest_drained: IngestDrainedTable;
 }
 
 export type { Ts };

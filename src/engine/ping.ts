@@ -1,7 +1,9 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import type { SecretBox } from '../crypto/secrets';
 import { hashToken, newToken } from '../crypto/tokens';
-import { writeResults } from './results';
+import { writeResults, type FinishedCheck, type ResultSubject } from './results';
+import { nextState, type CheckStatus } from './state';
 
 export type PingKind = 'success' | 'fail' | 'start';
 
@@ -11,29 +13,81 @@ export function newHeartbeatToken(secrets: SecretBox): { token: string; enc: str
   return { token, enc: secrets.seal(token), hash: hashToken(token) };
 }
 
+/** The hash a ping token is found by, or null for a string that cannot be a token. */
+export function pingTokenHash(token: string): Buffer | null {
+  return /^hb_[A-Za-z0-9_-]{43}$/.test(token) ? hashToken(token) : null;
+}
+
+/** An accepted ping (success or fail: `/start` changes nothing and is not kept), in the order it was appended. */
+export interface AcceptedPing { seq: number; monitor_id: string; kind: string; at: Date }
+
+type PingedMonitor = ResultSubject & { paused: boolean; enabled: boolean; won: boolean };
+
 /**
- * Records a ping. A success ping makes the monitor up at once and a `/fail`
- * ping down (cause heartbeat_failed); `/start` only says the job began. A
- * paused or disabled monitor records the ping and changes nothing else.
- * Returns false for a token that matches no monitor.
+ * Applies accepted pings set-wise. Per monitor the latest ping wins: it
+ * becomes `last_ping_at`/`last_ping_kind` (never moved back: a drain in
+ * another worker may have applied a newer one), and unless the monitor is
+ * paused or disabled it is one result — success up, fail down
+ * (heartbeat_failed) — written with those of every other monitor in one
+ * batch (two: those that change the monitor's status first). Earlier pings of the same monitor in the batch count only through
+ * it, as a ping overtaken by a newer one always has (see judgedPingAt). Pings
+ * of monitors deleted meanwhile are dropped.
  */
-export async function recordPing(db: Db, token: string, kind: PingKind, now = new Date()): Promise<boolean> {
-  if (!/^hb_[A-Za-z0-9_-]{43}$/.test(token)) return false;
-  const m = await db.selectFrom('monitors')
-    .select(['id', 'organization_id', 'workspace_id', 'name', 'kind', 'status', 'consecutive_failures', 'confirmations', 'depends_on', 'interval_seconds', 'paused', 'enabled'])
-    .where('heartbeat_token_hash', '=', hashToken(token)).executeTakeFirst();
-  if (!m) return false;
-  if (kind === 'start') return true;
-  await db.updateTable('monitors').set({ last_ping_at: now, last_ping_kind: kind }).where('id', '=', m.id).execute();
-  if (m.paused || !m.enabled) return true;
-  await writeResults(db, [{
-    monitor: m,
-    at: now,
-    nextDueAt: null,
-    judgedPingAt: now,
-    result: kind === 'success'
-      ? { outcome: 'up', cause: null, message: 'Ping received.', responseTimeMs: null }
-      : { outcome: 'down', cause: 'heartbeat_failed', message: 'The job reported a failure.', responseTimeMs: null },
-  }]);
-  return true;
+export async function applyPings(db: Db, pings: readonly AcceptedPing[], dropped: (monitorId: string, e: unknown) => void = () => undefined): Promise<void> {
+  const latest = new Map<string, AcceptedPing>();
+  for (const p of pings) {
+    if (p.kind !== 'success' && p.kind !== 'fail') continue;
+    const l = latest.get(p.monitor_id);
+    if (!l || p.at.getTime() > l.at.getTime() || (p.at.getTime() === l.at.getTime() && p.seq > l.seq)) latest.set(p.monitor_id, p);
+  }
+  if (latest.size === 0) return;
+  const given = JSON.stringify([...latest.values()].map((p) => ({ id: p.monitor_id, kind: p.kind, at: p.at.toISOString() })));
+  const { rows } = await sql<PingedMonitor>`update monitors m set
+        last_ping_at = case when m.last_ping_at is null or m.last_ping_at <= v.at then v.at else m.last_ping_at end,
+        last_ping_kind = case when m.last_ping_at is null or m.last_ping_at <= v.at then v.kind else m.last_ping_kind end
+      from jsonb_to_recordset(${given}::jsonb) as v(id text, kind text, at timestamptz)
+      where m.id = v.id
+      returning m.id, m.organization_id, m.workspace_id, m.name, m.kind, m.status, m.consecutive_failures, m.confirmations,
+        m.depends_on, m.interval_seconds, m.paused, m.enabled, m.last_ping_at = v.at as won`.execute(db);
+  const checks: FinishedCheck[] = [];
+  for (const m of rows) {
+    // A paused or disabled monitor only records the ping; one a newer ping overtook is judged on that one.
+    if (m.paused || !m.enabled || !m.won) continue;
+    const p = latest.get(m.id)!;
+    const { paused: _p, enabled: _e, won: _w, ...monitor } = m;
+    checks.push({
+      monitor, at: p.at, nextDueAt: null, judgedPingAt: p.at,
+      result: p.kind === 'success'
+        ? { outcome: 'up', cause: null, message: 'Ping received.', responseTimeMs: null }
+        : { outcome: 'down', cause: 'heartbeat_failed', message: 'The job reported a failure.', responseTimeMs: null },
+    });
+  }
+  // The monitors whose status the ping moves first, in a transaction of their own: a status change
+  // should not wait for the results of every monitor that stays as it was.
+  const moves = (c: FinishedCheck) => nextState({ status: c.monitor.status as CheckStatus, consecutiveFailures: c.monitor.consecutive_failures },
+    c.result!.outcome, c.monitor.confirmations).status !== c.monitor.status;
+  await writeChecks(db, checks.filter(moves), dropped);
+  await writeChecks(db, checks.filter((c) => !moves(c)), dropped);
+}
+
+/**
+ * One transaction for the batch; if the database refuses it, monitor by
+ * monitor, so one bad row cannot hold back the others (those refused again
+ * are reported to `dropped`).
+ */
+async function writeChecks(db: Db, checks: FinishedCheck[], dropped: (monitorId: string, e: unknown) => void): Promise<void> {
+  if (checks.length === 0) return;
+  try {
+    await writeResults(db, checks);
+  } catch (e) {
+    if (checks.length === 1) throw e;
+    let written = 0;
+    const refused: [string, unknown][] = [];
+    for (const c of checks) {
+      try { await writeResults(db, [c]); written++; } catch (err) { refused.push([c.monitor.id, err]); }
+    }
+    // Nothing went through (the database is away, not one row): hand the batch back to be retried.
+    if (written === 0) throw refused[0][1];
+    for (const [id, err] of refused) dropped(id, err);
+  }
 }

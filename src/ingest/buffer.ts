@@ -1,0 +1,185 @@
+/**
+ * The write path of everything that arrives in volume from outside (heartbeat
+ * pings today; error events, analytics events and agent samples can take the
+ * same road): an accepted item is appended to a buffer table by group commit
+ * (many requests share one INSERT and one commit, each answered only after
+ * it), and the slower work runs set-wise behind it, in a drain loop any
+ * number of worker processes run side by side.
+ *
+ * A buffer table has `seq bigint generated always as identity primary key`
+ * and the item's columns. The drain takes the oldest rows with `FOR UPDATE
+ * SKIP LOCKED` inside a transaction, processes them (on other connections),
+ * counts them in `ingest_drained` and only then commits the taking: a worker
+ * that dies mid-batch hands its rows back, so the work is done at least once
+ * and an acknowledged item is never lost. Processing must therefore tolerate
+ * seeing an item twice after a crash.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../db/connect';
+import { groupCommit, type GroupCommit } from '../db/groupCommit';
+import type { Logger } from '../log';
+
+/** A buffer table and the columns an item fills, each with its PostgreSQL type. */
+export interface BufferTable<T> {
+  table: string;
+  columns: readonly (readonly [keyof T & string, string])[];
+}
+
+/** The appending side: resolves once the items are committed. */
+export interface BufferWriter<T> {
+  append(items: T[]): Promise<void>;
+  /** Writes what is pending and waits for writes under way (shutdown). */
+  flush(): Promise<void>;
+}
+
+/** Local listeners of appends, so a drain in the same process starts at once instead of at its next poll. */
+const appended = new Map<string, Set<() => void>>();
+
+/**
+ * Appends to `spec.table` by group commit: one `INSERT … SELECT FROM unnest()`
+ * per batch (one statement text, prepared once per connection, whatever the
+ * batch size), up to `concurrency` batches committing at once.
+ */
+export function bufferWriter<T>(db: Db, spec: BufferTable<T>, o: { delayMs?: number; maxRows?: number; concurrency?: number } = {}): BufferWriter<T> {
+  const cols = sql.join(spec.columns.map(([c]) => sql.ref(c)));
+  const gc: GroupCommit<T> = groupCommit<T>({
+    delayMs: o.delayMs ?? 2,
+    maxRows: o.maxRows ?? 2000,
+    concurrency: o.concurrency ?? 2,
+    write: async (items) => {
+      const arrays = spec.columns.map(([c, type]) => sql`${items.map((i) => i[c])}::${sql.raw(type)}[]`);
+      await sql`insert into ${sql.table(spec.table)} (${cols}) select * from unnest(${sql.join(arrays)})`.execute(db);
+      for (const wake of appended.get(spec.table) ?? []) wake();
+    },
+  });
+  return { append: (items) => gc.add(items), flush: () => gc.flush() };
+}
+
+/** How a drain takes and processes a buffer. */
+export interface DrainOptions<T> {
+  /** Its name in logs and in `ingest_drained`. */
+  name: string;
+  buffer: BufferTable<T>;
+  /** Does the work of one batch, in the order the items were appended; throwing hands the batch back (retried after `retryMs`). */
+  process(items: (T & { seq: number })[]): Promise<void>;
+  log: Logger;
+  /** Rows taken at most per batch (2000). */
+  batch?: number;
+  /** How often an idle drain looks (150 ms); an append in this process wakes it at once. */
+  pollMs?: number;
+  /** Least time between the starts of two batches that were not full (50 ms), so that under load batches grow instead of multiplying. */
+  gapMs?: number;
+  /** Batches in flight at most (1). */
+  concurrency?: number;
+  retryMs?: number;
+}
+
+/** A running drain. */
+export interface Drain {
+  /** Takes and processes one batch now; the number of items (0: the buffer was empty). */
+  runOnce(): Promise<number>;
+  /** Stops the loop after the batch under way, then drains what is left for up to `finishMs` (1 s). */
+  stop(finishMs?: number): Promise<void>;
+}
+
+function columnList<T>(b: BufferTable<T>): RawBuilder<unknown> {
+  return sql.join(b.columns.map(([c]) => sql.ref(`t.${c}`)));
+}
+
+/** Takes the oldest `limit` rows nobody else holds, processes them, counts them, then commits the taking. */
+async function drainBatch<T>(db: Db, o: DrainOptions<T>, limit: number): Promise<number> {
+  const table = sql.table(o.buffer.table);
+  return db.transaction().execute(async (tx) => {
+    const { rows } = await sql<T & { seq: number }>`with taken as (
+        select seq from ${table} order by seq limit ${limit} for update skip locked
+      ) delete from ${table} t using taken where t.seq = taken.seq returning t.seq, ${columnList(o.buffer)}`.execute(tx);
+    if (rows.length === 0) return 0;
+    rows.sort((a, b) => a.seq - b.seq);
+    await o.process(rows);
+    await sql`insert into ingest_drained (buffer, items) values (${o.name}, ${rows.length})
+      on conflict (buffer) do update set items = ingest_drained.items + excluded.items`.execute(tx);
+    return rows.length;
+  });
+}
+
+/**
+ * Runs a drain: a batch at once while batches come back full; otherwise the
+ * next one `gapMs` after the last one began when there was anything to take
+ * (or more was appended in this process meanwhile), else every `pollMs`. Up
+ * to `concurrency` batches are in flight, each on its own rows: under load a
+ * batch starts every `gapMs` even while the one before is still writing, so
+ * an item waits about one gap plus its own batch, not a whole batch more.
+ */
+export function startDrain<T>(db: Db, o: DrainOptions<T>): Drain {
+  const limit = o.batch ?? 2000;
+  const pollMs = o.pollMs ?? 150;
+  const gapMs = o.gapMs ?? 50;
+  const retryMs = o.retryMs ?? 1000;
+  const concurrency = Math.max(1, o.concurrency ?? 1);
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let dueAt = Infinity;
+  const running = new Set<Promise<void>>();
+  let woken = false;
+  let startWhenFree = false;
+  let lastStart = 0;
+
+  const schedule = (ms: number) => {
+    if (stopped) return;
+    const at = Date.now() + ms;
+    if (timer && at >= dueAt) return;
+    clearTimeout(timer);
+    dueAt = at;
+    timer = setTimeout(start, ms);
+  };
+  const afterGap = () => Math.max(0, lastStart + gapMs - Date.now());
+  const wake = () => {
+    woken = true;
+    if (running.size < concurrency) schedule(afterGap());
+  };
+  const finished = (n: number | null) => {
+    if (n === null) return schedule(retryMs);
+    if (n >= limit || startWhenFree) {
+      startWhenFree = false;
+      schedule(0);
+    } else if (woken || n > 0) schedule(afterGap());
+    else if (running.size === 0) schedule(pollMs);
+  };
+  function start() {
+    timer = undefined;
+    dueAt = Infinity;
+    if (stopped) return;
+    if (running.size >= concurrency) { startWhenFree = true; return; }
+    woken = false;
+    lastStart = Date.now();
+    const p: Promise<void> = drainBatch(db, o, limit).then((n) => n, (e: unknown) => {
+      o.log.error(`draining ${o.name}`, e);
+      return null;
+    }).then((n) => {
+      running.delete(p);
+      finished(n);
+    });
+    running.add(p);
+    // Another batch may follow before this one ends (see above): when something is appended, or at the next look.
+    if (running.size < concurrency) schedule(Math.max(pollMs, gapMs));
+  }
+
+  const listeners = appended.get(o.buffer.table) ?? appended.set(o.buffer.table, new Set()).get(o.buffer.table)!;
+  listeners.add(wake);
+  schedule(0);
+  return {
+    runOnce: () => drainBatch(db, o, limit),
+    async stop(finishMs = 1000) {
+      stopped = true;
+      listeners.delete(wake);
+      clearTimeout(timer);
+      while (running.size > 0) await Promise.all([...running]);
+      const end = Date.now() + finishMs;
+      try {
+        while (Date.now() < end && (await drainBatch(db, o, limit)) > 0) { /* what is left, while there is time */ }
+      } catch (e) {
+        o.log.error(`draining ${o.name} at shutdown (left for the next worker)`, e);
+      }
+    },
+  };
+}
