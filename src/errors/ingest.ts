@@ -58,6 +58,8 @@ export function mountErrorIngestion(app: express.Express, deps: IngestDeps): { f
   };
   const events = groupCommit<{ project_id: string; organization_id: string; event_id: string; payload: string }>({
     write: async (rows) => { await deps.db.insertInto('error_events').values(rows).execute(); },
+    // Acknowledgements need no order between requests: several batches may commit at once.
+    concurrency: 3,
   });
 
   /** Spends the project's and the organisation's points; the 429 carries what the SDKs back off on. */
