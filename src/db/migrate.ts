@@ -17,6 +17,7 @@ import * as m0015 from './migrations/0015_source_maps';
 import * as m0016 from './migrations/0016_symbols';
 import * as m0017 from './migrations/0017_error_alerts';
 import * as m0018 from './migrations/0018_ping_buffer';
+import * as m0019 from './migrations/0019_analytics';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0016_symbols': m0016,
   '0017_error_alerts': m0017,
   '0018_ping_buffer': m0018,
+  '0019_analytics': m0019,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -309,6 +309,8 @@ export interface IncidentsTable {
   postmortem_updated_at: TsNull;
   escalation_policy_id: string | null;
   escalation_step: ColumnType<number, number | undefined, number>;
+  /** A traffic drop's site (monitor_id null then). */
+  analytics_site_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface NotificationChannelsTable {
@@ -542,6 +544,70 @@ export interface ProbesTable {
   revoked_at: TsNull;
 }
 
+/** Web analytics (migration 0019, docs/analytics.md). */
+export interface AnalyticsSitesTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  name: string;
+  domain: string;
+  public_id: string;
+  created_at: TsDefault;
+  traffic_alerting: ColumnType<boolean, boolean | undefined, boolean>;
+  traffic_checked_at: TsNull;
+  traffic_incident_id: string | null;
+}
+export interface AnalyticsSiteChannelsTable { site_id: string; channel_id: string }
+export interface AnalyticsSaltsTable { site_id: string; day: ColumnType<string, string, string>; salt: Buffer }
+/** The columns an event carries from ingestion to the raw table. */
+export interface AnalyticsEventColumns {
+  site_id: string;
+  at: Ts;
+  name: string;
+  pathname: string;
+  hostname: string;
+  referrer: string | null;
+  referrer_source: string | null;
+  country: string | null;
+  browser: string | null;
+  os: string | null;
+  device: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  props: ColumnType<Record<string, string> | null, string | null, string | null>;
+  /** The visitor hash as a signed 64-bit integer (pg returns int8 as a string). */
+  visitor: ColumnType<string, string | bigint, string | bigint>;
+  interactive: boolean;
+}
+export interface AnalyticsBufferTable extends AnalyticsEventColumns { seq: ColumnType<string, never, never> }
+export interface AnalyticsEventsTable extends AnalyticsEventColumns { session: ColumnType<string, string | bigint, string | bigint> }
+export interface AnalyticsSessionsTable {
+  site_id: string;
+  visitor: ColumnType<string, string | bigint, string | bigint>;
+  session: ColumnType<string, string | bigint, string | bigint>;
+  started_at: Ts;
+  last_at: Ts;
+  pageviews: number;
+  interactive_events: number;
+  entry: ColumnType<Record<string, string>, string, string>;
+}
+export interface AnalyticsSeenTable { site_id: string; day: ColumnType<string, string, string>; dimension: string; value: string; visitor: ColumnType<string, string | bigint, string | bigint> }
+/** A roll-up row: per site, dimension ('' for the totals), value and hour (or day). */
+interface AnalyticsRollupColumns {
+  site_id: string;
+  dimension: string;
+  value: string;
+  visitors: ColumnType<string, number | undefined, number>;
+  pageviews: ColumnType<string, number | undefined, number>;
+  events: ColumnType<string, number | undefined, number>;
+  visits: ColumnType<string, number | undefined, number>;
+  bounces: ColumnType<string, number | undefined, number>;
+  duration_s: ColumnType<string, number | undefined, number>;
+}
+export interface AnalyticsHourlyTable extends AnalyticsRollupColumns { hour: Ts }
+export interface AnalyticsDailyTable extends AnalyticsRollupColumns { day: ColumnType<string, string, string> }
+
 /** Every table Vigil's code reads or writes, by name. */
 /** Accepted heartbeat pings not yet applied (the ingestion buffer, src/ingest/pings.ts). */
 export interface HeartbeatPingsTable {
@@ -556,6 +622,15 @@ export interface HeartbeatTokensTable { hash: Buffer; monitor_id: string }
 export interface IngestDrainedTable { buffer: string; items: ColumnType<number, number | undefined, number> }
 
 export interface Database {
+  analytics_sites: AnalyticsSitesTable;
+  analytics_site_channels: AnalyticsSiteChannelsTable;
+  analytics_salts: AnalyticsSaltsTable;
+  analytics_buffer: AnalyticsBufferTable;
+  analytics_events: AnalyticsEventsTable;
+  analytics_sessions: AnalyticsSessionsTable;
+  analytics_seen: AnalyticsSeenTable;
+  analytics_hourly: AnalyticsHourlyTable;
+  analytics_daily: AnalyticsDailyTable;
   plans: PlansTable;
   organizations: OrganizationsTable;
   users: UsersTable;
