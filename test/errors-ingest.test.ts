@@ -194,3 +194,13 @@ for (let i = 0; i < 60; i++) { Sentry.captureException(new Error('noisy ' + i));
   expect(events).toHaveLength(51);
   expect(await stored(p.id)).toHaveLength(50);
 });
+
+test('events are stored as sent: a NUL escape in a string (which jsonb refuses) neither loses the event nor sinks its batch', async () => {
+  const p = await project('Odd strings');
+  const odd = '{}\n{"type":"event"}\n{"message":"nul \\u0000 here","extra":{"k":"\\ud800 lone"}}';
+  const plain = '{}\n{"type":"event"}\n{"message":"plain"}';
+  const answers = await Promise.all([post(p, odd), post(p, plain), post(p, odd)]);
+  expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+  const events = await stored(p.id);
+  expect(events.map((e) => (e.payload as any).message).sort()).toEqual(['nul \u0000 here', 'nul \u0000 here', 'plain']);
+});

@@ -14,7 +14,8 @@ export const MAX_EVENT_BYTES = 1024 * 1024;
 
 export interface Envelope {
   header: Record<string, unknown>;
-  events: { eventId: string; payload: Record<string, unknown> }[];
+  /** Each event parsed, and as the SDK sent it (stored as sent: `raw`, UTF-8 with invalid bytes replaced). */
+  events: { eventId: string; payload: Record<string, unknown>; raw: string }[];
   /** Items of other types, by type (accepted, not stored). */
   skipped: Record<string, number>;
 }
@@ -81,7 +82,7 @@ export function parseEnvelope(body: Buffer): Envelope {
     if (type === 'event') {
       if (payload.length > MAX_EVENT_BYTES) throw tooLarge();
       const event = json(payload, 'an event');
-      events.push({ eventId: eventIdOf(event.event_id, header.event_id), payload: event });
+      events.push({ eventId: eventIdOf(event.event_id, header.event_id), payload: event, raw: payload.toString('utf8') });
     } else {
       skipped[type] = (skipped[type] ?? 0) + 1;
     }
@@ -93,5 +94,5 @@ export function parseEnvelope(body: Buffer): Envelope {
 export function parseStore(body: Buffer): Envelope {
   if (body.length > MAX_EVENT_BYTES) throw tooLarge();
   const event = json(body, 'the event');
-  return { header: {}, events: [{ eventId: eventIdOf(event.event_id), payload: event }], skipped: {} };
+  return { header: {}, events: [{ eventId: eventIdOf(event.event_id), payload: event, raw: body.toString('utf8') }], skipped: {} };
 }

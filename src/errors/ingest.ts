@@ -91,7 +91,7 @@ export function mountErrorIngestion(app: express.Express, deps: IngestDeps): { f
       if (!project || (given === null && headerKey !== project.publicKey) || (given !== null && headerKey !== null && headerKey !== given)) throw forbidden();
       if (envelope.events.length > 0) {
         await admitEvents(project, envelope.events.length);
-        await events.add(envelope.events.map((e) => ({ project_id: project.id, organization_id: project.organizationId, event_id: e.eventId, payload: JSON.stringify(e.payload) })));
+        await events.add(envelope.events.map((e) => ({ project_id: project.id, organization_id: project.organizationId, event_id: e.eventId, payload: e.raw })));
       }
       send(res, 200, envelope.events[0] ? { id: envelope.events[0].eventId } : {});
     } catch (e) {
