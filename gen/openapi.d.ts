@@ -174,8 +174,8 @@ export interface paths {
          * @description The site's figures over the last `days` days (UTC days, today
          *     included): totals, a daily series with every day of the window present
          *     (zeros included), and one breakdown per requested dimension. Figures
-         *     come from daily roll-ups, so a window of a year with every dimension
-         *     costs no more than a few indexed reads.
+         *     come from daily roll-ups (a row per day and value), never from raw
+         *     events.
          *
          *     Visitors are counted per day: the identifier of a visitor changes every
          *     day and no key joins two days, so a visitor seen on two days counts
