@@ -11,6 +11,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { spawn } from 'node:child_process';
+import { QUIET_RESULT_MS } from '../src/engine/ping';
 import { ok, until } from './support/expect';
 import { ApiClient, freshDatabase, startTestServer, type TestServer } from './support/harness';
 import { ROOT, startChild } from './support/child';
@@ -91,7 +92,7 @@ test('many concurrent pings over many monitors: every one acknowledged is counte
   expect(withResults.length).toBe(seen.size);
 }, 60_000);
 
-test('a success ping turns a down monitor up within a second, /fail turns it down, /start changes nothing, a paused monitor only records', async () => {
+test('a success ping turns a down monitor up within a second, /fail turns it down, /start changes nothing, an up monitor pinged again keeps its ping, a paused monitor only records', async () => {
   const m = await heartbeat(api, workspaceId, 'nightly');
   expect((await fetch(`${m.url}/fail`)).status).toBe(200);
   const downMs = await msUntilStatus(m.id, 'down');
@@ -109,10 +110,24 @@ test('a success ping turns a down monitor up within a second, /fail turns it dow
   expect(upMs).toBeLessThan(1000);
   expect(ok('getIncident', await api.get(`/incidents/${down.openIncidentId}`)).status).toBe('resolved');
 
+  // Up and pinged again: the ping is kept, a result only once the last one is QUIET_RESULT_MS old.
+  const results = async () => (await server.db.selectFrom('check_results').select('at').where('monitor_id', '=', m.id).execute()).length;
+  const pingAndWait = async () => {
+    const sent = Date.now();
+    expect((await fetch(m.url)).status).toBe(200);
+    await until('the ping applied', async () => ((await monitorRow(m.id)).last_ping_at?.getTime() ?? 0) >= sent, 5000);
+    await new Promise((r) => setTimeout(r, 300));
+  };
+  const afterUp = await results();
+  await pingAndWait();
+  expect(await results()).toBe(afterUp);
+  await server.db.updateTable('monitors').set({ last_checked_at: new Date(Date.now() - QUIET_RESULT_MS - 1000) }).where('id', '=', m.id).execute();
+  await pingAndWait();
+  expect(await results()).toBe(afterUp + 1);
+
   // Paused: the ping is recorded and nothing else changes.
   ok('updateMonitor', await api.patch(`/monitors/${m.id}`, { paused: true }));
   const { status: pausedStatus } = await monitorRow(m.id);
-  const results = async () => (await server.db.selectFrom('check_results').select('at').where('monitor_id', '=', m.id).execute()).length;
   const stored = await results();
   const sent = Date.now();
   expect((await fetch(`${m.url}/fail`)).status).toBe(200);

@@ -21,17 +21,28 @@ export function pingTokenHash(token: string): Buffer | null {
 /** An accepted ping (success or fail: `/start` changes nothing and is not kept), in the order it was appended. */
 export interface AcceptedPing { seq: number; monitor_id: string; kind: string; at: Date }
 
-type PingedMonitor = ResultSubject & { paused: boolean; enabled: boolean; won: boolean };
+type PingedMonitor = ResultSubject & { paused: boolean; enabled: boolean; won: boolean; last_checked_at: Date | null };
+
+/**
+ * How often a success ping of a monitor that is up (no failures counted) is
+ * stored as a result. Its last ping is always kept; what a result more would
+ * add is a row of history saying the same again, and a job pinging many
+ * times a second would otherwise write a result per drained batch.
+ */
+export const QUIET_RESULT_MS = 10_000;
 
 /**
  * Applies accepted pings set-wise. Per monitor the latest ping wins: it
  * becomes `last_ping_at`/`last_ping_kind` (never moved back: a drain in
  * another worker may have applied a newer one), and unless the monitor is
  * paused or disabled it is one result — success up, fail down
- * (heartbeat_failed) — written with those of every other monitor in one
- * batch (two: those that change the monitor's status first). Earlier pings of the same monitor in the batch count only through
- * it, as a ping overtaken by a newer one always has (see judgedPingAt). Pings
- * of monitors deleted meanwhile are dropped.
+ * (heartbeat_failed). Earlier pings of the same monitor in the batch count
+ * only through it, as a ping overtaken by a newer one always has (see
+ * judgedPingAt). The results that move a monitor's status are written first,
+ * in one transaction for the whole batch; then those that do not, in
+ * another, except a success ping of a monitor already up whose last result
+ * is under QUIET_RESULT_MS old. Pings of monitors deleted meanwhile are
+ * dropped.
  */
 export async function applyPings(db: Db, pings: readonly AcceptedPing[], dropped: (monitorId: string, e: unknown) => void = () => undefined): Promise<void> {
   const latest = new Map<string, AcceptedPing>();
@@ -48,26 +59,28 @@ export async function applyPings(db: Db, pings: readonly AcceptedPing[], dropped
       from jsonb_to_recordset(${given}::jsonb) as v(id text, kind text, at timestamptz)
       where m.id = v.id
       returning m.id, m.organization_id, m.workspace_id, m.name, m.kind, m.status, m.consecutive_failures, m.confirmations,
-        m.depends_on, m.interval_seconds, m.paused, m.enabled, m.last_ping_at = v.at as won`.execute(db);
-  const checks: FinishedCheck[] = [];
+        m.depends_on, m.interval_seconds, m.paused, m.enabled, m.last_checked_at, m.last_ping_at = v.at as won`.execute(db);
+  const moves: FinishedCheck[] = [];
+  const stays: FinishedCheck[] = [];
   for (const m of rows) {
     // A paused or disabled monitor only records the ping; one a newer ping overtook is judged on that one.
     if (m.paused || !m.enabled || !m.won) continue;
     const p = latest.get(m.id)!;
-    const { paused: _p, enabled: _e, won: _w, ...monitor } = m;
-    checks.push({
+    const up = p.kind === 'success';
+    if (up && m.status === 'up' && m.consecutive_failures === 0 && m.last_checked_at && p.at.getTime() - m.last_checked_at.getTime() < QUIET_RESULT_MS) continue;
+    const { paused: _p, enabled: _e, won: _w, last_checked_at: _c, ...monitor } = m;
+    const check: FinishedCheck = {
       monitor, at: p.at, nextDueAt: null, judgedPingAt: p.at,
-      result: p.kind === 'success'
+      result: up
         ? { outcome: 'up', cause: null, message: 'Ping received.', responseTimeMs: null }
         : { outcome: 'down', cause: 'heartbeat_failed', message: 'The job reported a failure.', responseTimeMs: null },
-    });
+    };
+    const next = nextState({ status: m.status as CheckStatus, consecutiveFailures: m.consecutive_failures }, check.result!.outcome, m.confirmations);
+    (next.status !== m.status ? moves : stays).push(check);
   }
-  // The monitors whose status the ping moves first, in a transaction of their own: a status change
-  // should not wait for the results of every monitor that stays as it was.
-  const moves = (c: FinishedCheck) => nextState({ status: c.monitor.status as CheckStatus, consecutiveFailures: c.monitor.consecutive_failures },
-    c.result!.outcome, c.monitor.confirmations).status !== c.monitor.status;
-  await writeChecks(db, checks.filter(moves), dropped);
-  await writeChecks(db, checks.filter((c) => !moves(c)), dropped);
+  // A status change does not wait for the results of the monitors that stay as they were.
+  await writeChecks(db, moves, dropped);
+  await writeChecks(db, stays, dropped);
 }
 
 /**

@@ -120,10 +120,11 @@ export function pingIngest(db: Db): PingIngest {
 export function startPingDrain(db: Db, log: Logger, o: { pollMs?: number; gapMs?: number; batch?: number; concurrency?: number } = {}): Drain {
   const plog = log.child({ component: 'pings' });
   return startDrain<BufferedPing>(db, {
-    // Under load a batch every quarter second (each costs a result per monitor pinged in it: fewer,
-    // larger batches), two at once so that one still writing does not hold up the next; a ping
-    // changes its monitor's status within about a gap and a batch, well within a second.
-    name: 'heartbeat_pings', buffer: PINGS, log: plog, gapMs: 250, batch: 10_000, concurrency: 2, ...o,
+    // Under load a batch every fifth of a second, so that batches grow rather than multiply (each
+    // updates every monitor pinged in it); a ping changes its monitor's status within about a gap
+    // and a batch, well within a second. One batch at a time: two would mostly wait for each
+    // other's locks on the same monitors.
+    name: 'heartbeat_pings', buffer: PINGS, log: plog, gapMs: 200, batch: 10_000, ...o,
     process: (pings) => applyPings(db, pings, (monitorId, e) => plog.error('applying a heartbeat ping', e, { monitorId })),
   });
 }
