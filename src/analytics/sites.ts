@@ -15,6 +15,7 @@ import { audit, diff } from '../domain/audit';
 import { iso, visibleWorkspace, workspaceFilter } from '../domain/tenancy';
 import type { Services } from '../pipeline/context';
 import { conflict, invalid, notFound } from '../pipeline/errors';
+import { SCRIPT_PATH } from './scriptRoute';
 
 const AUDITED = ['name', 'domain', 'workspaceId'];
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -58,7 +59,7 @@ function cleanName(name: string): string {
 
 /** The line a site's pages carry to be measured by Vigil's own script. */
 export function scriptTag(baseUrl: string, publicId: string): string {
-  return `<script defer data-site="${publicId}" src="${baseUrl.replace(/\/+$/, '')}/js/script.js"></script>`;
+  return `<script defer data-site="${publicId}" src="${baseUrl.replace(/\/+$/, '')}${SCRIPT_PATH}"></script>`;
 }
 
 type SiteRow = {
