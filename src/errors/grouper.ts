@@ -92,45 +92,64 @@ export async function groupBatch(db: Db): Promise<number> {
       await tx.insertInto('error_releases').values(releases.map((k) => { const [project_id, release] = k.split('\u0000'); return { project_id, release }; }))
         .onConflict((oc) => oc.columns(['project_id', 'release']).doNothing()).execute();
     }
-    const moments: IssueMoment[] = [];
-    for (const gr of groups.values()) {
+    // Set-wise: one upsert for every issue of the batch, then one statement each for events, hours and users.
+    // Sorted, so concurrent groupers lock shared issues in one order (no deadlock).
+    const list = [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, gr]) => gr);
+    // `inserted` (xmax = 0): this statement created the issue; after a concurrent batch's insert of the fingerprint it is an update.
+    const upserted = await tx.insertInto('error_issues').values(list.map((gr) => {
       const first = gr.rows[0];
       const last = gr.rows[gr.rows.length - 1];
-      const lastRelease = gr.releases[gr.releases.length - 1];
-      // `inserted` (xmax = 0): this statement created the issue; after a concurrent batch's insert of the fingerprint it is an update.
-      const issue = await tx.insertInto('error_issues').values({
+      return {
         id: newId('iss'), project_id: gr.projectId, organization_id: gr.organizationId, fingerprint: gr.g.fingerprint, title: gr.g.title,
         type: gr.g.type, value: gr.g.value?.slice(0, 10_000) ?? null, culprit: gr.g.culprit, level: gr.g.level, times_seen: gr.rows.length,
-        first_seen_at: first.received_at, last_seen_at: last.received_at, first_release: gr.releases.find((x) => x) ?? null, last_release: lastRelease,
-        last_event_seq: last.seq,
-      }).onConflict((oc) => oc.columns(['project_id', 'fingerprint']).doUpdateSet((eb) => ({
-        times_seen: sql`error_issues.times_seen + excluded.times_seen`,
-        last_seen_at: sql`greatest(error_issues.last_seen_at, excluded.last_seen_at)`,
-        last_release: eb.fn.coalesce('excluded.last_release', 'error_issues.last_release'),
-        first_release: eb.fn.coalesce('error_issues.first_release', 'excluded.first_release'),
-        last_event_seq: eb.ref('excluded.last_event_seq'), level: eb.ref('excluded.level'), title: eb.ref('excluded.title'),
-        value: eb.ref('excluded.value'), culprit: eb.ref('excluded.culprit'),
-      }))).returning(['id', 'status', 'resolved_in_release', sql<boolean>`(xmax = 0)`.as('inserted')]).executeTakeFirstOrThrow();
+        first_seen_at: first.received_at, last_seen_at: last.received_at, first_release: gr.releases.find((x) => x) ?? null,
+        last_release: gr.releases[gr.releases.length - 1], last_event_seq: last.seq,
+      };
+    })).onConflict((oc) => oc.columns(['project_id', 'fingerprint']).doUpdateSet((eb) => ({
+      times_seen: sql`error_issues.times_seen + excluded.times_seen`,
+      last_seen_at: sql`greatest(error_issues.last_seen_at, excluded.last_seen_at)`,
+      last_release: eb.fn.coalesce('excluded.last_release', 'error_issues.last_release'),
+      first_release: eb.fn.coalesce('error_issues.first_release', 'excluded.first_release'),
+      last_event_seq: eb.ref('excluded.last_event_seq'), level: eb.ref('excluded.level'), title: eb.ref('excluded.title'),
+      value: eb.ref('excluded.value'), culprit: eb.ref('excluded.culprit'),
+    }))).returning(['id', 'project_id', 'fingerprint', 'status', 'resolved_in_release', sql<boolean>`(xmax = 0)`.as('inserted')]).execute();
+    const issueOf = new Map(upserted.map((u) => [`${u.project_id}\u0000${u.fingerprint}`, u]));
+    const moments: IssueMoment[] = [];
+    const seqs: string[] = [];
+    const seqIssues: string[] = [];
+    const hours = new Map<string, { issue_id: string; hour: Date; count: number }>();
+    const users = new Map<string, { issue_id: string; user_key: string }>();
+    const reopened: string[] = [];
+    for (const gr of list) {
+      const issue = issueOf.get(`${gr.projectId}\u0000${gr.g.fingerprint}`)!;
       const moment = { issueId: issue.id, projectId: gr.projectId, organizationId: gr.organizationId };
       if (issue.inserted) {
-        moments.push({ ...moment, kind: 'first_seen', at: first.received_at, release: gr.releases[0], environment: gr.environments[0] });
+        moments.push({ ...moment, kind: 'first_seen', at: gr.rows[0].received_at, release: gr.releases[0], environment: gr.environments[0] });
       } else if (issue.status === 'resolved') {
         const at = await regressionAt(tx, gr.projectId, issue.resolved_in_release, gr.releases);
         if (at !== null) {
-          await tx.updateTable('error_issues').set({ status: 'unresolved', resolved_in_release: null, resolved_at: null }).where('id', '=', issue.id).execute();
+          reopened.push(issue.id);
           moments.push({ ...moment, kind: 'regressed', at: gr.rows[at].received_at, release: gr.releases[at], environment: gr.environments[at] });
         }
       }
-      await tx.updateTable('error_events').set({ issue_id: issue.id }).where('seq', 'in', gr.rows.map((r) => r.seq)).execute();
-      const hours = new Map<number, number>();
-      for (const r of gr.rows) { const h = hourOf(r.received_at).getTime(); hours.set(h, (hours.get(h) ?? 0) + 1); }
-      await tx.insertInto('error_issue_hours').values([...hours].map(([h, count]) => ({ issue_id: issue.id, hour: new Date(h), count })))
-        .onConflict((oc) => oc.columns(['issue_id', 'hour']).doUpdateSet({ count: sql`error_issue_hours.count + excluded.count` })).execute();
-      const users = [...new Set(gr.rows.map((r) => userKey((r.payload ?? {}) as Record<string, unknown>)).filter((u): u is string => !!u))];
-      if (users.length) {
-        await tx.insertInto('error_issue_users').values(users.map((user_key) => ({ issue_id: issue.id, user_key })))
-          .onConflict((oc) => oc.columns(['issue_id', 'user_key']).doNothing()).execute();
+      for (const r of gr.rows) {
+        seqs.push(r.seq);
+        seqIssues.push(issue.id);
+        const h = hourOf(r.received_at);
+        const hk = `${issue.id}\u0000${h.getTime()}`;
+        const cur = hours.get(hk) ?? { issue_id: issue.id, hour: h, count: 0 };
+        cur.count++;
+        hours.set(hk, cur);
+        const u = userKey((r.payload ?? {}) as Record<string, unknown>);
+        if (u) users.set(`${issue.id}\u0000${u}`, { issue_id: issue.id, user_key: u });
       }
+    }
+    if (reopened.length) await tx.updateTable('error_issues').set({ status: 'unresolved', resolved_in_release: null, resolved_at: null }).where('id', 'in', reopened).execute();
+    await sql`update error_events e set issue_id = x.issue_id from unnest(${seqs}::bigint[], ${seqIssues}::text[]) as x(seq, issue_id) where e.seq = x.seq`.execute(tx);
+    await tx.insertInto('error_issue_hours').values([...hours.values()])
+      .onConflict((oc) => oc.columns(['issue_id', 'hour']).doUpdateSet({ count: sql`error_issue_hours.count + excluded.count` })).execute();
+    if (users.size) {
+      await tx.insertInto('error_issue_users').values([...users.values()]).onConflict((oc) => oc.columns(['issue_id', 'user_key']).doNothing()).execute();
     }
     await recordIssueMoments(tx, moments);
     return rows.length;
