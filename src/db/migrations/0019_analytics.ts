@@ -129,6 +129,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   // A traffic drop is an incident of its site (monitor_id null).
   await sql`alter table incidents add column analytics_site_id text references analytics_sites(id) on delete cascade`.execute(db);
+  await sql`create index incidents_analytics_site on incidents (analytics_site_id) where analytics_site_id is not null`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
