@@ -9,6 +9,7 @@ import { createLogger } from './log';
 import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
 import { startGrouper } from './errors/grouper';
+import { startAnalyticsDrain } from './analytics/drain';
 import { startPingDrain } from './ingest/pings';
 
 /**
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   const services = { config, secrets, net, baseUrl: () => config.baseUrl ?? `http://localhost:${config.port}` };
   const jobs = await startJobs(pool, { db, secrets, services }, log);
   const grouper = startGrouper(db, log);
+  const analytics = startAnalyticsDrain(db, log);
   const pingDrain = startPingDrain(db, log);
   let stopping = false;
   const stop = async (signal: string) => {
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
     await worker.stop(Math.max(0, config.shutdownTimeoutMs - 2000));
     await jobs.stop();
     await grouper.stop();
+    await analytics.stop();
     await pingDrain.stop();
     await db.destroy();
     process.exit(0);

@@ -111,7 +111,8 @@ function pageUrl(raw: unknown): URL {
 
 function eventName(raw: unknown): string {
   let name: string;
-  if (typeof raw === 'string') name = clean(raw);
+  // The separator of `prop` roll-up values may not appear in a name either.
+  if (typeof raw === 'string') name = clean(raw).replace(/\u001f/g, '');
   else if (typeof raw === 'number' && Number.isInteger(raw)) name = String(raw);
   else if (raw === undefined) throw new EventError('event_name', "can't be blank");
   else throw new EventError('event_name', 'is invalid');

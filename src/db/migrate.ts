@@ -19,6 +19,7 @@ import * as m0017 from './migrations/0017_error_alerts';
 import * as m0018 from './migrations/0018_ping_buffer';
 import * as m0019 from './migrations/0019_analytics';
 import * as m0020 from './migrations/0020_error_event_text';
+import * as m0021 from './migrations/0021_analytics_ingest';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0018_ping_buffer': m0018,
   '0019_analytics': m0019,
   '0020_error_event_text': m0020,
+  '0021_analytics_ingest': m0021,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -25,6 +25,7 @@ import { mountInvitations } from '../people/public';
 import { mountBillingWebhooks } from '../billing/public';
 import { mountErrorIngestion } from '../errors/ingest';
 import { mountAnalyticsScript } from '../analytics/scriptRoute';
+import { mountAnalyticsIngestion } from '../analytics/ingest';
 
 /** The proto package's folder: files import each other by their path under it (`vigil/v1/common.proto`). */
 const PROTO_PACKAGE_DIR = 'vigil/v1';
@@ -124,6 +125,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   mountBillingWebhooks(app, deps, log);
   app.locals.errorIngestion = mountErrorIngestion(app, { db: deps.db, limits: deps.limits });
   mountAnalyticsScript(app);
+  app.locals.analyticsIngestion = mountAnalyticsIngestion(app, { db: deps.db, log: deps.logger });
   app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));
   app.use(connectMiddleware(runner, log));
   app.all('/mcp', (req, res) => sendError(req, res, new ApiError(501, 'not_implemented', 'The agent server (MCP) is not built yet.')));

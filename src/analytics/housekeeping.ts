@@ -1,0 +1,25 @@
+/**
+ * Analytics upkeep (docs/analytics.md), run by the drain's worker every few
+ * minutes: salts, sessions and seen-visitor rows go after 48 h (so no key
+ * joins two days, and nothing about a visitor outlives the next day), raw
+ * events after the organisation's plan retention (`plans.history_retention_days`,
+ * as check results). Roll-ups stay: every read answers from them.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../db/connect';
+import { analyticsClock } from './visitor';
+
+/** How long salts, sessions and seen-visitor rows are kept. */
+export const VISITOR_STATE_HOURS = 48;
+
+/** Deletes what has outlived its keeping; `now` defaults to the analytics clock. */
+export async function analyticsHousekeeping(db: Db, now: Date = analyticsClock.now()): Promise<void> {
+  // A day's salt is in use until the day ends; from 48 h after it began it is gone (today's and yesterday's stay).
+  const cutoffDay = new Date(now.getTime() - VISITOR_STATE_HOURS * 3600_000).toISOString().slice(0, 10);
+  await sql`delete from analytics_salts where day <= ${cutoffDay}::date`.execute(db);
+  await sql`delete from analytics_seen where day <= ${cutoffDay}::date`.execute(db);
+  await sql`delete from analytics_sessions where last_at < ${now}::timestamptz - make_interval(hours => ${VISITOR_STATE_HOURS})`.execute(db);
+  await sql`delete from analytics_events e using analytics_sites s, organizations o, plans p
+    where e.site_id = s.id and s.organization_id = o.id and p.code = o.plan
+      and e.at < ${now}::timestamptz - make_interval(days => p.history_retention_days)`.execute(db);
+}

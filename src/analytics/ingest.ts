@@ -1,0 +1,131 @@
+/**
+ * Plausible's Events API at `POST {base_url}/api/event`, unchanged
+ * (docs/analytics.md steps 1–3), so the official tracker and Vigil's own
+ * script post to it: a JSON body sent as text/plain (no preflight) or
+ * application/json, answered `202 ok` once the parsed event is committed to
+ * `analytics_buffer` (group commit), `400 {"errors":{field:[message]}}` when
+ * malformed. Bots, unknown sites and `X-Plausible-IP-Type: dc_ip|threat_ip`
+ * are answered 202 with `x-plausible-dropped`. Nothing of the IP or the user
+ * agent is kept but the visitor hash, the country and the browser, OS and
+ * device names. The client IP is the socket's, or the one the proxies named
+ * by TRUST_PROXY report (Express's `req.ip`).
+ */
+import { domainToASCII } from 'node:url';
+import express, { type Request, type Response } from 'express';
+import { cachedRows, type Db } from '../db/connect';
+import { bufferWriter } from '../ingest/buffer';
+import type { Logger } from '../log';
+import { ApiError } from '../pipeline/errors';
+import { drainUnread, readBody } from '../transport/body';
+import { ANALYTICS_BUFFER, wakeAnalyticsDrain, type BufferedEvent } from './drain';
+import { EventError, parseBody, parseEvent, sanitizeHostname, type ParsedEvent } from './event';
+import { countryOf } from './geo';
+import { parseAgent } from './ua';
+import { analyticsClock, Salts, SiteGone, utcDay, visitorId } from './visitor';
+
+/** Where events are posted (Plausible's path, under base_url). */
+export const EVENT_PATH = '/api/event';
+/** A body over this is refused (413): an event is a few hundred bytes; 30 props at their limits stay under it. */
+export const MAX_EVENT_BODY = 64 * 1024;
+
+const CORS: Record<string, string> = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'POST, OPTIONS',
+  'Access-Control-Allow-Headers': 'content-type',
+  'Access-Control-Expose-Headers': 'x-plausible-dropped',
+  'Access-Control-Max-Age': '86400',
+};
+
+interface Site { id: string; domain: string }
+
+function send(res: Response, status: number, body: string, type: string, headers: Record<string, string> = {}): void {
+  res.statusCode = status;
+  for (const [k, v] of Object.entries(CORS)) res.setHeader(k, v);
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.setHeader('Content-Type', type);
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(body);
+}
+const accepted = (res: Response, dropped = 0) => send(res, 202, 'ok', 'text/plain; charset=utf-8', dropped > 0 ? { 'x-plausible-dropped': String(dropped) } : {});
+const refused = (res: Response, status: number, field: string, message: string, headers: Record<string, string> = {}) =>
+  send(res, status, JSON.stringify({ errors: { [field]: [message] } }), 'application/json; charset=utf-8', headers);
+
+export interface AnalyticsIngestDeps { db: Db; log: Logger }
+
+/** Mounts `POST /api/event` (and its CORS preflight) on `app`; returns what shutdown must flush. */
+export function mountAnalyticsIngestion(app: express.Express, deps: AnalyticsIngestDeps): { flush(): Promise<void> } {
+  const { db } = deps;
+  const salts = new Salts(db);
+  const buffer = bufferWriter(db, ANALYTICS_BUFFER);
+
+  // From the read cache until analytics_sites changes in any process: a new site counts at once, a deleted one stops.
+  // A domain as sites store it (sites.ts normaliseDomain): lower case, no `www.` or final dot, IDNs in punycode.
+  const siteOf = async (d: string): Promise<Site | null> => {
+    const host = sanitizeHostname(d).replace(/\.$/, '');
+    const domains = [...new Set([d.toLowerCase(), host, domainToASCII(host)])].filter(Boolean);
+    const [row] = await cachedRows(db, `analytics_site:${d}`, ['analytics_sites'], () =>
+      db.selectFrom('analytics_sites').select(['id', 'domain'])
+        .where((eb) => eb.or([eb('domain', 'in', domains), eb('public_id', '=', d)]))
+        .limit(1).execute());
+    return row ? { id: row.id, domain: row.domain } : null;
+  };
+
+  const rowFor = async (ev: ParsedEvent, site: Site, at: Date, ip: string, ua: string, agent: ReturnType<typeof parseAgent>, country: string | null): Promise<BufferedEvent | null> => {
+    let salt: Buffer;
+    try {
+      salt = await salts.of(site.id, utcDay(at));
+    } catch (e) {
+      if (e instanceof SiteGone) return null;
+      throw e;
+    }
+    // A referral from the site's own domain is none, as one from the page's own host is (event.ts).
+    const self = ev.referrerSource === site.domain;
+    return {
+      site_id: site.id, at, name: ev.name, pathname: ev.pathname, hostname: ev.hostname,
+      referrer: self ? null : ev.referrer, referrer_source: self ? null : ev.referrerSource,
+      country, browser: agent.browser, os: agent.os, device: agent.device,
+      utm_source: ev.utmSource, utm_medium: ev.utmMedium, utm_campaign: ev.utmCampaign,
+      props: ev.props ? JSON.stringify(ev.props) : null,
+      visitor: visitorId(salt, ip, ua, site.domain), interactive: ev.interactive,
+    };
+  };
+
+  const handle = async (req: Request, res: Response) => {
+    try {
+      const ev = parseEvent(parseBody(await readBody(req, MAX_EVENT_BODY)));
+      const ip = req.ip ?? req.socket.remoteAddress ?? '';
+      if (req.headers['x-debug-request'] === 'true') return send(res, 200, ip, 'text/plain; charset=utf-8');
+      const ipType = req.headers['x-plausible-ip-type'];
+      const ua = req.headers['user-agent'];
+      const agent = parseAgent(ua);
+      if (agent.bot || ipType === 'dc_ip' || ipType === 'threat_ip') return accepted(res, ev.domains.length);
+      const found = await Promise.all(ev.domains.map(siteOf));
+      const sites = [...new Map(found.filter((s): s is Site => s !== null).map((s) => [s.id, s])).values()];
+      const unknown = ev.domains.length - found.filter(Boolean).length;
+      // Engagement (time on page, scroll depth) is validated and not counted: visit duration comes from the events themselves.
+      if (sites.length === 0 || ev.engagement) return accepted(res, ev.engagement ? unknown : ev.domains.length);
+      const at = analyticsClock.now();
+      const country = countryOf(ip);
+      const rows = (await Promise.all(sites.map((s) => rowFor(ev, s, at, ip, ua!, agent, country)))).filter((r): r is BufferedEvent => r !== null);
+      if (rows.length > 0) {
+        await buffer.append(rows);
+        wakeAnalyticsDrain();
+      }
+      accepted(res, ev.domains.length - rows.length);
+    } catch (e) {
+      if (e instanceof EventError) return refused(res, 400, e.field, e.message);
+      drainUnread(req);
+      if (e instanceof ApiError && e.status < 500) return refused(res, e.status, 'request', e.message);
+      // Never a 500: what failed is on our side (the database, most likely), and the tracker may retry.
+      deps.log.error('accepting an analytics event', e);
+      refused(res, 503, 'request', 'The event could not be recorded now; retry later.', { 'Retry-After': '5' });
+    }
+  };
+
+  app.options(EVENT_PATH, (_req, res) => {
+    for (const [k, v] of Object.entries(CORS)) res.setHeader(k, v);
+    res.status(204).end();
+  });
+  app.post(EVENT_PATH, (req, res) => void handle(req, res));
+  return { flush: () => buffer.flush() };
+}
