@@ -125,8 +125,9 @@ export function withPingFastPath(app: express.Express, deps: PingFastPathDeps): 
       app(req, res);
       return;
     }
-    // What the observer reads of Express's additions.
+    // What the observer reads of Express's additions, and the response an unread body's drain keeps open (body.ts).
     (req as { originalUrl?: string }).originalUrl = req.url;
+    (req as { res?: ServerResponse }).res = res;
     (res as { locals?: object }).locals = {};
     observe(req as Request, res as Response, () => void take(req, res, m[1], KINDS[m[2] ?? '']));
   };
