@@ -55,13 +55,20 @@ export function bufferWriter<T>(db: Db, spec: BufferTable<T>, o: { delayMs?: num
   return { append: (items) => gc.add(items), flush: () => gc.flush() };
 }
 
-/** How a drain takes and processes a buffer. */
-export interface DrainOptions<T> {
+/** How a drain takes and processes a buffer (items of type T, handed to `process` as R). */
+export interface DrainOptions<T, R = T & { seq: number }> {
   /** Its name in logs and in `ingest_drained`. */
   name: string;
   buffer: BufferTable<T>;
-  /** Does the work of one batch, in the order the items were appended; throwing hands the batch back (retried after `retryMs`). */
-  process(items: (T & { seq: number })[]): Promise<void>;
+  /**
+   * What `process` gets of the rows taken: SQL selecting from `gone` (the
+   * deleted rows: `seq` and the columns), with a `seq` column. By default
+   * every row in the order appended; a drain that needs less (the latest row
+   * per key, sums) says so here, and fewer rows cross the wire and get parsed.
+   */
+  summary?: RawBuilder<unknown>;
+  /** Does the work of one batch; throwing hands the batch back (retried after `retryMs`). */
+  process(items: R[]): Promise<void>;
   log: Logger;
   /** Rows taken at most per batch (2000). */
   batch?: number;
@@ -87,18 +94,23 @@ function columnList<T>(b: BufferTable<T>): RawBuilder<unknown> {
 }
 
 /** Takes the oldest `limit` rows nobody else holds, processes them, counts them, then commits the taking. */
-async function drainBatch<T>(db: Db, o: DrainOptions<T>, limit: number): Promise<number> {
+async function drainBatch<T, R>(db: Db, o: DrainOptions<T, R>, limit: number): Promise<number> {
   const table = sql.table(o.buffer.table);
+  const summary = o.summary ?? sql`select * from gone order by seq`;
   return db.transaction().execute(async (tx) => {
-    const { rows } = await sql<T & { seq: number }>`with taken as (
+    // One row at least (the count), with the summary's rows beside it.
+    const { rows } = await sql<R & { taken_count: number; seq: number | null }>`with taken as (
         select seq from ${table} order by seq limit ${limit} for update skip locked
-      ) delete from ${table} t using taken where t.seq = taken.seq returning t.seq, ${columnList(o.buffer)}`.execute(tx);
-    if (rows.length === 0) return 0;
-    rows.sort((a, b) => a.seq - b.seq);
-    await o.process(rows);
-    await sql`insert into ingest_drained (buffer, items) values (${o.name}, ${rows.length})
+      ), gone as (
+        delete from ${table} t using taken where t.seq = taken.seq returning t.seq, ${columnList(o.buffer)}
+      ) select c.taken_count, s.* from (select count(*)::int as taken_count from gone) c left join lateral (${summary}) s on true`.execute(tx);
+    const count = rows[0]?.taken_count ?? 0;
+    if (count === 0) return 0;
+    const items = rows.filter((r) => r.seq !== null).map(({ taken_count: _c, ...r }) => r as unknown as R);
+    await o.process(items);
+    await sql`insert into ingest_drained (buffer, items) values (${o.name}, ${count})
       on conflict (buffer) do update set items = ingest_drained.items + excluded.items`.execute(tx);
-    return rows.length;
+    return count;
   });
 }
 
@@ -110,7 +122,7 @@ async function drainBatch<T>(db: Db, o: DrainOptions<T>, limit: number): Promise
  * batch starts every `gapMs` even while the one before is still writing, so
  * an item waits about one gap plus its own batch, not a whole batch more.
  */
-export function startDrain<T>(db: Db, o: DrainOptions<T>): Drain {
+export function startDrain<T, R = T & { seq: number }>(db: Db, o: DrainOptions<T, R>): Drain {
   const limit = o.batch ?? 2000;
   const pollMs = o.pollMs ?? 150;
   const gapMs = o.gapMs ?? 50;

@@ -5,6 +5,7 @@
  * drain in the worker applies the pings set-wise (engine/ping.ts applyPings)
  * within a few hundred milliseconds.
  */
+import { sql } from 'kysely';
 import { clockOf, type Db } from '../db/connect';
 import { applyPings, pingTokenHash, type AcceptedPing, type PingKind } from '../engine/ping';
 import type { Logger } from '../log';
@@ -119,7 +120,9 @@ export function pingIngest(db: Db): PingIngest {
 /** The worker side: applies buffered pings (any number of workers share them). */
 export function startPingDrain(db: Db, log: Logger, o: { pollMs?: number; gapMs?: number; batch?: number; concurrency?: number } = {}): Drain {
   const plog = log.child({ component: 'pings' });
-  return startDrain<BufferedPing>(db, {
+  return startDrain<BufferedPing, AcceptedPing>(db, {
+    // Only the latest ping of each monitor counts (applyPings): the rest are counted, not sent over.
+    summary: sql`select distinct on (monitor_id) seq, monitor_id, kind, at from gone order by monitor_id, at desc, seq desc`,
     // Under load a batch every fifth of a second, so that batches grow rather than multiply (each
     // updates every monitor pinged in it); a ping changes its monitor's status within about a gap
     // and a batch, well within a second. One batch at a time: two would mostly wait for each
