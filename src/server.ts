@@ -23,6 +23,7 @@ import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
 import { startGrouper } from './errors/grouper';
 import { startAnalyticsDrain } from './analytics/drain';
+import { startTrafficJudge } from './analytics/traffic';
 import { startPingDrain } from './ingest/pings';
 import type { PageCache } from './statuspages/cache';
 
@@ -83,6 +84,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const jobs = config.worker ? await startJobs(pool, { db, secrets, services }, log) : null;
     const grouper = config.worker ? startGrouper(db, log) : null;
     const analytics = config.worker ? startAnalyticsDrain(db, log) : null;
+    const traffic = config.worker ? startTrafficJudge(db, log, { minPageviews: config.trafficAlertMinPageviews }) : null;
     const pingDrain = config.worker ? startPingDrain(db, log) : null;
     // Pings skip the app's router (src/transport/ping.ts); everything else goes to the app.
     const server = http.createServer(withPingFastPath(app, { db, logger: log, closing: () => closing, baseUrl: () => baseUrl }));
@@ -115,6 +117,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         await grouper?.stop();
         // After the connections: events acknowledged until then are counted now, or by the next worker.
         await analytics?.stop();
+        await traffic?.stop();
         // After the connections: pings acknowledged until then are applied now, or by the next worker.
         await pingDrain?.stop();
         await limits.close();

@@ -10,6 +10,7 @@ import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
 import { startGrouper } from './errors/grouper';
 import { startAnalyticsDrain } from './analytics/drain';
+import { startTrafficJudge } from './analytics/traffic';
 import { startPingDrain } from './ingest/pings';
 
 /**
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
   const jobs = await startJobs(pool, { db, secrets, services }, log);
   const grouper = startGrouper(db, log);
   const analytics = startAnalyticsDrain(db, log);
+  const traffic = startTrafficJudge(db, log, { minPageviews: config.trafficAlertMinPageviews });
   const pingDrain = startPingDrain(db, log);
   let stopping = false;
   const stop = async (signal: string) => {
@@ -43,6 +45,7 @@ async function main(): Promise<void> {
     await jobs.stop();
     await grouper.stop();
     await analytics.stop();
+    await traffic.stop();
     await pingDrain.stop();
     await db.destroy();
     process.exit(0);
