@@ -21,9 +21,8 @@ export type SessionDimension = typeof SESSION_DIMENSIONS[number];
 /** A session's entry values (`analytics_sessions.entry`). */
 export type Entry = Record<SessionDimension | 'path', string>;
 
-/** An event as the drain takes it from `analytics_buffer` (bigints and props as text). */
-export interface TakenEvent {
-  seq: number;
+/** An event as ingestion appends it to `analytics_buffer`: parsed and hashed (no IP, no user agent; bigints and props as text). */
+export interface BufferedEvent {
   site_id: string;
   at: Date;
   name: string;
@@ -42,6 +41,9 @@ export interface TakenEvent {
   visitor: string;
   interactive: boolean;
 }
+
+/** An event as the drain takes it (what counting reads; the rest moves to `analytics_events` inside the database). */
+export interface TakenEvent extends Omit<BufferedEvent, 'hostname' | 'referrer'> { seq: number }
 
 /** A session as the batch leaves it, and as it was before (null: started in this batch). */
 export interface Session {
@@ -117,67 +119,125 @@ const bounce = (s: { pageviews: number; interactiveEvents: number }): number => 
 const duration = (startedAt: Date, s: { lastAt: Date; pageviews: number; interactiveEvents: number }): number =>
   (bounce(s) ? 0 : Math.floor((s.lastAt.getTime() - startedAt.getTime()) / 1000));
 
-/** The pairs a session's visit counts under: the totals, its entry page, its entry values. */
-export function sessionValues(s: Session): [string, string][] {
-  return [['', ''], ['path', s.entry.path], ...SESSION_DIMENSIONS.map((d) => [d, s.entry[d]] as [string, string])];
+const sessionPairCache = new WeakMap<Session, [string, string][]>();
+
+/** The pairs fixed for a whole session: the totals and its entry values (its events' pages are their own). */
+export function sessionPairs(s: Session): [string, string][] {
+  let pairs = sessionPairCache.get(s);
+  if (!pairs) sessionPairCache.set(s, (pairs = [['', ''], ...SESSION_DIMENSIONS.map((d) => [d, s.entry[d]] as [string, string])]));
+  return pairs;
 }
 
-/** The pairs an event counts under: the totals, its page, its session's values, and for a custom event its name; then its props. */
-export function eventValues(e: TakenEvent, s: Session): { pairs: [string, string][]; props: [string, string][] } {
-  const pairs: [string, string][] = [['', ''], ['path', bounded(e.pathname)], ...SESSION_DIMENSIONS.map((d) => [d, s.entry[d]] as [string, string])];
+/** The pairs of an event itself: its page, for a custom event its name, and its props (`prop`, name, key and value joined). */
+export function ownPairs(e: TakenEvent): [string, string][] {
+  const pairs: [string, string][] = [['path', bounded(e.pathname)]];
   if (!isPageview(e)) pairs.push(['event', bounded(e.name)]);
-  const props: [string, string][] = [];
   if (e.props) {
     for (const [k, v] of Object.entries(JSON.parse(e.props) as Record<string, string>)) {
-      props.push(['prop', bounded(`${e.name}${PROP_SEPARATOR}${k}${PROP_SEPARATOR}${v}`)]);
+      pairs.push(['prop', bounded(`${e.name}${PROP_SEPARATOR}${k}${PROP_SEPARATOR}${v}`)]);
     }
   }
-  return { pairs, props };
+  return pairs;
 }
 
 /** Counters of a roll-up row. */
 export interface Counts { visitors: number; pageviews: number; events: number; visits: number; bounces: number; duration_s: number }
 export type Metric = keyof Counts;
+const METRICS: Metric[] = ['visitors', 'pageviews', 'events', 'visits', 'bounces', 'duration_s'];
 
 /** A roll-up row's key and the deltas the batch adds to it. */
 export interface RollupRow { siteId: string; at: Date | string; dimension: string; value: string; c: Counts }
 
 const HOUR = 3600_000;
-const hourOf = (at: Date): Date => new Date(Math.floor(at.getTime() / HOUR) * HOUR);
-export const dayOf = (at: Date): string => at.toISOString().slice(0, 10);
+/** Hours met lately, so an event's `When` is looked up rather than made. */
+const hours = new Map<number, When>();
 
-/** The deltas of one batch, per (site, hour or day, dimension, value). */
+/** The hour (epoch ms) and UTC day (`YYYY-MM-DD`) an instant falls in: one object per hour, shared. */
+export interface When { readonly hour: number; readonly day: string }
+
+export function whenOf(at: Date | number): When {
+  const ms = typeof at === 'number' ? at : at.getTime();
+  const hour = Math.floor(ms / HOUR) * HOUR;
+  let w = hours.get(hour);
+  if (!w) {
+    if (hours.size > 10_000) hours.clear();
+    hours.set(hour, (w = { hour, day: new Date(hour).toISOString().slice(0, 10) }));
+  }
+  return w;
+}
+
+const zero = (): Counts => ({ visitors: 0, pageviews: 0, events: 0, visits: 0, bounces: 0, duration_s: 0 });
+
+/** A (site, hour) of the roll-up and its rows by dimension and value. */
+export interface Bucket { siteId: string; when: When; dims: Map<string, Map<string, RollupRow>> }
+
+/** The deltas of one batch per (site, hour, dimension, value); the daily rows are their sums. */
 export class Rollup {
-  readonly hourly = new Map<string, RollupRow>();
-  readonly daily = new Map<string, RollupRow>();
+  private readonly buckets = new Map<string, Map<number, Bucket>>();
 
-  /** Adds `n` to `metric` of the rows of `at`'s hour and day. */
-  add(siteId: string, at: Date, dimension: string, value: string, metric: Metric, n: number): void {
-    if (n === 0) return;
-    const hour = hourOf(at);
-    const day = dayOf(at);
-    for (const [map, unit, unitKey] of [[this.hourly, hour, String(hour.getTime())], [this.daily, day, day]] as const) {
-      const key = `${siteId}\u0000${unitKey}\u0000${dimension}\u0000${value}`;
-      let row = map.get(key);
-      if (!row) {
-        row = { siteId, at: unit, dimension, value, c: { visitors: 0, pageviews: 0, events: 0, visits: 0, bounces: 0, duration_s: 0 } };
-        map.set(key, row);
-      }
-      row.c[metric] += n;
-    }
+  /** The bucket of `siteId` at `when`'s hour. */
+  bucket(siteId: string, when: When): Bucket {
+    let bySite = this.buckets.get(siteId);
+    if (!bySite) this.buckets.set(siteId, (bySite = new Map()));
+    let b = bySite.get(when.hour);
+    if (!b) bySite.set(when.hour, (b = { siteId, when, dims: new Map() }));
+    return b;
   }
 
-  /** A session's visit, bounce and duration changes, under its entry values at its start. */
+  private row(b: Bucket, dimension: string, value: string): Counts {
+    let values = b.dims.get(dimension);
+    if (!values) b.dims.set(dimension, (values = new Map()));
+    let r = values.get(value);
+    if (!r) values.set(value, (r = { siteId: b.siteId, at: new Date(b.when.hour), dimension, value, c: zero() }));
+    return r.c;
+  }
+
+  /** Adds `n` to `metric` of a row. */
+  add(b: Bucket, dimension: string, value: string, metric: Metric, n: number): void {
+    if (n !== 0) this.row(b, dimension, value)[metric] += n;
+  }
+
+  /** Adds several metrics to a row at once. */
+  addCounts(b: Bucket, dimension: string, value: string, counts: Partial<Counts>): void {
+    const c = this.row(b, dimension, value);
+    for (const m of METRICS) c[m] += counts[m] ?? 0;
+  }
+
+  /** A session's visit, bounce and duration changes, under its entry values (and entry page) at its start. */
   addSession(s: Session): void {
     const before = s.before;
     const visits = before ? 0 : 1;
     const bounces = bounce(s) - (before ? bounce(before) : 0);
     const secs = duration(s.startedAt, s) - (before ? duration(s.startedAt, before) : 0);
     if (visits === 0 && bounces === 0 && secs === 0) return;
-    for (const [d, v] of sessionValues(s)) {
-      this.add(s.siteId, s.startedAt, d, v, 'visits', visits);
-      this.add(s.siteId, s.startedAt, d, v, 'bounces', bounces);
-      this.add(s.siteId, s.startedAt, d, v, 'duration_s', secs);
+    const b = this.bucket(s.siteId, whenOf(s.startedAt));
+    const counts = { visits, bounces, duration_s: secs };
+    for (const [d, v] of sessionPairs(s)) this.addCounts(b, d, v, counts);
+    this.addCounts(b, 'path', s.entry.path, counts);
+  }
+
+  /** The hourly rows. */
+  hourly(): RollupRow[] {
+    const out: RollupRow[] = [];
+    for (const bySite of this.buckets.values()) for (const b of bySite.values()) for (const values of b.dims.values()) out.push(...values.values());
+    return out;
+  }
+
+  /** The daily rows: the hourly ones summed per UTC day. */
+  daily(): RollupRow[] {
+    const out = new Map<string, RollupRow>();
+    for (const bySite of this.buckets.values()) {
+      for (const b of bySite.values()) {
+        for (const values of b.dims.values()) {
+          for (const r of values.values()) {
+            const key = `${r.siteId}\u0000${b.when.day}\u0000${r.dimension}\u0000${r.value}`;
+            let d = out.get(key);
+            if (!d) out.set(key, (d = { siteId: r.siteId, at: b.when.day, dimension: r.dimension, value: r.value, c: zero() }));
+            for (const m of METRICS) d.c[m] += r.c[m];
+          }
+        }
+      }
     }
+    return [...out.values()];
   }
 }

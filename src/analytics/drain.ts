@@ -9,16 +9,15 @@
  * and wait their turn). A batch costs a fixed number of statements (arrays
  * through `unnest`), whatever its size.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import type { BufferTable } from '../ingest/buffer';
 import type { Logger } from '../log';
-import { assignSessions, dayOf, eventValues, Rollup, SESSION_DIMENSIONS, SESSION_GAP_MS, sessionKey, type Entry, type RollupRow, type Session, type TakenEvent } from './count';
+import { assignSessions, ownPairs, Rollup, SESSION_GAP_MS, sessionKey, sessionPairs, whenOf, type Entry, type RollupRow, type BufferedEvent, type Session, type TakenEvent, type When } from './count';
 import { analyticsHousekeeping } from './housekeeping';
 
-/** What ingestion appends: an event parsed and hashed (no IP, no user agent). */
-export interface BufferedEvent extends Omit<TakenEvent, 'seq'> {}
+export type { BufferedEvent } from './count';
 
 /** `analytics_buffer` and its columns' types, for `bufferWriter`. */
 export const ANALYTICS_BUFFER: BufferTable<BufferedEvent> = {
@@ -33,7 +32,17 @@ export const ANALYTICS_BUFFER: BufferTable<BufferedEvent> = {
 /** Its name in `ingest_drained` and the key of its advisory lock. */
 const NAME = 'analytics_buffer';
 
-const newSessionId = (): string => randomBytes(8).readBigInt64BE(0).toString();
+/** Random signed 64-bit session ids, drawn 512 at a time. */
+function newSessionIds(): () => string {
+  let pool = Buffer.alloc(0);
+  let at = 0;
+  return () => {
+    if (at >= pool.length) { pool = randomBytes(8 * 512); at = 0; }
+    const id = pool.readBigInt64BE(at).toString();
+    at += 8;
+    return id;
+  };
+}
 
 /** INSERT … SELECT FROM unnest(arrays): one statement text whatever the row count. */
 function unnest(columns: readonly (readonly [string, string])[], values: unknown[][]) {
@@ -65,42 +74,85 @@ async function openSessions(tx: Db, events: TakenEvent[]): Promise<Map<string, S
   return open;
 }
 
-/** Marks the (day, dimension, value, visitor) keys as seen; returns those that were not yet, with the time each was first met. */
-async function firstSeen(tx: Db, keys: Map<string, { siteId: string; day: string; dimension: string; value: string; visitor: string; at: Date }>) {
-  const list = [...keys.values()];
+/** What a batch asks of `analytics_seen` for one visitor and day: the pairs it met, by hash, each with when it was first met. */
+interface SeenAsk { siteId: string; day: string; visitor: string; pairs: Map<string, { dimension: string; value: string; when: When }> }
+
+/**
+ * Marks the pairs as seen for their visitor and day; returns those that were
+ * not yet (each visitor counts once per day under a value). The drain runs
+ * alone, so reading the rows and writing them back cannot race.
+ */
+async function firstSeen(tx: Db, asks: Map<string, SeenAsk>): Promise<{ siteId: string; dimension: string; value: string; when: When }[]> {
+  const list = [...asks.values()];
   if (list.length === 0) return [];
-  const columns = [['site_id', 'text'], ['day', 'date'], ['dimension', 'text'], ['value', 'text'], ['visitor', 'bigint']] as const;
-  const { rows } = await sql<{ site_id: string; day: string; dimension: string; value: string; visitor: string }>`
-    insert into analytics_seen (${cols(columns)})
-    select * from unnest(${unnest(columns, [list.map((k) => k.siteId), list.map((k) => k.day), list.map((k) => k.dimension), list.map((k) => k.value), list.map((k) => k.visitor)])})
-    on conflict do nothing
-    returning site_id, day, dimension, value, visitor::text as visitor`.execute(tx);
-  return rows.map((r) => keys.get(seenKey(r.site_id, r.day, r.dimension, r.value, r.visitor))!);
+  const { rows } = await sql<{ site_id: string; day: string; visitor: string; keys: Buffer }>`
+    select s.site_id, s.day, s.visitor::text as visitor, s.keys from analytics_seen s
+      join unnest(${list.map((a) => a.siteId)}::text[], ${list.map((a) => a.day)}::date[], ${list.map((a) => a.visitor)}::bigint[]) k(site_id, day, visitor)
+        on s.site_id = k.site_id and s.day = k.day and s.visitor = k.visitor`.execute(tx);
+  const stored = new Map(rows.map((r) => [visitorDay(r.site_id, r.day, r.visitor), r.keys]));
+  const fresh: { siteId: string; dimension: string; value: string; when: When }[] = [];
+  const writes: { ask: SeenAsk; keys: Buffer }[] = [];
+  for (const [key, ask] of asks) {
+    const old = stored.get(key);
+    const have = old ? old.toString('latin1') : '';
+    let added = '';
+    for (const [h, p] of ask.pairs) {
+      if (has(have, h)) continue;
+      added += h;
+      fresh.push({ siteId: ask.siteId, ...p });
+    }
+    if (added) writes.push({ ask, keys: old ? Buffer.concat([old, Buffer.from(added, 'latin1')]) : Buffer.from(added, 'latin1') });
+  }
+  if (writes.length > 0) {
+    await sql`insert into analytics_seen (site_id, day, visitor, keys)
+      select * from unnest(${writes.map((w) => w.ask.siteId)}::text[], ${writes.map((w) => w.ask.day)}::date[], ${writes.map((w) => w.ask.visitor)}::bigint[], ${writes.map((w) => w.keys)}::bytea[])
+      on conflict (site_id, day, visitor) do update set keys = excluded.keys`.execute(tx);
+  }
+  return fresh;
 }
 
-/** The pairs fixed for a whole session. */
-const SESSION_LEVEL = new Set<string>(['', ...SESSION_DIMENSIONS]);
-
-const seenKey = (siteId: string, day: string, dimension: string, value: string, visitor: string) => `${siteId}\u0000${day}\u0000${dimension}\u0000${value}\u0000${visitor}`;
-
-async function writeEvents(tx: Db, events: TakenEvent[], sessionOf: Session[]): Promise<void> {
-  const columns = [...ANALYTICS_BUFFER.columns, ['session', 'bigint']] as const;
-  const values = columns.map(([c]) => (c === 'session' ? sessionOf.map((s) => s.id) : events.map((e) => e[c as keyof TakenEvent])));
-  await sql`insert into analytics_events (${cols(columns)}) select * from unnest(${unnest(columns, values)})`.execute(tx);
+/** Whether `keys` (hashes of HASH_BYTES each, as latin1 text) holds `h` at a hash boundary. */
+function has(keys: string, h: string): boolean {
+  for (let i = keys.indexOf(h); i >= 0; i = keys.indexOf(h, i + 1)) if (i % HASH_BYTES === 0) return true;
+  return false;
 }
 
+/** Bytes of a pair's hash in `analytics_seen.keys`. */
+const HASH_BYTES = 8;
+const visitorDay = (siteId: string, day: string, visitor: string) => `${siteId}\u0000${day}\u0000${visitor}`;
+
+/** The buffer's columns, which `analytics_events` has too. */
+const EVENT_COLUMNS = sql.join(ANALYTICS_BUFFER.columns.map(([c]) => sql.ref(c)));
+
+/** Deletes the taken rows from the buffer and inserts the counted ones (those given a session) into `analytics_events`, in one statement. */
+async function moveEvents(tx: Db, taken: TakenEvent[], sessions: Map<number, string>): Promise<void> {
+  await sql`with moved as (
+      delete from analytics_buffer b using unnest(${taken.map((e) => e.seq)}::bigint[], ${taken.map((e) => sessions.get(e.seq) ?? null)}::bigint[]) u(seq, session)
+      where b.seq = u.seq returning b.*, u.session
+    ) insert into analytics_events (${EVENT_COLUMNS}, session) select ${EVENT_COLUMNS}, session from moved where session is not null`.execute(tx);
+}
+
+/** New sessions inserted with their entry; continuing ones updated in place (HOT: migration 0022). */
 async function writeSessions(tx: Db, touched: Session[]): Promise<void> {
-  const columns = [['site_id', 'text'], ['visitor', 'bigint'], ['session', 'bigint'], ['started_at', 'timestamptz'], ['last_at', 'timestamptz'],
-    ['pageviews', 'int4'], ['interactive_events', 'int4'], ['entry', 'jsonb']] as const;
-  await sql`insert into analytics_sessions (${cols(columns)})
-    select * from unnest(${unnest(columns, [touched.map((s) => s.siteId), touched.map((s) => s.visitor), touched.map((s) => s.id), touched.map((s) => s.startedAt),
-      touched.map((s) => s.lastAt), touched.map((s) => s.pageviews), touched.map((s) => s.interactiveEvents), touched.map((s) => JSON.stringify(s.entry))])})
-    on conflict (site_id, visitor, started_at) do update
-      set last_at = excluded.last_at, pageviews = excluded.pageviews, interactive_events = excluded.interactive_events`.execute(tx);
+  const fresh = touched.filter((s) => s.before === null);
+  const going = touched.filter((s) => s.before !== null);
+  if (fresh.length > 0) {
+    const columns = [['site_id', 'text'], ['visitor', 'bigint'], ['session', 'bigint'], ['started_at', 'timestamptz'], ['last_at', 'timestamptz'],
+      ['pageviews', 'int4'], ['interactive_events', 'int4'], ['entry', 'jsonb']] as const;
+    await sql`insert into analytics_sessions (${cols(columns)})
+      select * from unnest(${unnest(columns, [fresh.map((s) => s.siteId), fresh.map((s) => s.visitor), fresh.map((s) => s.id), fresh.map((s) => s.startedAt),
+        fresh.map((s) => s.lastAt), fresh.map((s) => s.pageviews), fresh.map((s) => s.interactiveEvents), fresh.map((s) => JSON.stringify(s.entry))])})`.execute(tx);
+  }
+  if (going.length > 0) {
+    await sql`update analytics_sessions s set last_at = u.last_at, pageviews = u.pageviews, interactive_events = u.interactive_events
+      from unnest(${going.map((s) => s.siteId)}::text[], ${going.map((s) => s.visitor)}::bigint[], ${going.map((s) => s.startedAt)}::timestamptz[],
+        ${going.map((s) => s.lastAt)}::timestamptz[], ${going.map((s) => s.pageviews)}::int4[], ${going.map((s) => s.interactiveEvents)}::int4[])
+        u(site_id, visitor, started_at, last_at, pageviews, interactive_events)
+      where s.site_id = u.site_id and s.visitor = u.visitor and s.started_at = u.started_at`.execute(tx);
+  }
 }
 
-async function writeRollup(tx: Db, table: 'analytics_hourly' | 'analytics_daily', rows: Map<string, RollupRow>): Promise<void> {
-  const list = [...rows.keys()].sort().map((k) => rows.get(k)!);
+async function writeRollup(tx: Db, table: 'analytics_hourly' | 'analytics_daily', list: RollupRow[]): Promise<void> {
   if (list.length === 0) return;
   const unit = table === 'analytics_hourly' ? ['hour', 'timestamptz'] as const : ['day', 'date'] as const;
   const metrics = ['visitors', 'pageviews', 'events', 'visits', 'bounces', 'duration_s'] as const;
@@ -111,47 +163,79 @@ async function writeRollup(tx: Db, table: 'analytics_hourly' | 'analytics_daily'
       ${sql.join(metrics.map((m) => sql`${sql.ref(m)} = ${sql.ref(`t.${m}`)} + ${sql.ref(`excluded.${m}`)}`))}`.execute(tx);
 }
 
-/** Counts one batch inside the transaction that took it. */
+/** The hashes (dimension, value) pairs are remembered by in `analytics_seen.keys`, per dimension and value. */
+class PairHashes {
+  private readonly byDim = new Map<string, Map<string, string>>();
+  of(dimension: string, value: string): string {
+    let values = this.byDim.get(dimension);
+    if (!values) this.byDim.set(dimension, (values = new Map()));
+    let h = values.get(value);
+    if (h === undefined) values.set(value, (h = createHash('sha256').update(`${dimension}\u0000${value}`).digest().toString('latin1', 0, HASH_BYTES)));
+    return h;
+  }
+}
+
+/**
+ * Counts one batch inside the transaction that took it, then moves its
+ * events into `analytics_events` (server-side: only their sessions are sent).
+ */
 async function countBatch(tx: Db, taken: TakenEvent[]): Promise<void> {
   const siteIds = [...new Set(taken.map((e) => e.site_id))];
   // A site deleted since its events were accepted: its events go with it.
   const { rows: live } = await sql<{ id: string }>`select id from analytics_sites where id = any(${siteIds}::text[])`.execute(tx);
   const known = new Set(live.map((r) => r.id));
   const events = taken.filter((e) => known.has(e.site_id)).sort((a, b) => a.at.getTime() - b.at.getTime() || a.seq - b.seq);
-  if (events.length === 0) return;
+  if (events.length === 0) return moveEvents(tx, taken, new Map());
 
   const open = await openSessions(tx, events);
-  const { sessionOf, touched } = assignSessions(events, open, newSessionId);
+  const { sessionOf, touched } = assignSessions(events, open, newSessionIds());
   const rollup = new Rollup();
-  const seen = new Map<string, { siteId: string; day: string; dimension: string; value: string; visitor: string; at: Date }>();
-  const see = (e: TakenEvent, day: string, dimension: string, value: string) => {
-    const key = seenKey(e.site_id, day, dimension, value, e.visitor);
-    if (!seen.has(key)) seen.set(key, { siteId: e.site_id, day, dimension, value, visitor: e.visitor, at: e.at });
+  const asks = new Map<string, SeenAsk>();
+  const hashes = new PairHashes();
+  const see = (ask: SeenAsk, when: When, dimension: string, value: string) => {
+    const h = hashes.of(dimension, value);
+    if (!ask.pairs.has(h)) ask.pairs.set(h, { dimension, value, when });
   };
 
+  // Per session: its ask of analytics_seen (for its day), and its pageviews and events per hour, added once under each of its pairs.
+  const perSession = new Map<Session, { ask: SeenAsk; hours: Map<When, { pageviews: number; events: number }> }>();
+  const sessions = new Map<number, string>();
   events.forEach((e, i) => {
     const s = sessionOf[i];
-    const day = dayOf(e.at);
-    const { pairs, props } = eventValues(e, s);
+    sessions.set(e.seq, s.id);
+    const when = whenOf(e.at);
     const metric = e.name === 'pageview' ? 'pageviews' : 'events';
-    // The totals and the session's values were seen when a session stored earlier that day began.
-    const known = s.before !== null && dayOf(s.startedAt) === day;
-    for (const [d, v] of pairs) {
-      rollup.add(e.site_id, e.at, d, v, metric, 1);
-      if (!(known && SESSION_LEVEL.has(d))) see(e, day, d, v);
+    let mine = perSession.get(s);
+    if (!mine || mine.ask.day !== when.day) {
+      const vd = visitorDay(e.site_id, when.day, e.visitor);
+      let ask = asks.get(vd);
+      if (!ask) asks.set(vd, (ask = { siteId: e.site_id, day: when.day, visitor: e.visitor, pairs: new Map() }));
+      // The totals and the session's values were seen when a session stored earlier that day began.
+      if (!(s.before !== null && whenOf(s.startedAt).day === when.day)) for (const [d, v] of sessionPairs(s)) see(ask, when, d, v);
+      perSession.set(s, (mine = { ask, hours: mine?.hours ?? new Map() }));
     }
-    for (const [d, v] of props) {
-      rollup.add(e.site_id, e.at, d, v, metric, 1);
-      see(e, day, d, v);
+    let acc = mine.hours.get(when);
+    if (!acc) mine.hours.set(when, (acc = { pageviews: 0, events: 0 }));
+    acc[metric]++;
+    const b = rollup.bucket(e.site_id, when);
+    for (const [d, v] of ownPairs(e)) {
+      rollup.add(b, d, v, metric, 1);
+      see(mine.ask, when, d, v);
     }
   });
+  for (const [s, { hours }] of perSession) {
+    for (const [when, counts] of hours) {
+      const b = rollup.bucket(s.siteId, when);
+      for (const [d, v] of sessionPairs(s)) rollup.addCounts(b, d, v, counts);
+    }
+  }
   for (const s of touched) rollup.addSession(s);
-  for (const k of await firstSeen(tx, seen)) rollup.add(k.siteId, k.at, k.dimension, k.value, 'visitors', 1);
+  for (const k of await firstSeen(tx, asks)) rollup.add(rollup.bucket(k.siteId, k.when), k.dimension, k.value, 'visitors', 1);
 
-  await writeEvents(tx, events, sessionOf);
+  await moveEvents(tx, taken, sessions);
   await writeSessions(tx, touched);
-  await writeRollup(tx, 'analytics_hourly', rollup.hourly);
-  await writeRollup(tx, 'analytics_daily', rollup.daily);
+  await writeRollup(tx, 'analytics_hourly', rollup.hourly());
+  await writeRollup(tx, 'analytics_daily', rollup.daily());
 }
 
 /**
@@ -162,10 +246,10 @@ export async function drainAnalyticsOnce(db: Db, limit = 5000): Promise<number |
   return db.transaction().execute(async (tx) => {
     const { rows: [lock] } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext(${`ingest:${NAME}`})) as ok`.execute(tx);
     if (!lock.ok) return null;
-    const list = sql.join(ANALYTICS_BUFFER.columns.map(([c, type]) => (type === 'bigint' || type === 'jsonb' ? sql`${sql.ref(`t.${c}`)}::text as ${sql.ref(c)}` : sql.ref(`t.${c}`))));
-    const { rows } = await sql<TakenEvent>`with taken as (
-        select seq from analytics_buffer order by seq limit ${limit} for update skip locked
-      ) delete from analytics_buffer t using taken where t.seq = taken.seq returning t.seq, ${list}`.execute(tx);
+    const list = sql.join(ANALYTICS_BUFFER.columns.filter(([c]) => c !== 'hostname' && c !== 'referrer')
+      .map(([c, type]) => (type === 'bigint' || type === 'jsonb' ? sql`${sql.ref(`t.${c}`)}::text as ${sql.ref(c)}` : sql.ref(`t.${c}`))));
+    // Locked now, deleted as they move into analytics_events (moveEvents).
+    const { rows } = await sql<TakenEvent>`select t.seq, ${list} from analytics_buffer t order by t.seq limit ${limit} for update skip locked`.execute(tx);
     if (rows.length === 0) return 0;
     await countBatch(tx, rows);
     await sql`insert into ingest_drained (buffer, items) values (${NAME}, ${rows.length})

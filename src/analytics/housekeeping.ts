@@ -1,6 +1,7 @@
 /**
  * Analytics upkeep (docs/analytics.md), run by the drain's worker every few
- * minutes: salts, sessions and seen-visitor rows go after 48 h (so no key
+ * minutes: salts, sessions (from their start) and seen-visitor rows go after
+ * 48 h (so no key
  * joins two days, and nothing about a visitor outlives the next day), raw
  * events after the organisation's plan retention (`plans.history_retention_days`,
  * as check results). Roll-ups stay: every read answers from them.
@@ -18,7 +19,7 @@ export async function analyticsHousekeeping(db: Db, now: Date = analyticsClock.n
   const cutoffDay = new Date(now.getTime() - VISITOR_STATE_HOURS * 3600_000).toISOString().slice(0, 10);
   await sql`delete from analytics_salts where day <= ${cutoffDay}::date`.execute(db);
   await sql`delete from analytics_seen where day <= ${cutoffDay}::date`.execute(db);
-  await sql`delete from analytics_sessions where last_at < ${now}::timestamptz - make_interval(hours => ${VISITOR_STATE_HOURS})`.execute(db);
+  await sql`delete from analytics_sessions where started_at < ${now}::timestamptz - make_interval(hours => ${VISITOR_STATE_HOURS})`.execute(db);
   await sql`delete from analytics_events e using analytics_sites s, organizations o, plans p
     where e.site_id = s.id and s.organization_id = o.id and p.code = o.plan
       and e.at < ${now}::timestamptz - make_interval(days => p.history_retention_days)`.execute(db);

@@ -592,7 +592,8 @@ export interface AnalyticsSessionsTable {
   interactive_events: number;
   entry: ColumnType<Record<string, string>, string, string>;
 }
-export interface AnalyticsSeenTable { site_id: string; day: ColumnType<string, string, string>; dimension: string; value: string; visitor: ColumnType<string, string | bigint, string | bigint> }
+/** The (dimension, value) pairs a visitor was counted under that day, as 8-byte hashes concatenated (migration 0022). */
+export interface AnalyticsSeenTable { site_id: string; day: ColumnType<string, string, string>; visitor: ColumnType<string, string | bigint, string | bigint>; keys: Buffer }
 /** A roll-up row: per site, dimension ('' for the totals), value and hour (or day). */
 interface AnalyticsRollupColumns {
   site_id: string;
