@@ -23,6 +23,7 @@ import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
 import { startGrouper } from './errors/grouper';
 import { startAnalyticsDrain } from './analytics/drain';
+import { withEventFastPath } from './analytics/ingest';
 import { startTrafficJudge } from './analytics/traffic';
 import { startPingDrain } from './ingest/pings';
 import type { PageCache } from './statuspages/cache';
@@ -86,8 +87,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const analytics = config.worker ? startAnalyticsDrain(db, log) : null;
     const traffic = config.worker ? startTrafficJudge(db, log, { minPageviews: config.trafficAlertMinPageviews }) : null;
     const pingDrain = config.worker ? startPingDrain(db, log) : null;
-    // Pings skip the app's router (src/transport/ping.ts); everything else goes to the app.
-    const server = http.createServer(withPingFastPath(app, { db, logger: log, closing: () => closing, baseUrl: () => baseUrl }));
+    // Pings and analytics events skip the app's router (src/transport/ping.ts, src/analytics/ingest.ts); everything else goes to the app.
+    const fast = { db, logger: log, closing: () => closing, baseUrl: () => baseUrl };
+    const server = http.createServer(withEventFastPath(withPingFastPath(app, fast), app, fast));
     server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError);
     const connections = trackConnections(server);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { sql } from 'kysely';
 import { drainAnalytics } from '../src/analytics/drain';
 import { analyticsHousekeeping } from '../src/analytics/housekeeping';
@@ -47,6 +48,20 @@ async function post(body: unknown, o: { ua?: string | null; type?: string; at?: 
   return { status: res.status, headers: res.headers, text, json };
 }
 
+/** A POST naming another Host than Vigil's (fetch cannot): not taken by the server's fast path, answered by the app's route. */
+function postAs(host: string, body: unknown, o: { base?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string; cors: unknown }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(`${o.base ?? server.url}/api/event`);
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { host, 'content-type': 'text/plain', 'user-agent': UA.mac, ...o.headers } }, (res) => {
+      let text = '';
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode!, body: text, cors: res.headers['access-control-allow-origin'] }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
 const buffered = (siteId: string) => server.db.selectFrom('analytics_buffer').selectAll().where('site_id', '=', siteId).orderBy('seq').execute();
 
 async function rollup(siteId: string, dimension: string, table: 'analytics_hourly' | 'analytics_daily' = 'analytics_hourly') {
@@ -77,6 +92,10 @@ test('text/plain and JSON bodies are accepted 202 "ok" with CORS, and are in the
   // No domain: the URL's host, www. removed.
   expect((await post({ n: 'pageview', u: 'https://www.accept.example/c' })).status).toBe(202);
   expect(await buffered(s.id)).toHaveLength(3);
+  // Another host (a proxy's name for Vigil) goes through the app's route, with the same answer.
+  const viaApp = await postAs('stats.customer.example', { n: 'pageview', u: 'https://accept.example/d', d: 'accept.example' });
+  expect(viaApp).toEqual({ status: 202, body: 'ok', cors: '*' });
+  expect((await buffered(s.id)).map((r) => r.pathname)).toEqual(['/a', '/b', '/c', '/d']);
   const pre = await fetch(`${server.url}/api/event`, { method: 'OPTIONS', headers: { origin: 'https://accept.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
   expect([pre.status, pre.headers.get('access-control-allow-origin'), pre.headers.get('access-control-allow-headers')]).toEqual([204, '*', 'content-type']);
 });
@@ -201,14 +220,16 @@ test('behind TRUST_PROXY the forwarded client address gives the country and the 
       values (${id}, ${o.organizationId}, ${o.workspaceId}, 'p', 'proxied.example', 'proxiedpublic')`.execute(proxied.db);
     const event = { n: 'pageview', u: 'https://proxied.example/', d: 'proxied.example' };
     for (const ip of ['81.2.69.160', '8.8.8.8', '10.1.2.3']) expect((await post(event, { base: proxied.url, headers: { 'x-forwarded-for': ip } })).status).toBe(202);
+    // The app's route (another Host) takes the same address, from Express's req.ip.
+    expect((await postAs('stats.customer.example', event, { base: proxied.url, headers: { 'x-forwarded-for': '2a00:1450:4001::1, 127.0.0.1' } })).status).toBe(202);
     // The worker's drain (woken by the append) counts them within moments.
     const countries = await until('the events counted', async () => {
       const rows = await proxied.db.selectFrom('analytics_daily').select(['value', 'visitors']).where('site_id', '=', id).where('dimension', '=', 'country').orderBy('value').execute();
-      return rows.length === 3 && rows;
+      return rows.length === 4 && rows;
     }, 5000);
-    expect(countries.map((r) => [r.value, Number(r.visitors)])).toEqual([['(none)', 1], ['GB', 1], ['US', 1]]);
+    expect(countries.map((r) => [r.value, Number(r.visitors)])).toEqual([['(none)', 1], ['DE', 1], ['GB', 1], ['US', 1]]);
     const raw = await proxied.db.selectFrom('analytics_events').select(sql<string>`visitor::text`.as('visitor')).execute();
-    expect(new Set(raw.map((r) => r.visitor)).size).toBe(3);
+    expect(new Set(raw.map((r) => r.visitor)).size).toBe(4);
   } finally {
     await proxied.close();
   }

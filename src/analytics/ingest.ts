@@ -8,13 +8,18 @@
  * are answered 202 with `x-plausible-dropped`. Nothing of the IP or the user
  * agent is kept but the visitor hash, the country and the browser, OS and
  * device names. The client IP is the socket's, or the one the proxies named
- * by TRUST_PROXY report (Express's `req.ip`).
+ * by TRUST_PROXY report (as Express's `req.ip`). The server takes events to
+ * its own host before Express (withEventFastPath); the app's route answers
+ * the rest the same way.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { domainToASCII } from 'node:url';
-import express, { type Request, type Response } from 'express';
+import type express from 'express';
+import type { Request, Response } from 'express';
 import { cachedRows, type Db } from '../db/connect';
 import { bufferWriter } from '../ingest/buffer';
 import type { Logger } from '../log';
+import { requestObserver } from '../observability/http';
 import { ApiError } from '../pipeline/errors';
 import { drainUnread, readBody } from '../transport/body';
 import { ANALYTICS_BUFFER, wakeAnalyticsDrain, type BufferedEvent } from './drain';
@@ -38,25 +43,43 @@ const CORS: Record<string, string> = {
 
 interface Site { id: string; domain: string }
 
-function send(res: Response, status: number, body: string, type: string, headers: Record<string, string> = {}): void {
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+function send(res: ServerResponse, status: number, body: string, type: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { ...CORS, ...headers, 'Content-Type': type, 'Cache-Control': 'no-store', 'Content-Length': String(Buffer.byteLength(body)) });
   res.end(body);
 }
 /** The answer almost every event gets, its headers made once (as the flat list writeHead takes). */
 const OK_HEADERS = Object.entries({ ...CORS, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': '2' }).flat();
-const accepted = (res: Response, dropped = 0) => {
+const accepted = (res: ServerResponse, dropped = 0) => {
   if (dropped > 0) return send(res, 202, 'ok', 'text/plain; charset=utf-8', { 'x-plausible-dropped': String(dropped) });
   res.writeHead(202, OK_HEADERS);
   res.end('ok');
 };
-const refused = (res: Response, status: number, field: string, message: string, headers: Record<string, string> = {}) =>
+const refused = (res: ServerResponse, status: number, field: string, message: string, headers: Record<string, string> = {}) =>
   send(res, status, JSON.stringify({ errors: { [field]: [message] } }), 'application/json; charset=utf-8', headers);
+const PREFLIGHT_HEADERS = Object.entries(CORS).flat();
 
-export interface AnalyticsIngestDeps { db: Db; log: Logger }
+/** Event ingestion of one database handle: the Express route and the server's fast path share its batches and caches. */
+export interface EventIngestion {
+  /** Answers one `POST /api/event` from client address `ip`. Never throws. */
+  accept(req: IncomingMessage, res: ServerResponse, ip: string): Promise<void>;
+  /** Answers the CORS preflight. */
+  preflight(res: ServerResponse): void;
+  /** Writes what is pending (shutdown). */
+  flush(): Promise<void>;
+}
 
-/** Mounts `POST /api/event` (and its CORS preflight) on `app`; returns what shutdown must flush. */
-export function mountAnalyticsIngestion(app: express.Express, deps: AnalyticsIngestDeps): { flush(): Promise<void> } {
-  const { db } = deps;
+const ingestions = new WeakMap<Db, EventIngestion>();
+
+/** The event ingestion of `db` (one per database handle). */
+export function eventIngestionFor(db: Db, log: Logger): EventIngestion {
+  let i = ingestions.get(db);
+  if (!i) ingestions.set(db, (i = eventIngestion(db, log)));
+  return i;
+}
+
+function eventIngestion(db: Db, log: Logger): EventIngestion {
   const salts = new Salts(db);
   const buffer = bufferWriter(db, ANALYTICS_BUFFER);
 
@@ -92,42 +115,112 @@ export function mountAnalyticsIngestion(app: express.Express, deps: AnalyticsIng
     };
   };
 
-  const handle = async (req: Request, res: Response) => {
-    try {
-      const ev = parseEvent(parseBody(await readBody(req, MAX_EVENT_BODY)));
-      const ip = req.ip ?? req.socket.remoteAddress ?? '';
-      if (req.headers['x-debug-request'] === 'true') return send(res, 200, ip, 'text/plain; charset=utf-8');
-      const ipType = req.headers['x-plausible-ip-type'];
-      const ua = req.headers['user-agent'];
-      const agent = parseAgent(ua);
-      if (agent.bot || ipType === 'dc_ip' || ipType === 'threat_ip') return accepted(res, ev.domains.length);
-      const found = await Promise.all(ev.domains.map(siteOf));
-      const sites = [...new Map(found.filter((s): s is Site => s !== null).map((s) => [s.id, s])).values()];
-      const unknown = ev.domains.length - found.filter(Boolean).length;
-      // Engagement (time on page, scroll depth) is validated and not counted: visit duration comes from the events themselves.
-      if (sites.length === 0 || ev.engagement) return accepted(res, ev.engagement ? unknown : ev.domains.length);
-      const at = analyticsClock.now();
-      const country = countryOf(ip);
-      const rows = (await Promise.all(sites.map((s) => rowFor(ev, s, at, ip, ua!, agent, country)))).filter((r): r is BufferedEvent => r !== null);
-      if (rows.length > 0) {
-        await buffer.append(rows);
-        wakeAnalyticsDrain();
+  return {
+    async accept(req, res, ip) {
+      try {
+        const ev = parseEvent(parseBody(await readBody(req, MAX_EVENT_BODY)));
+        if (req.headers['x-debug-request'] === 'true') return send(res, 200, ip, 'text/plain; charset=utf-8');
+        const ipType = req.headers['x-plausible-ip-type'];
+        const ua = req.headers['user-agent'];
+        const agent = parseAgent(ua);
+        if (agent.bot || ipType === 'dc_ip' || ipType === 'threat_ip') return accepted(res, ev.domains.length);
+        const found = await Promise.all(ev.domains.map(siteOf));
+        const sites = [...new Map(found.filter((s): s is Site => s !== null).map((s) => [s.id, s])).values()];
+        const unknown = ev.domains.length - found.filter(Boolean).length;
+        // Engagement (time on page, scroll depth) is validated and not counted: visit duration comes from the events themselves.
+        if (sites.length === 0 || ev.engagement) return accepted(res, ev.engagement ? unknown : ev.domains.length);
+        const at = analyticsClock.now();
+        const country = countryOf(ip);
+        const rows = (await Promise.all(sites.map((s) => rowFor(ev, s, at, ip, ua!, agent, country)))).filter((r): r is BufferedEvent => r !== null);
+        if (rows.length > 0) {
+          await buffer.append(rows);
+          wakeAnalyticsDrain();
+        }
+        accepted(res, ev.domains.length - rows.length);
+      } catch (e) {
+        if (res.headersSent) return;
+        if (e instanceof EventError) return refused(res, 400, e.field, e.message);
+        drainUnread(req);
+        if (e instanceof ApiError && e.status < 500) return refused(res, e.status, 'request', e.message);
+        // Never a 500: what failed is on our side (the database, most likely), and the tracker may retry.
+        log.error('accepting an analytics event', e);
+        refused(res, 503, 'request', 'The event could not be recorded now; retry later.', { 'Retry-After': '5' });
       }
-      accepted(res, ev.domains.length - rows.length);
-    } catch (e) {
-      if (e instanceof EventError) return refused(res, 400, e.field, e.message);
-      drainUnread(req);
-      if (e instanceof ApiError && e.status < 500) return refused(res, e.status, 'request', e.message);
-      // Never a 500: what failed is on our side (the database, most likely), and the tracker may retry.
-      deps.log.error('accepting an analytics event', e);
-      refused(res, 503, 'request', 'The event could not be recorded now; retry later.', { 'Retry-After': '5' });
-    }
+    },
+    preflight(res) {
+      res.writeHead(204, PREFLIGHT_HEADERS);
+      res.end();
+    },
+    flush: () => buffer.flush(),
   };
+}
 
-  app.options(EVENT_PATH, (_req, res) => {
-    for (const [k, v] of Object.entries(CORS)) res.setHeader(k, v);
-    res.status(204).end();
-  });
-  app.post(EVENT_PATH, (req, res) => void handle(req, res));
-  return { flush: () => buffer.flush() };
+export interface AnalyticsIngestDeps { db: Db; log: Logger }
+
+/** Mounts `POST /api/event` (and its CORS preflight) on `app` (requests the fast path leaves to the app); returns what shutdown must flush. */
+export function mountAnalyticsIngestion(app: express.Express, deps: AnalyticsIngestDeps): { flush(): Promise<void> } {
+  const ingestion = eventIngestionFor(deps.db, deps.log);
+  app.options(EVENT_PATH, (_req, res) => ingestion.preflight(res));
+  app.post(EVENT_PATH, (req, res) => void ingestion.accept(req, res, req.ip ?? req.socket.remoteAddress ?? ''));
+  return { flush: () => ingestion.flush() };
+}
+
+/** The event path as the tracker sends it (any other spelling is left to the app's router). */
+const FAST_PATH = /^\/api\/event\/?(?:\?.*)?$/;
+/** Hosts that cannot be a status page's custom domain (as src/statuspages/public.ts and the ping fast path tell them apart). */
+const LOCAL_HOST = /^(localhost|\[?[0-9a-f:.]+\]?)(:\d+)?$/;
+
+/**
+ * The client address as Express's `req.ip` makes it (proxy-addr): walking
+ * from the socket's peer out through `X-Forwarded-For` (right to left) while
+ * `trust` (the app's compiled TRUST_PROXY) trusts the hop.
+ */
+export function clientAddress(req: IncomingMessage, trust: (addr: string, i: number) => boolean): string {
+  const peer = req.socket.remoteAddress ?? '';
+  const xff = req.headers['x-forwarded-for'];
+  if (!xff || !trust(peer, 0)) return peer;
+  const hops = [peer, ...String(xff).split(',').map((a) => a.trim()).reverse()];
+  for (let i = 0; i < hops.length - 1; i++) if (!trust(hops[i], i)) return hops[i];
+  return hops[hops.length - 1];
+}
+
+export interface EventFastPathDeps { db: Db; logger: Logger; closing: () => boolean; baseUrl: () => string }
+
+/**
+ * The server's request listener: `next`, except that events posted to
+ * Vigil's own host (or an address, or localhost) are answered without
+ * Express, as pings are (src/transport/ping.ts: the router and Express's
+ * per-request prototype change cost more than the event). The answer is the
+ * same as through the app's route; `requestObserver` runs (request id, the
+ * log line, the metrics, `Connection: close` once shutdown began), and the
+ * client address is `req.ip`'s, from the app's own TRUST_PROXY.
+ */
+export function withEventFastPath(next: Listener, app: express.Express, deps: EventFastPathDeps): Listener {
+  const ingestion = eventIngestionFor(deps.db, deps.logger);
+  const observe = requestObserver(deps.logger, deps.closing);
+  const trust = app.get('trust proxy fn') as (addr: string, i: number) => boolean;
+  let baseUrl: string | null = null;
+  let baseHost = '';
+  const ownHost = () => {
+    const u = deps.baseUrl();
+    if (u !== baseUrl) {
+      baseUrl = u;
+      try { baseHost = new URL(u).host.toLowerCase(); } catch { baseHost = ''; }
+    }
+    return baseHost;
+  };
+  return (req, res) => {
+    const method = req.method;
+    const mine = (method === 'POST' || method === 'OPTIONS') && FAST_PATH.test(req.url ?? '');
+    const host = mine ? String(req.headers.host ?? '').toLowerCase() : '';
+    if (!mine || !(host === '' || host === ownHost() || LOCAL_HOST.test(host))) return next(req, res);
+    // What the observer reads of Express's additions, and the response an unread body's drain keeps open (body.ts).
+    (req as { originalUrl?: string }).originalUrl = req.url;
+    (req as { res?: ServerResponse }).res = res;
+    (res as { locals?: object }).locals = {};
+    observe(req as Request, res as Response, () => {
+      if (method === 'OPTIONS') ingestion.preflight(res);
+      else void ingestion.accept(req, res, clientAddress(req, trust));
+    });
+  };
 }
