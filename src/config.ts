@@ -33,7 +33,8 @@ export interface Config {
    * Which proxies in front of Vigil to believe about the client's address
    * (X-Forwarded-For), as Express's `trust proxy`: false (none), a number of
    * hops, or addresses/subnets (`loopback`, `10.0.0.0/8`). Rate limits by
-   * client address (sign-in, password pages, sign-up) count real clients only then.
+   * client address (sign-in, password pages, sign-up) count real clients only
+   * then, and web analytics hashes and locates the real visitor.
    */
   trustProxy: boolean | number | string[];
   /** Self-service sign-up (POST /api/v1/signup): `open`, or `closed` (the default: people join by invitation). */
