@@ -128,7 +128,8 @@ export function parseProps(raw: unknown): Record<string, string> | null {
     try { obj = JSON.parse(raw); } catch { return null; }
   }
   if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return null;
-  const out: Record<string, string> = {};
+  // No prototype: a key such as `__proto__` is a prop like any other.
+  const out: Record<string, string> = Object.create(null);
   let n = 0;
   for (const [k, v] of Object.entries(obj as Record<string, unknown>)) {
     if (n >= LIMITS.props) break;

