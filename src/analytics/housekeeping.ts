@@ -13,14 +13,23 @@ import { analyticsClock } from './visitor';
 /** How long salts, sessions and seen-visitor rows are kept. */
 export const VISITOR_STATE_HOURS = 48;
 
-/** Deletes what has outlived its keeping; `now` defaults to the analytics clock. */
-export async function analyticsHousekeeping(db: Db, now: Date = analyticsClock.now()): Promise<void> {
-  // A day's salt is in use until the day ends; from 48 h after it began it is gone (today's and yesterday's stay).
-  const cutoffDay = new Date(now.getTime() - VISITOR_STATE_HOURS * 3600_000).toISOString().slice(0, 10);
-  await sql`delete from analytics_salts where day <= ${cutoffDay}::date`.execute(db);
-  await sql`delete from analytics_seen where day <= ${cutoffDay}::date`.execute(db);
-  await sql`delete from analytics_sessions where started_at < ${now}::timestamptz - make_interval(hours => ${VISITOR_STATE_HOURS})`.execute(db);
-  await sql`delete from analytics_events e using analytics_sites s, organizations o, plans p
-    where e.site_id = s.id and s.organization_id = o.id and p.code = o.plan
-      and e.at < ${now}::timestamptz - make_interval(days => p.history_retention_days)`.execute(db);
+/**
+ * Deletes what has outlived its keeping; `now` defaults to the analytics
+ * clock. One process at a time (every worker runs it: two deleting the same
+ * rows in different orders could deadlock); false when another was at it.
+ */
+export async function analyticsHousekeeping(db: Db, now: Date = analyticsClock.now()): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    const { rows: [lock] } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext('analytics:housekeeping')) as ok`.execute(tx);
+    if (!lock.ok) return false;
+    // A day's salt is in use until the day ends; from 48 h after it began it is gone (today's and yesterday's stay).
+    const cutoffDay = new Date(now.getTime() - VISITOR_STATE_HOURS * 3600_000).toISOString().slice(0, 10);
+    await sql`delete from analytics_salts where day <= ${cutoffDay}::date`.execute(tx);
+    await sql`delete from analytics_seen where day <= ${cutoffDay}::date`.execute(tx);
+    await sql`delete from analytics_sessions where started_at < ${now}::timestamptz - make_interval(hours => ${VISITOR_STATE_HOURS})`.execute(tx);
+    await sql`delete from analytics_events e using analytics_sites s, organizations o, plans p
+      where e.site_id = s.id and s.organization_id = o.id and p.code = o.plan
+        and e.at < ${now}::timestamptz - make_interval(days => p.history_retention_days)`.execute(tx);
+    return true;
+  });
 }
