@@ -315,3 +315,16 @@ test('salts rotate daily: two visitors, one of them on two days, count three dai
   expect(await server.db.selectFrom('analytics_events').select('at').where('site_id', '=', s.id).execute()).toHaveLength(0);
   expect(await server.db.selectFrom('analytics_daily').select('day').where('site_id', '=', s.id).where('dimension', '=', '').execute()).toHaveLength(2);
 });
+
+test('a visitor met under many values is still counted once per value and day (its seen set searched as a set once large)', async () => {
+  const s = await site('many.example');
+  const ev = (path: string) => ({ n: 'pageview', u: `https://many.example${path}`, d: 'many.example' });
+  for (let i = 0; i < 70; i++) await post(ev(`/p${i}`), { at: T0 + i * 1000 });
+  await drainAnalytics(server.db);
+  for (const path of ['/p3', '/p69', '/new']) await post(ev(path), { at: T0 + 100_000 });
+  await drainAnalytics(server.db);
+  const paths = await rollup(s.id, 'path', 'analytics_daily');
+  expect(Object.keys(paths)).toHaveLength(71);
+  expect([paths['/p3'], paths['/p69'], paths['/new']].map((r) => [r.visitors, r.pageviews])).toEqual([[1, 2], [1, 2], [1, 1]]);
+  expect((await rollup(s.id, '', 'analytics_daily'))['']).toMatchObject({ visitors: 1, pageviews: 73, visits: 1, bounces: 0 });
+});

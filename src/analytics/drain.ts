@@ -94,7 +94,7 @@ async function firstSeen(tx: Db, asks: Map<string, SeenAsk>): Promise<{ siteId: 
   const writes: { ask: SeenAsk; keys: Buffer }[] = [];
   for (const [key, ask] of asks) {
     const old = stored.get(key);
-    const have = old ? old.toString('latin1') : '';
+    const have = storedKeys(old);
     let added = '';
     for (const [h, p] of ask.pairs) {
       if (has(have, h)) continue;
@@ -111,8 +111,20 @@ async function firstSeen(tx: Db, asks: Map<string, SeenAsk>): Promise<{ siteId: 
   return fresh;
 }
 
-/** Whether `keys` (hashes of HASH_BYTES each, as latin1 text) holds `h` at a hash boundary. */
-function has(keys: string, h: string): boolean {
+/** A visitor's stored hashes, searchable: scanned as text while few (most visitors), a set once many (a client posting endless distinct pages must not make each lookup a scan). */
+type StoredKeys = string | Set<string>;
+
+function storedKeys(old: Buffer | undefined): StoredKeys {
+  if (!old) return '';
+  if (old.length <= 64 * HASH_BYTES) return old.toString('latin1');
+  const set = new Set<string>();
+  for (let i = 0; i + HASH_BYTES <= old.length; i += HASH_BYTES) set.add(old.toString('latin1', i, i + HASH_BYTES));
+  return set;
+}
+
+/** Whether `keys` holds `h` (in text form: at a hash boundary). */
+function has(keys: StoredKeys, h: string): boolean {
+  if (typeof keys !== 'string') return keys.has(h);
   for (let i = keys.indexOf(h); i >= 0; i = keys.indexOf(h, i + 1)) if (i % HASH_BYTES === 0) return true;
   return false;
 }
