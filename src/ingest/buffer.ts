@@ -47,8 +47,7 @@ export function bufferWriter<T>(db: Db, spec: BufferTable<T>, o: { delayMs?: num
     maxRows: o.maxRows ?? 2000,
     concurrency: o.concurrency ?? 2,
     write: async (items) => {
-      // Dates as ISO text: cheaper than the driver's formatting in local time, element by element.
-      const arrays = spec.columns.map(([c, type]) => sql`${items.map((i) => { const v: unknown = i[c]; return v instanceof Date ? v.toISOString() : v; })}::${sql.raw(type)}[]`);
+      const arrays = spec.columns.map(([c, type]) => sql`${items.map((i) => i[c])}::${sql.raw(type)}[]`);
       await sql`insert into ${sql.table(spec.table)} (${cols}) select * from unnest(${sql.join(arrays)})`.execute(db);
       for (const wake of appended.get(spec.table) ?? []) wake();
     },
