@@ -160,7 +160,7 @@ test('heartbeat: ping URL, success and /fail pings, silence past the grace is do
   const becomes = (status: string) => until(`${hb} ${status}`, async () => {
     const m = ok('getMonitor', await api.get(`/monitors/${hb}`)).data;
     return m.status === status && m;
-  }, 5000);
+  }, 10_000);
   expect((await fetch(url)).status).toBe(200);
   await becomes('up');
   expect((await fetch(`${url}/start`, { method: 'POST', body: 'starting' })).status).toBe(200);
