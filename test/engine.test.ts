@@ -231,10 +231,15 @@ test('two workers on one database share the work: every due monitor checked exac
 
 test('a check claimed by a worker that died is picked up once its lease expires', async () => {
   const id = await httpMonitor('orphan');
-  // A "dead" worker holds the lease.
+  const lastChecked = async () => (await server.db.selectFrom('monitors').select('last_checked_at').where('id', '=', id).executeTakeFirstOrThrow()).last_checked_at?.getTime() ?? null;
+  // A new monitor is due at once: let its first check finish so that the lease
+  // written below cannot race a claim already in flight.
+  await until('the first check', lastChecked);
+  const first = await lastChecked();
+  // A "dead" worker holds the lease of a due monitor.
   await server.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 5000), lease_until: new Date(Date.now() + 60_000) }).where('id', '=', id).execute();
   await new Promise((r) => setTimeout(r, 1000));
-  expect((await server.db.selectFrom('monitors').select('last_checked_at').where('id', '=', id).executeTakeFirstOrThrow()).last_checked_at).toBeNull();
+  expect(await lastChecked()).toBe(first);
   await server.db.updateTable('monitors').set({ lease_until: new Date(Date.now() - 1000) }).where('id', '=', id).execute();
-  await until('the orphaned check', async () => (await server.db.selectFrom('monitors').select('last_checked_at').where('id', '=', id).executeTakeFirstOrThrow()).last_checked_at);
+  await until('the orphaned check', async () => (await lastChecked()) !== first);
 });
