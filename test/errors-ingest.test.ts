@@ -88,8 +88,8 @@ await Sentry.flush(10000);
   // The SDK sends its two envelopes at once and group-commit batches may commit in
   // either order, so they are told apart by content, not by arrival.
   const payloads = events.map((e) => e.payload as any);
-  const error = payloads.find((e) => e.exception);
-  const message = payloads.find((e) => !e.exception);
+  const message = payloads.find((e) => e.message === 'Cache warm-up took too long');
+  const error = payloads.find((e) => e !== message);
   expect(events[0].event_id).toMatch(/^[0-9a-f]{32}$/);
   expect(error).toMatchObject({ release: 'myapp@1.2.3', environment: 'staging', level: 'error', platform: 'node' });
   // The SDK's chain as sent: the cause first, the thrown error last.

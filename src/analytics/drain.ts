@@ -14,6 +14,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import type { BufferTable } from '../ingest/buffer';
 import type { Logger } from '../log';
+import { startLoop } from '../jobs/loop';
 import { assignSessions, ownPairs, Rollup, SESSION_GAP_MS, sessionKey, sessionPairs, whenOf, type Entry, type RollupRow, type BufferedEvent, type Session, type TakenEvent, type When } from './count';
 import { analyticsHousekeeping } from './housekeeping';
 
@@ -298,61 +299,28 @@ export interface AnalyticsDrain {
 }
 
 /**
- * Runs the drain in a worker: a batch at once while batches come back full,
- * `gapMs` after a partial batch when more was appended meanwhile, every
- * `pollMs` otherwise (and while another process drains). Housekeeping
+ * Runs the drain in a worker on the shared loop (src/jobs/loop.ts): a batch
+ * at once while batches come back full, `gapMs` after a partial batch, every
+ * `pollMs` when idle (and while another process drains); an event accepted
+ * in this process wakes it. Housekeeping
  * (housekeeping.ts) runs at start and every `housekeepingMs`.
  */
 export function startAnalyticsDrain(db: Db, log: Logger, o: { batch?: number; pollMs?: number; gapMs?: number; housekeepingMs?: number } = {}): AnalyticsDrain {
   const alog = log.child({ component: 'analytics' });
   const batch = o.batch ?? 5000;
-  const pollMs = o.pollMs ?? 150;
-  const gapMs = o.gapMs ?? 50;
-  let stopped = false;
-  let busy = false;
-  let woken = false;
-  let timer: NodeJS.Timeout | undefined;
-  let dueAt = Infinity;
-  let running: Promise<unknown> = Promise.resolve();
-
-  const schedule = (ms: number) => {
-    if (stopped) return;
-    const at = Date.now() + ms;
-    if (timer && at >= dueAt) return;
-    clearTimeout(timer);
-    dueAt = at;
-    timer = setTimeout(tick, ms);
-  };
-  const wake = () => { if (busy) woken = true; else schedule(gapMs); };
-  const tick = () => {
-    timer = undefined;
-    dueAt = Infinity;
-    busy = true;
-    woken = false;
-    running = drainAnalyticsOnce(db, batch).then((n) => {
-      busy = false;
-      if (n !== null && n >= batch) schedule(0);
-      else schedule(woken ? gapMs : pollMs);
-    }, (e: unknown) => {
-      busy = false;
-      alog.error('counting analytics events', e);
-      schedule(1000);
-    });
-  };
+  const loop = startLoop({ name: 'counting analytics events', log: alog, run: () => drainAnalyticsOnce(db, batch), limit: batch, pollMs: o.pollMs, gapMs: o.gapMs });
+  const wake = () => loop.wake();
 
   const house = () => analyticsHousekeeping(db).catch((e: unknown) => alog.error('analytics housekeeping', e));
   void house();
   const houseTimer = setInterval(() => void house(), o.housekeepingMs ?? 10 * 60_000);
   houseTimer.unref();
   wakers.add(wake);
-  schedule(0);
   return {
     async stop(finishMs = 1000) {
-      stopped = true;
       wakers.delete(wake);
-      clearTimeout(timer);
       clearInterval(houseTimer);
-      await running;
+      await loop.stop();
       await drainAnalytics(db, { untilMs: finishMs }).catch((e: unknown) => alog.error('counting analytics events at shutdown (left for the next worker)', e));
     },
   };

@@ -22,6 +22,7 @@ import type { Logger } from '../log';
 import { requestObserver } from '../observability/http';
 import { ApiError } from '../pipeline/errors';
 import { drainUnread, readBody } from '../transport/body';
+import { asExpressEnough, ownHostTest } from '../transport/fastPath';
 import { ANALYTICS_BUFFER, wakeAnalyticsDrain, type BufferedEvent } from './drain';
 import { EventError, parseBody, parseEvent, sanitizeHostname, type ParsedEvent } from './event';
 import { countryOf } from './geo';
@@ -167,8 +168,6 @@ export function mountAnalyticsIngestion(app: express.Express, deps: AnalyticsIng
 
 /** The event path as the tracker sends it (any other spelling is left to the app's router). */
 const FAST_PATH = /^\/api\/event\/?(?:\?.*)?$/;
-/** Hosts that cannot be a status page's custom domain (as src/statuspages/public.ts and the ping fast path tell them apart). */
-const LOCAL_HOST = /^(localhost|\[?[0-9a-f:.]+\]?)(:\d+)?$/;
 
 /**
  * The client address as Express's `req.ip` makes it (proxy-addr): walking
@@ -199,25 +198,12 @@ export function withEventFastPath(next: Listener, app: express.Express, deps: Ev
   const ingestion = eventIngestionFor(deps.db, deps.logger);
   const observe = requestObserver(deps.logger, deps.closing);
   const trust = app.get('trust proxy fn') as (addr: string, i: number) => boolean;
-  let baseUrl: string | null = null;
-  let baseHost = '';
-  const ownHost = () => {
-    const u = deps.baseUrl();
-    if (u !== baseUrl) {
-      baseUrl = u;
-      try { baseHost = new URL(u).host.toLowerCase(); } catch { baseHost = ''; }
-    }
-    return baseHost;
-  };
+  const forUs = ownHostTest(deps.baseUrl);
   return (req, res) => {
     const method = req.method;
     const mine = (method === 'POST' || method === 'OPTIONS') && FAST_PATH.test(req.url ?? '');
-    const host = mine ? String(req.headers.host ?? '').toLowerCase() : '';
-    if (!mine || !(host === '' || host === ownHost() || LOCAL_HOST.test(host))) return next(req, res);
-    // What the observer reads of Express's additions, and the response an unread body's drain keeps open (body.ts).
-    (req as { originalUrl?: string }).originalUrl = req.url;
-    (req as { res?: ServerResponse }).res = res;
-    (res as { locals?: object }).locals = {};
+    if (!mine || !forUs(req)) return next(req, res);
+    asExpressEnough(req, res);
     observe(req as Request, res as Response, () => {
       if (method === 'OPTIONS') ingestion.preflight(res);
       else void ingestion.accept(req, res, clientAddress(req, trust));

@@ -19,6 +19,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import type { Logger } from '../log';
+import { startLoop } from '../jobs/loop';
 import { addEvents, type IncidentEventInput } from '../incidents/timeline';
 import { queueAlertsFor } from '../alerting/dispatch';
 
@@ -193,24 +194,14 @@ async function judgeBatch(tx: Db, hour: Date, min: number): Promise<TrafficVerdi
 export function startTrafficJudge(db: Db, log: Logger, o: { minPageviews?: number; pollMs?: number } = {}): { stop(): Promise<void> } {
   const tlog = log.child({ component: 'traffic' });
   const pollMs = o.pollMs ?? 60_000;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  const tick = () => {
-    running = judgeTraffic(db, new Date(), { minPageviews: o.minPageviews }).then((verdicts) => {
+  return startLoop({
+    name: 'judging traffic', log: tlog, pollMs, retryMs: pollMs,
+    run: async () => {
+      const verdicts = await judgeTraffic(db, new Date(), { minPageviews: o.minPageviews });
       const opened = verdicts.filter((v) => v.opened).length;
       const resolved = verdicts.filter((v) => v.resolved).length;
       if (opened || resolved) tlog.info('traffic judged', { sites: verdicts.length, opened, resolved });
-    }, (e) => tlog.error('judging traffic', e)).finally(() => {
-      if (!stopped) timer = setTimeout(tick, pollMs);
-    });
-  };
-  tick();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+      return 0; // judged once per poll, whatever it found
     },
-  };
+  });
 }

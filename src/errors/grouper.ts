@@ -15,6 +15,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import type { Logger } from '../log';
+import { startLoop } from '../jobs/loop';
 import { recordIssueMoments, type IssueMoment } from './alerts';
 import { groupEvent, userKey, type Grouped } from './grouping';
 import { deminifiedForGrouping, mapCache, type MapCache } from './sourcemaps';
@@ -169,25 +170,7 @@ async function regressionAt(db: Db, projectId: string, resolvedIn: string | null
   return null;
 }
 
-/** Runs grouping in the background: at once while there is a backlog, else every `pollMs`. */
+/** Runs grouping in the background (src/jobs/loop.ts): at once while there is a backlog, else every `pollMs`. */
 export function startGrouper(db: Db, log: Logger, pollMs = 250): { stop(): Promise<void> } {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  const tick = () => {
-    running = groupBatch(db).then((n) => {
-      if (!stopped) timer = setTimeout(tick, n >= BATCH ? 0 : pollMs);
-    }, (e) => {
-      log.error('grouping error events', e);
-      if (!stopped) timer = setTimeout(tick, 1000);
-    });
-  };
-  tick();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  return startLoop({ name: 'grouping error events', log, run: () => groupBatch(db), limit: BATCH, pollMs, gapMs: pollMs });
 }

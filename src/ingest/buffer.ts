@@ -18,6 +18,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/connect';
 import { groupCommit, type GroupCommit } from '../db/groupCommit';
 import type { Logger } from '../log';
+import { startLoop } from '../jobs/loop';
 
 /** A buffer table and the columns an item fills, each with its PostgreSQL type. */
 export interface BufferTable<T> {
@@ -115,77 +116,25 @@ async function drainBatch<T, R>(db: Db, o: DrainOptions<T, R>, limit: number): P
 }
 
 /**
- * Runs a drain: a batch at once while batches come back full; otherwise the
- * next one `gapMs` after the last one began when there was anything to take
- * (or more was appended in this process meanwhile), else every `pollMs`. Up
- * to `concurrency` batches are in flight, each on its own rows: under load a
- * batch starts every `gapMs` even while the one before is still writing, so
- * an item waits about one gap plus its own batch, not a whole batch more.
+ * Runs a drain on the shared loop (src/jobs/loop.ts): a batch at once while
+ * batches come back full, the next `gapMs` after a partial one, every
+ * `pollMs` when idle; an append in this process wakes it. Up to
+ * `concurrency` batches are in flight, each on its own rows.
  */
 export function startDrain<T, R = T & { seq: number }>(db: Db, o: DrainOptions<T, R>): Drain {
   const limit = o.batch ?? 2000;
-  const pollMs = o.pollMs ?? 150;
-  const gapMs = o.gapMs ?? 50;
-  const retryMs = o.retryMs ?? 1000;
-  const concurrency = Math.max(1, o.concurrency ?? 1);
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let dueAt = Infinity;
-  const running = new Set<Promise<void>>();
-  let woken = false;
-  let startWhenFree = false;
-  let lastStart = 0;
-
-  const schedule = (ms: number) => {
-    if (stopped) return;
-    const at = Date.now() + ms;
-    if (timer && at >= dueAt) return;
-    clearTimeout(timer);
-    dueAt = at;
-    timer = setTimeout(start, ms);
-  };
-  const afterGap = () => Math.max(0, lastStart + gapMs - Date.now());
-  const wake = () => {
-    woken = true;
-    if (running.size < concurrency) schedule(afterGap());
-  };
-  const finished = (n: number | null) => {
-    if (n === null) return schedule(retryMs);
-    if (n >= limit || startWhenFree) {
-      startWhenFree = false;
-      schedule(0);
-    } else if (woken || n > 0) schedule(afterGap());
-    else if (running.size === 0) schedule(pollMs);
-  };
-  function start() {
-    timer = undefined;
-    dueAt = Infinity;
-    if (stopped) return;
-    if (running.size >= concurrency) { startWhenFree = true; return; }
-    woken = false;
-    lastStart = Date.now();
-    const p: Promise<void> = drainBatch(db, o, limit).then((n) => n, (e: unknown) => {
-      o.log.error(`draining ${o.name}`, e);
-      return null;
-    }).then((n) => {
-      running.delete(p);
-      finished(n);
-    });
-    running.add(p);
-    // Another batch may follow before this one ends (see above): when something is appended, or at the next look.
-    if (running.size < concurrency) schedule(Math.max(pollMs, gapMs));
-  }
-
+  const loop = startLoop({
+    name: `draining ${o.name}`, log: o.log, run: () => drainBatch(db, o, limit), limit,
+    pollMs: o.pollMs, gapMs: o.gapMs, retryMs: o.retryMs, concurrency: o.concurrency,
+  });
   const listeners = appended.get(o.buffer.table) ?? appended.set(o.buffer.table, new Set()).get(o.buffer.table)!;
+  const wake = () => loop.wake();
   listeners.add(wake);
-  schedule(0);
   return {
     runOnce: () => drainBatch(db, o, limit),
     async stop(finishMs = 1000) {
-      stopped = true;
       listeners.delete(wake);
-      clearTimeout(timer);
-      while (running.size > 0) await Promise.all([...running]);
+      await loop.stop();
       const end = Date.now() + finishMs;
       try {
         while (Date.now() < end && (await drainBatch(db, o, limit)) > 0) { /* what is left, while there is time */ }

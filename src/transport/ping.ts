@@ -9,6 +9,7 @@ import { requestObserver } from '../observability/http';
 import { ApiError } from '../pipeline/errors';
 import { qualities, sendBytes, sendError } from './respond';
 import { BODY_LIMITS, readBody } from './body';
+import { asExpressEnough, ownHostTest } from './fastPath';
 
 type Log = (msg: string, e: unknown) => void;
 
@@ -48,8 +49,6 @@ export function pingRouter(db: Db, log: Log): Router {
 /** A ping path as clients send it (any other spelling — case, percent-encoding — is left to the app's router). */
 const PING_PATH = /^\/ping\/(hb_[A-Za-z0-9_-]{43})(\/fail|\/start)?\/?(?:\?.*)?$/;
 const KINDS: Record<string, PingKind> = { '': 'success', '/fail': 'fail', '/start': 'start' };
-/** Hosts that cannot be a status page's custom domain (as src/statuspages/public.ts tells them apart). */
-const LOCAL_HOST = /^(localhost|\[?[0-9a-f:.]+\]?)(:\d+)?$/;
 const OK = Buffer.from('OK', 'utf8');
 const OK_GZIP = zlib.gzipSync(OK, { level: 6 });
 
@@ -88,16 +87,7 @@ export function withPingFastPath(app: express.Express, deps: PingFastPathDeps): 
   const pings = pingIngestFor(deps.db);
   const observe = requestObserver(deps.logger, deps.closing);
   const log: Log = (m, e) => deps.logger.error(m, e);
-  let baseUrl: string | null = null;
-  let baseHost = '';
-  const ownHost = () => {
-    const u = deps.baseUrl();
-    if (u !== baseUrl) {
-      baseUrl = u;
-      try { baseHost = new URL(u).host.toLowerCase(); } catch { baseHost = ''; }
-    }
-    return baseHost;
-  };
+  const forUs = ownHostTest(deps.baseUrl);
   /** The error answer through Express's request and response, as app.handle would have made them. */
   const fail = (req: IncomingMessage, res: ServerResponse, e: unknown) => {
     const r = req as Request;
@@ -120,15 +110,11 @@ export function withPingFastPath(app: express.Express, deps: PingFastPathDeps): 
   };
   return (req, res) => {
     const m = req.method === 'GET' || req.method === 'HEAD' || req.method === 'POST' ? PING_PATH.exec(req.url ?? '') : null;
-    const host = m ? String(req.headers.host ?? '').toLowerCase() : '';
-    if (!m || !(host === '' || host === ownHost() || LOCAL_HOST.test(host))) {
+    if (!m || !forUs(req)) {
       app(req, res);
       return;
     }
-    // What the observer reads of Express's additions, and the response an unread body's drain keeps open (body.ts).
-    (req as { originalUrl?: string }).originalUrl = req.url;
-    (req as { res?: ServerResponse }).res = res;
-    (res as { locals?: object }).locals = {};
+    asExpressEnough(req, res);
     observe(req as Request, res as Response, () => void take(req, res, m[1], KINDS[m[2] ?? '']));
   };
 }
