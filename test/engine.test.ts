@@ -120,6 +120,10 @@ test('down after `confirmations` failures opens an incident; recovery resolves i
 test('a dependant failing while its dependency is down is suppressed, pointing at the root incident', async () => {
   const parent = await httpMonitor('parent');
   const child = await httpMonitor('child', { dependsOn: [parent] });
+  // Their first checks (due at creation) are done while the target is up, so
+  // none of them can judge the child before the parent is known down.
+  await checkNow(parent);
+  await checkNow(child);
   targetStatus = 500;
   const p = await checkNow(parent);
   const c = await checkNow(child);
