@@ -35,10 +35,21 @@ function day(offset = 0): string {
 }
 
 type Counts = Partial<Record<'visitors' | 'pageviews' | 'events' | 'visits' | 'bounces' | 'duration_s', number>>;
-/** Daily roll-up rows: `[day offset, dimension, value, counts]`. */
+/** Daily roll-up rows: `[day offset, dimension, value, counts]`, added to their months' rows as the drain does. */
 async function daily(siteId: string, rows: [number, string, string, Counts][]) {
-  await server.db.insertInto('analytics_daily')
-    .values(rows.map(([offset, dimension, value, c]) => ({ site_id: siteId, day: day(offset), dimension, value, ...c }))).execute();
+  const values = rows.map(([offset, dimension, value, c]) => ({ site_id: siteId, day: day(offset), dimension, value, ...c }));
+  await server.db.insertInto('analytics_daily').values(values).execute();
+  for (const { day: d, ...v } of values) {
+    await server.db.insertInto('analytics_monthly').values({ ...v, month: `${d.slice(0, 7)}-01` })
+      .onConflict((oc) => oc.columns(['site_id', 'dimension', 'month', 'value']).doUpdateSet((eb) => ({
+        visitors: eb('analytics_monthly.visitors', '+', eb.ref('excluded.visitors')),
+        pageviews: eb('analytics_monthly.pageviews', '+', eb.ref('excluded.pageviews')),
+        events: eb('analytics_monthly.events', '+', eb.ref('excluded.events')),
+        visits: eb('analytics_monthly.visits', '+', eb.ref('excluded.visits')),
+        bounces: eb('analytics_monthly.bounces', '+', eb.ref('excluded.bounces')),
+        duration_s: eb('analytics_monthly.duration_s', '+', eb.ref('excluded.duration_s')),
+      }))).execute();
+  }
 }
 const report = (id: string, query = '') => api.get(`/analytics/${id}${query}`);
 

@@ -328,3 +328,22 @@ test('a visitor met under many values is still counted once per value and day (i
   expect([paths['/p3'], paths['/p69'], paths['/new']].map((r) => [r.visitors, r.pageviews])).toEqual([[1, 2], [1, 2], [1, 1]]);
   expect((await rollup(s.id, '', 'analytics_daily'))['']).toMatchObject({ visitors: 1, pageviews: 73, visits: 1, bounces: 0 });
 });
+
+test('the monthly roll-ups the drain writes are its daily rows summed per month, across batches and month ends', async () => {
+  const s = await site('months.example');
+  const ev = (path: string) => ({ n: 'pageview', u: `https://months.example${path}`, d: 'months.example', r: 'https://news.example/x' });
+  // The last hours of March and the first of April, in two batches.
+  const end = Date.parse('2026-03-31T22:00:00Z');
+  for (let i = 0; i < 6; i++) await post(ev(`/m${i % 3}`), { at: end + i * 40 * 60_000, ua: i % 2 ? UA.mac : UA.iphone });
+  await drainAnalytics(server.db);
+  for (let i = 0; i < 4; i++) await post(ev(`/m${i % 2}`), { at: end + 5 * 3600_000 + i * 60_000 });
+  await drainAnalytics(server.db);
+  const metrics = sql`sum(visitors)::int as visitors, sum(pageviews)::int as pageviews, sum(events)::int as events, sum(visits)::int as visits, sum(bounces)::int as bounces, sum(duration_s)::int as duration_s`;
+  const fromDaily = await sql`select to_char(date_trunc('month', day), 'YYYY-MM-DD') as month, dimension, value, ${metrics}
+    from analytics_daily where site_id = ${s.id} group by 1, 2, 3 order by 1, 2, 3`.execute(server.db);
+  const monthly = await sql`select to_char(month, 'YYYY-MM-DD') as month, dimension, value, ${metrics}
+    from analytics_monthly where site_id = ${s.id} group by 1, 2, 3 order by 1, 2, 3`.execute(server.db);
+  expect(fromDaily.rows.length).toBeGreaterThan(10);
+  expect(new Set(fromDaily.rows.map((r: any) => r.month))).toEqual(new Set(['2026-03-01', '2026-04-01']));
+  expect(monthly.rows).toEqual(fromDaily.rows);
+});

@@ -225,14 +225,25 @@ export class Rollup {
 
   /** The daily rows: the hourly ones summed per UTC day. */
   daily(): RollupRow[] {
+    return this.summed((day) => day);
+  }
+
+  /** The monthly rows: the hourly ones summed per UTC month (`at` is the month's first day). */
+  monthly(): RollupRow[] {
+    return this.summed((day) => `${day.slice(0, 7)}-01`);
+  }
+
+  /** The hourly rows summed per period, the period of a UTC day `YYYY-MM-DD` named by `period`. */
+  private summed(period: (day: string) => string): RollupRow[] {
     const out = new Map<string, RollupRow>();
     for (const bySite of this.buckets.values()) {
       for (const b of bySite.values()) {
+        const at = period(b.when.day);
         for (const values of b.dims.values()) {
           for (const r of values.values()) {
-            const key = `${r.siteId}\u0000${b.when.day}\u0000${r.dimension}\u0000${r.value}`;
+            const key = `${r.siteId}\u0000${at}\u0000${r.dimension}\u0000${r.value}`;
             let d = out.get(key);
-            if (!d) out.set(key, (d = { siteId: r.siteId, at: b.when.day, dimension: r.dimension, value: r.value, c: zero() }));
+            if (!d) out.set(key, (d = { siteId: r.siteId, at, dimension: r.dimension, value: r.value, c: zero() }));
             for (const m of METRICS) d.c[m] += r.c[m];
           }
         }

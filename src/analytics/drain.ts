@@ -165,9 +165,16 @@ async function writeSessions(tx: Db, touched: Session[]): Promise<void> {
   }
 }
 
-async function writeRollup(tx: Db, table: 'analytics_hourly' | 'analytics_daily', list: RollupRow[]): Promise<void> {
+/** Each roll-up table's period column. */
+const PERIOD = {
+  analytics_hourly: ['hour', 'timestamptz'],
+  analytics_daily: ['day', 'date'],
+  analytics_monthly: ['month', 'date'],
+} as const;
+
+async function writeRollup(tx: Db, table: keyof typeof PERIOD, list: RollupRow[]): Promise<void> {
   if (list.length === 0) return;
-  const unit = table === 'analytics_hourly' ? ['hour', 'timestamptz'] as const : ['day', 'date'] as const;
+  const unit = PERIOD[table];
   const metrics = ['visitors', 'pageviews', 'events', 'visits', 'bounces', 'duration_s'] as const;
   const columns = [['site_id', 'text'], unit, ['dimension', 'text'], ['value', 'text'], ...metrics.map((m) => [m, 'int8'] as const)] as const;
   const values = [list.map((r) => r.siteId), list.map((r) => r.at), list.map((r) => r.dimension), list.map((r) => r.value), ...metrics.map((m) => list.map((r) => r.c[m]))];
@@ -249,6 +256,7 @@ async function countBatch(tx: Db, taken: TakenEvent[]): Promise<void> {
   await writeSessions(tx, touched);
   await writeRollup(tx, 'analytics_hourly', rollup.hourly());
   await writeRollup(tx, 'analytics_daily', rollup.daily());
+  await writeRollup(tx, 'analytics_monthly', rollup.monthly());
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
  * A site's figures over a window of whole UTC days (GET /analytics/{id}),
- * read from the daily roll-ups only (docs/analytics.md, "Roll-up rows"): the
+ * read from the roll-ups only (docs/analytics.md, "Roll-up rows"): the
  * totals row per day for the series, and per requested dimension one
- * aggregate over an index range of `(site_id, dimension, day)`. The queries
- * run side by side, so a year with every dimension costs about the slowest
- * of them.
+ * aggregate over the whole months of the window (`analytics_monthly`) and
+ * the days of its partial months (`analytics_daily`), each an index range of
+ * `(site_id, dimension, period)`. The queries run side by side, so a year
+ * with every dimension costs about the slowest of them.
  */
 import { sql } from 'kysely';
 import type { Caller } from '../auth/caller';
@@ -81,12 +82,49 @@ async function dailyTotals(db: Db, w: Window) {
   return rows;
 }
 
+/** The first day of the month after the one `day` (`YYYY-MM-DD`) falls in. */
+function nextMonth(day: string): string {
+  const d = new Date(`${day.slice(0, 7)}-01T00:00:00Z`);
+  d.setUTCMonth(d.getUTCMonth() + 1);
+  return d.toISOString().slice(0, 10);
+}
+const dayBefore = (day: string) => utcDay(new Date(`${day}T00:00:00Z`), -1);
+const dayAfter = (day: string) => utcDay(new Date(`${day}T00:00:00Z`), 1);
+
+/**
+ * The window as whole months (first days, inclusive; null when none fits)
+ * and the day ranges left at its ends.
+ */
+export function windowPeriods(from: string, to: string): { months: [string, string] | null; days: [string, string][] } {
+  const first = from.endsWith('-01') ? from : nextMonth(from);
+  // The month of `to` is whole when `to` is its last day.
+  const endExclusive = dayAfter(to).endsWith('-01') ? dayAfter(to) : `${to.slice(0, 7)}-01`;
+  if (first >= endExclusive) return { months: null, days: [[from, to]] };
+  const last = `${dayBefore(endExclusive).slice(0, 7)}-01`;
+  const days: [string, string][] = [];
+  if (from < first) days.push([from, dayBefore(first)]);
+  if (endExclusive <= to) days.push([endExclusive, to]);
+  return { months: [first, last], days };
+}
+
+/** The roll-up rows of `dimension` over the window, as a row source with `value` and the metrics. */
+function rollupRows(w: Window, dimension: string) {
+  const { months, days } = windowPeriods(w.from, w.to);
+  const metrics = sql`value, visitors, pageviews, events, visits, bounces, duration_s`;
+  const parts = days.map(([a, b]) => sql`select ${metrics} from analytics_daily
+    where site_id = ${w.siteId} and dimension = ${dimension} and day between ${a}::date and ${b}::date`);
+  if (months) {
+    parts.push(sql`select ${metrics} from analytics_monthly
+      where site_id = ${w.siteId} and dimension = ${dimension} and month between ${months[0]}::date and ${months[1]}::date`);
+  }
+  return sql`(${sql.join(parts, sql` union all `)})`;
+}
+
 /** The top values of `dimension` over the window: most visitors first, then pageviews (for events, occurrences). */
 async function breakdown(db: Db, w: Window, dimension: Dimension) {
   const next = dimension === 'event' ? sql`events` : sql`pageviews`;
   const { rows } = await sql<Sums & { value: string }>`
-    select value, ${SUMS} from analytics_daily
-    where site_id = ${w.siteId} and dimension = ${dimension} and day between ${w.from}::date and ${w.to}::date
+    select value, ${SUMS} from ${rollupRows(w, dimension)} r
     group by value order by visitors desc, ${next} desc, value limit ${TOP_ROWS}`.execute(db);
   const withProps = dimension === 'event' ? await eventProps(db, w, rows.map((r) => r.value)) : null;
   return {
@@ -114,10 +152,9 @@ async function eventProps(db: Db, w: Window, events: string[]): Promise<Map<stri
         select split_part(value, ${PROP_SEPARATOR}, 1) as event, split_part(value, ${PROP_SEPARATOR}, 2) as key,
           substr(value, length(split_part(value, ${PROP_SEPARATOR}, 1)) + length(split_part(value, ${PROP_SEPARATOR}, 2)) + 3) as value,
           sum(visitors)::bigint as visitors, sum(events)::bigint as events
-        from analytics_daily
-        where site_id = ${w.siteId} and dimension = ${PROP_DIMENSION} and day between ${w.from}::date and ${w.to}::date
-          and split_part(value, ${PROP_SEPARATOR}, 1) = any(${events}::text[])
-        group by analytics_daily.value
+        from ${rollupRows(w, PROP_DIMENSION)} r
+        where split_part(r.value, ${PROP_SEPARATOR}, 1) = any(${events}::text[])
+        group by r.value
       ) p
     ) ranked where rank <= ${TOP_PROP_VALUES} order by event, key, rank`.execute(db);
   for (const r of rows) {

@@ -608,6 +608,8 @@ interface AnalyticsRollupColumns {
 }
 export interface AnalyticsHourlyTable extends AnalyticsRollupColumns { hour: Ts }
 export interface AnalyticsDailyTable extends AnalyticsRollupColumns { day: ColumnType<string, string, string> }
+/** The daily rows summed per UTC month; `month` is its first day (migration 0026). */
+export interface AnalyticsMonthlyTable extends AnalyticsRollupColumns { month: ColumnType<string, string, string> }
 
 /** Every table Vigil's code reads or writes, by name. */
 /** Accepted heartbeat pings not yet applied (the ingestion buffer, src/ingest/pings.ts). */
@@ -632,6 +634,7 @@ export interface Database {
   analytics_seen: AnalyticsSeenTable;
   analytics_hourly: AnalyticsHourlyTable;
   analytics_daily: AnalyticsDailyTable;
+  analytics_monthly: AnalyticsMonthlyTable;
   plans: PlansTable;
   organizations: OrganizationsTable;
   users: UsersTable;
