@@ -252,6 +252,27 @@ describe('figures', () => {
     expect((await report(s.id, '?days=soon')).status).toBe(400);
   });
 
+  test('breakdowns sum whole months and the days at the window\'s ends: days of a month before the window never count', async () => {
+    const s = await site();
+    // A window starting on the 8th of last month: its first month is summed as the month less its first seven days.
+    const now = new Date();
+    const days = Math.round((Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 8)) / 86_400_000) + 1;
+    await daily(s.id, [
+      [-(days - 1), 'path', '/both', { visitors: 3, pageviews: 4, visits: 2, bounces: 1 }],
+      [-days, 'path', '/both', { visitors: 100, pageviews: 100, visits: 100 }],
+      [-(days + 3), 'path', '/before', { visitors: 500, pageviews: 500 }],
+      [-Math.floor(days / 2), 'path', '/middle', { visitors: 7, pageviews: 9 }],
+      [0, 'path', '/both', { visitors: 1, pageviews: 1 }],
+      [-(days + 40), 'path', '/long-ago', { visitors: 9, pageviews: 9 }],
+    ]);
+    const rows = ok('getAnalyticsSite', await report(s.id, `?days=${days}&dimensions=path`)).breakdowns[0].rows;
+    expect(rows.map((r: { value: string; visitors: number; pageviews: number; visits: number }) => [r.value, r.visitors, r.pageviews, r.visits]))
+      .toEqual([['/middle', 7, 9, 0], ['/both', 4, 5, 2]]);
+    // The same rows over a longer window take in the days before.
+    const wider = ok('getAnalyticsSite', await report(s.id, `?days=${days + 41}&dimensions=path`)).breakdowns[0].rows;
+    expect(wider.map((r: { value: string; visitors: number }) => [r.value, r.visitors])).toEqual([['/before', 500], ['/both', 104], ['/long-ago', 9], ['/middle', 7]]);
+  });
+
   test('breakdowns come in the order asked, once each; an unknown dimension is 400 naming it', async () => {
     const s = await site();
     const r = ok('getAnalyticsSite', await report(s.id, '?dimensions=country,%20PATH,event,country,,utm_campaign'));

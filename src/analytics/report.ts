@@ -72,7 +72,8 @@ function visitFigures(s: Sums) {
   };
 }
 
-interface Window { siteId: string; from: string; to: string }
+/** A report's window; `openEnd`: nothing is counted after `to` (it is today). */
+interface Window { siteId: string; from: string; to: string; openEnd: boolean }
 
 /** The totals row of every day of the window that has one. */
 async function dailyTotals(db: Db, w: Window) {
@@ -91,41 +92,77 @@ function nextMonth(day: string): string {
 const dayBefore = (day: string) => utcDay(new Date(`${day}T00:00:00Z`), -1);
 const dayAfter = (day: string) => utcDay(new Date(`${day}T00:00:00Z`), 1);
 
-/**
- * The window as whole months (first days, inclusive; null when none fits)
- * and the day ranges left at its ends.
- */
-export function windowPeriods(from: string, to: string): { months: [string, string] | null; days: [string, string][] } {
-  const first = from.endsWith('-01') ? from : nextMonth(from);
-  // The month of `to` is whole when `to` is its last day.
-  const endExclusive = dayAfter(to).endsWith('-01') ? dayAfter(to) : `${to.slice(0, 7)}-01`;
-  if (first >= endExclusive) return { months: null, days: [[from, to]] };
-  const last = `${dayBefore(endExclusive).slice(0, 7)}-01`;
-  const days: [string, string][] = [];
-  if (from < first) days.push([from, dayBefore(first)]);
-  if (endExclusive <= to) days.push([endExclusive, to]);
-  return { months: [first, last], days };
+/** The roll-up rows a window is summed from: whole months, plus days, minus days. */
+export interface Periods {
+  /** First days of the first and last month read from `analytics_monthly` (null: none). */
+  months: [string, string] | null;
+  /** Day ranges (inclusive) read from `analytics_daily` and added. */
+  days: [string, string][];
+  /** A day range read from `analytics_daily` and subtracted: the days of the first month before the window. */
+  minus: [string, string] | null;
 }
 
-/** The roll-up rows of `dimension` over the window, as a row source with `value` and the metrics. */
+/**
+ * How to sum the window `from`..`to` (inclusive UTC days) with the fewest
+ * rows. A month inside the window is its monthly row. When nothing is
+ * counted after `to` (`openEnd`: the window ends today), the month of `to`
+ * is its monthly row too (month to date). The first month, when the window
+ * starts inside it, is its days in the window, or its monthly row minus its
+ * days before the window when those are fewer. Every day of the window is
+ * counted exactly once.
+ */
+export function windowPeriods(from: string, to: string, openEnd = false): Periods {
+  const startOf = (day: string) => `${day.slice(0, 7)}-01`;
+  // Months before `end` (exclusive) that the window reaches the end of are whole.
+  const end = openEnd || dayAfter(to).endsWith('-01') ? nextMonth(to) : startOf(to);
+  const days: [string, string][] = [];
+  let minus: [string, string] | null = null;
+  let first = from;
+  if (!from.endsWith('-01')) {
+    // The window starts inside a month; one that is not whole either is summed from its days alone.
+    if (startOf(from) >= end) return { months: null, days: [[from, to]], minus: null };
+    const last = dayBefore(nextMonth(from)) < to ? dayBefore(nextMonth(from)) : to;
+    if (dayDiff(startOf(from), from) < dayDiff(from, last) + 1) {
+      minus = [startOf(from), dayBefore(from)];
+      first = startOf(from);
+    } else {
+      days.push([from, last]);
+      first = nextMonth(from);
+    }
+  }
+  if (end <= to) days.push([end, to]);
+  return { months: first < end ? [first, startOf(dayBefore(end))] : null, days, minus };
+}
+
+/** Days from `a` to `b` (`YYYY-MM-DD`). */
+const dayDiff = (a: string, b: string) => (Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000;
+
+const METRICS = ['visitors', 'pageviews', 'events', 'visits', 'bounces', 'duration_s'] as const;
+
+/** The roll-up rows of `dimension` over the window, as a row source with `value` and the metrics (subtracted rows negated). */
 function rollupRows(w: Window, dimension: string) {
-  const { months, days } = windowPeriods(w.from, w.to);
-  const metrics = sql`value, visitors, pageviews, events, visits, bounces, duration_s`;
-  const parts = days.map(([a, b]) => sql`select ${metrics} from analytics_daily
-    where site_id = ${w.siteId} and dimension = ${dimension} and day between ${a}::date and ${b}::date`);
+  const { months, days, minus } = windowPeriods(w.from, w.to, w.openEnd);
+  const metrics = (sign: string) => sql.raw(`value, ${METRICS.map((m) => `${sign}${m} as ${m}`).join(', ')}`);
+  const daily = ([a, b]: [string, string], sign = '') => sql`select ${metrics(sign)} from analytics_daily
+    where site_id = ${w.siteId} and dimension = ${dimension} and day between ${a}::date and ${b}::date`;
+  const parts = days.map((r) => daily(r));
+  if (minus) parts.push(daily(minus, '-'));
   if (months) {
-    parts.push(sql`select ${metrics} from analytics_monthly
+    parts.push(sql`select ${metrics('')} from analytics_monthly
       where site_id = ${w.siteId} and dimension = ${dimension} and month between ${months[0]}::date and ${months[1]}::date`);
   }
   return sql`(${sql.join(parts, sql` union all `)})`;
 }
+
+/** Leaves out values whose window sums are all zero (what a subtracted month leaves of values seen only before the window). */
+const NOT_ALL_ZERO = sql.raw(`having ${METRICS.map((m) => `sum(${m}) <> 0`).join(' or ')}`);
 
 /** The top values of `dimension` over the window: most visitors first, then pageviews (for events, occurrences). */
 async function breakdown(db: Db, w: Window, dimension: Dimension) {
   const next = dimension === 'event' ? sql`events` : sql`pageviews`;
   const { rows } = await sql<Sums & { value: string }>`
     select value, ${SUMS} from ${rollupRows(w, dimension)} r
-    group by value order by visitors desc, ${next} desc, value limit ${TOP_ROWS}`.execute(db);
+    group by value ${NOT_ALL_ZERO} order by visitors desc, ${next} desc, value limit ${TOP_ROWS}`.execute(db);
   const withProps = dimension === 'event' ? await eventProps(db, w, rows.map((r) => r.value)) : null;
   return {
     dimension,
@@ -154,7 +191,7 @@ async function eventProps(db: Db, w: Window, events: string[]): Promise<Map<stri
           sum(visitors)::bigint as visitors, sum(events)::bigint as events
         from ${rollupRows(w, PROP_DIMENSION)} r
         where split_part(r.value, ${PROP_SEPARATOR}, 1) = any(${events}::text[])
-        group by r.value
+        group by r.value ${NOT_ALL_ZERO}
       ) p
     ) ranked where rank <= ${TOP_PROP_VALUES} order by event, key, rank`.execute(db);
   for (const r of rows) {
@@ -175,7 +212,7 @@ export async function siteReport(db: Db, services: Pick<Services, 'baseUrl'>, ca
   const dimensions = parseDimensions(query.dimensions);
   const days = clampDays(query.days);
   const site = await getSite(db, services, caller, id, now);
-  const w: Window = { siteId: id, from: utcDay(now, 1 - days), to: utcDay(now) };
+  const w: Window = { siteId: id, from: utcDay(now, 1 - days), to: utcDay(now), openEnd: true };
   const [totals, breakdowns] = await Promise.all([dailyTotals(db, w), Promise.all(dimensions.map((d) => breakdown(db, w, d)))]);
 
   const byDay = new Map(totals.map((r) => [r.day, r]));
