@@ -212,7 +212,7 @@ describe('the endpoint', () => {
   test('a missing or unknown key is the REST 401', async () => {
     const direct = await server.api('vgl_nope').get('/monitors');
     expect(direct.status).toBe(401);
-    for (const headers of [{}, { authorization: 'Bearer vgl_nope' }]) {
+    for (const headers of [{}, { authorization: 'Bearer vgl_nope' }] as Record<string, string>[]) {
       const res = await rpc(headers, list);
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual(direct.body);

@@ -59,6 +59,19 @@ const CSP = [
   "connect-src 'self'", "worker-src 'self' blob:", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * The one address outside this origin the bundle reaches on its own: the
+ * Redocly logo beside its attribution in the sidebar. The page may load
+ * nothing from elsewhere, so the bundle as served shows an empty image
+ * there instead (the attribution text stays).
+ */
+const FOREIGN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const EMPTY_IMAGE = 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 width=%221%22 height=%221%22/%3E';
+
+function rendererSource(): Buffer {
+  return Buffer.from(fs.readFileSync(require.resolve(RENDERER), 'utf8').split(FOREIGN_LOGO).join(EMPTY_IMAGE), 'utf8');
+}
+
 interface Asset { type: string; body: Buffer; gzip: Buffer; etag: string }
 
 function asset(type: string, body: Buffer): Asset {
@@ -87,7 +100,7 @@ function send(req: Request, res: Response, a: Asset, cache: string): void {
 export function mountDocs(app: Express): void {
   let assets: Record<string, Asset> | null = null;
   const load = () => (assets ??= {
-    'redoc.standalone.js': asset('text/javascript; charset=utf-8', fs.readFileSync(require.resolve(RENDERER))),
+    'redoc.standalone.js': asset('text/javascript; charset=utf-8', rendererSource()),
     'init.js': asset('text/javascript; charset=utf-8', Buffer.from(INIT, 'utf8')),
     page: asset('text/html; charset=utf-8', Buffer.from(PAGE, 'utf8')),
   });
