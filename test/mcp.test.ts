@@ -79,6 +79,12 @@ describe('the tools', () => {
     }
   });
 
+  test('an operation that is not a tool cannot be called by its name either', async () => {
+    for (const name of ['listWorkspaces', 'listApiKeys', 'createApiKey', 'getStatusPage', 'getMe', 'pauseMonitor']) {
+      await expect(owner.callTool({ name, arguments: {} })).rejects.toThrow(/Unknown tool/);
+    }
+  });
+
   test('annotations say truthfully what each does', () => {
     expect(tool('listMonitors').annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
     expect(tool('createMonitor').annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
