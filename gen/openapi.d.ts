@@ -21,7 +21,8 @@ export interface paths {
          *     keys). `key` describes the key in hand (`null` for a session). The
          *     address of the agent server is carried under `mcp`; `openapi` and
          *     `proto` are the addresses of the OpenAPI document and the `.proto`
-         *     listing.
+         *     listing; `docs` is the address of the interactive API reference
+         *     rendered from the OpenAPI document.
          */
         get: operations["getIndex"];
         put?: never;
@@ -3462,6 +3463,8 @@ export interface components {
             openapi: string;
             /** @description Address of the `.proto` listing, `{base_url}/api/proto`. */
             proto: string;
+            /** @description Address of the interactive API reference, `{base_url}/docs`. */
+            docs: string;
         };
         /** @description The key in hand. */
         IndexKey: {

@@ -7,7 +7,7 @@ const exports = {};
 exports["response:getIndex"] = validate52;
 const schema19 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetIndexResponse"};
 const schema21 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IndexData"}}};
-const schema22 = {"type":"object","description":"The route index.","additionalProperties":false,"required":["version","routes","key","mcp","openapi","proto"],"properties":{"version":{"type":"string","const":"1","description":"The API version."},"routes":{"type":"array","description":"Every operation of v1.","items":{"$ref":"#/components/schemas/IndexRoute"}},"key":{"description":"The key in hand; null for a session.","oneOf":[{"$ref":"#/components/schemas/IndexKey"},{"type":"null"}]},"mcp":{"type":"string","description":"Address of the agent server (Model Context Protocol, HTTP transport), `{base_url}/mcp`."},"openapi":{"type":"string","description":"Address of the OpenAPI document, `{base_url}/openapi.json`."},"proto":{"type":"string","description":"Address of the `.proto` listing, `{base_url}/api/proto`."}}};
+const schema22 = {"type":"object","description":"The route index.","additionalProperties":false,"required":["version","routes","key","mcp","openapi","proto","docs"],"properties":{"version":{"type":"string","const":"1","description":"The API version."},"routes":{"type":"array","description":"Every operation of v1.","items":{"$ref":"#/components/schemas/IndexRoute"}},"key":{"description":"The key in hand; null for a session.","oneOf":[{"$ref":"#/components/schemas/IndexKey"},{"type":"null"}]},"mcp":{"type":"string","description":"Address of the agent server (Model Context Protocol, HTTP transport), `{base_url}/mcp`."},"openapi":{"type":"string","description":"Address of the OpenAPI document, `{base_url}/openapi.json`."},"proto":{"type":"string","description":"Address of the `.proto` listing, `{base_url}/api/proto`."},"docs":{"type":"string","description":"Address of the interactive API reference, `{base_url}/docs`."}}};
 const schema23 = {"type":"object","additionalProperties":false,"required":["method","path","operationId","permission","allowed","built"],"properties":{"method":{"type":"string","enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string","description":"Relative to /api/v1, with `{name}` path parameters (`/monitors/{id}`)."},"operationId":{"type":"string"},"permission":{"type":["string","null"],"description":"The permission checked before the handler; null when the handler checks per field or there is none."},"allowed":{"type":"boolean","description":"Whether the caller's key carries what the operation needs (role, scopes, plan, session); says nothing about whether it is built."},"built":{"type":"boolean","description":"False while the operation is part of the contract but not built yet: it answers 501 `not_implemented` whatever the key (its 501 response is documented)."}}};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -490,9 +490,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-for(const key0 in data){
-if(!((((((key0 === "version") || (key0 === "routes")) || (key0 === "key")) || (key0 === "mcp")) || (key0 === "openapi")) || (key0 === "proto"))){
-const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.docs === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "docs"},message:"must have required property '"+"docs"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -501,11 +500,9 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-if(data.version !== undefined){
-let data0 = data.version;
-if(typeof data0 !== "string"){
-const err7 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data){
+if(!(((((((key0 === "version") || (key0 === "routes")) || (key0 === "key")) || (key0 === "mcp")) || (key0 === "openapi")) || (key0 === "proto")) || (key0 === "docs"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -514,13 +511,26 @@ vErrors.push(err7);
 }
 errors++;
 }
-if("1" !== data0){
-const err8 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/const",keyword:"const",params:{allowedValue: "1"},message:"must be equal to constant"};
+}
+if(data.version !== undefined){
+let data0 = data.version;
+if(typeof data0 !== "string"){
+const err8 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+if("1" !== data0){
+const err9 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/const",keyword:"const",params:{allowedValue: "1"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
@@ -537,12 +547,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err10 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err10];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err10);
 }
 errors++;
 }
@@ -564,12 +574,12 @@ passing0 = 0;
 }
 const _errs10 = errors;
 if(data3 !== null){
-const err10 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err11 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err11];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -585,12 +595,12 @@ passing0 = 1;
 }
 }
 if(!valid3){
-const err11 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err12 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err12];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err12);
 }
 errors++;
 }
@@ -608,19 +618,7 @@ vErrors = null;
 }
 if(data.mcp !== undefined){
 if(typeof data.mcp !== "string"){
-const err12 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data.openapi !== undefined){
-if(typeof data.openapi !== "string"){
-const err13 = {instancePath:instancePath+"/openapi",schemaPath:"#/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err13 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -630,9 +628,9 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.proto !== undefined){
-if(typeof data.proto !== "string"){
-const err14 = {instancePath:instancePath+"/proto",schemaPath:"#/properties/proto/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.openapi !== undefined){
+if(typeof data.openapi !== "string"){
+const err14 = {instancePath:instancePath+"/openapi",schemaPath:"#/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -642,14 +640,38 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.proto !== undefined){
+if(typeof data.proto !== "string"){
+const err15 = {instancePath:instancePath+"/proto",schemaPath:"#/properties/proto/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.docs !== undefined){
+if(typeof data.docs !== "string"){
+const err16 = {instancePath:instancePath+"/docs",schemaPath:"#/properties/docs/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
 }
 errors++;
 }

@@ -28,6 +28,7 @@ export const metaHandlers = {
         mcp: `${base}/mcp`,
         openapi: `${base}/openapi.json`,
         proto: `${base}/api/proto`,
+        docs: `${base}/docs`,
       },
     };
   },

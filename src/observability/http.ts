@@ -15,7 +15,7 @@ const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The area of a request that no operation claimed, from its first path segment. */
 const AREAS: Record<string, string> = {
   status: 'status_page', ping: 'ping', feeds: 'feed', confirm: 'confirm', probe: 'probe', rpc: 'connect', api: 'api',
-  invitations: 'invitation', 'password-reset': 'password_reset', metrics: 'metrics', healthz: 'health', readyz: 'health', 'openapi.json': 'contract', tls: 'tls_ask', mcp: 'mcp',
+  invitations: 'invitation', 'password-reset': 'password_reset', metrics: 'metrics', healthz: 'health', readyz: 'health', 'openapi.json': 'contract', tls: 'tls_ask', mcp: 'mcp', docs: 'docs',
 };
 
 function areaOf(req: Request, res: Response): string {

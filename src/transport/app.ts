@@ -26,6 +26,8 @@ import { mountBillingWebhooks } from '../billing/public';
 import { mountErrorIngestion } from '../errors/ingest';
 import { mountAnalyticsScript } from '../analytics/scriptRoute';
 import { mountAnalyticsIngestion } from '../analytics/ingest';
+import { mountMcp } from '../mcp/http';
+import { mountDocs } from '../docs/reference';
 
 /** The proto package's folder: files import each other by their path under it (`vigil/v1/common.proto`). */
 const PROTO_PACKAGE_DIR = 'vigil/v1';
@@ -128,7 +130,8 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   app.locals.analyticsIngestion = mountAnalyticsIngestion(app, { db: deps.db, log: deps.logger });
   app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));
   app.use(connectMiddleware(runner, log));
-  app.all('/mcp', (req, res) => sendError(req, res, new ApiError(501, 'not_implemented', 'The agent server (MCP) is not built yet.')));
+  mountMcp(app, { db: deps.db, limits: deps.limits, runner, log });
+  mountDocs(app);
   app.use((req: Request, res: Response) => sendError(req, res, new ApiError(404, 'not_found', `No route ${req.method} ${req.path}.`)));
   app.use(lastResort(log));
   return app;

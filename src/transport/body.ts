@@ -23,6 +23,8 @@ export const BODY_LIMITS = {
   ping: 100 * KiB,
   /** A confirmation link followed by POST: the body is read and dropped. */
   confirm: 10 * KiB,
+  /** The agent server (`POST /mcp`): JSON-RPC messages, a tool call carrying at most an `api` body in its envelope. */
+  mcp: 9 * MiB,
   /** Forms of public pages: status pages (password, subscribe, unsubscribe), invitations. */
   statusPageForm: 16 * KiB,
 } as const;

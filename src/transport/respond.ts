@@ -70,10 +70,15 @@ export function sendJson(req: Request, res: Response, status: number, value: unk
 
 /** Renders any thrown value as the spec's error body (JSON whatever the Accept). */
 export function sendError(req: Request, res: Response, err: unknown, log?: (msg: string, e: unknown) => void): void {
-  const e = err instanceof ApiError ? err : internal(err, log);
+  const e = asApiError(err, log);
   drainUnread(req);
   for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
   sendJson(req, res, e.status, e.toBody());
+}
+
+/** The error as the API answers it: an ApiError as it is; anything else a logged 500 (or a 400 for input PostgreSQL refused). */
+export function asApiError(err: unknown, log?: (msg: string, e: unknown) => void): ApiError {
+  return err instanceof ApiError ? err : internal(err, log);
 }
 
 function internal(err: unknown, log?: (msg: string, e: unknown) => void): ApiError {

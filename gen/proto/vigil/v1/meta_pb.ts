@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/meta.proto.
  */
 export const file_vigil_v1_meta: GenFile = /*@__PURE__*/
-  fileDesc("ChN2aWdpbC92MS9tZXRhLnByb3RvEgh2aWdpbC52MSIRCg9HZXRJbmRleFJlcXVlc3QiNQoQR2V0SW5kZXhSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMudmlnaWwudjEuSW5kZXhEYXRhIpABCglJbmRleERhdGESDwoHdmVyc2lvbhgBIAEoCRIkCgZyb3V0ZXMYAiADKAsyFC52aWdpbC52MS5JbmRleFJvdXRlEh8KA2tleRgDIAEoCzISLnZpZ2lsLnYxLkluZGV4S2V5EgsKA21jcBgEIAEoCRIPCgdvcGVuYXBpGAUgASgJEg0KBXByb3RvGAYgASgJIogBCgpJbmRleFJvdXRlEg4KBm1ldGhvZBgBIAEoCRIMCgRwYXRoGAIgASgJEhQKDG9wZXJhdGlvbl9pZBgDIAEoCRIXCgpwZXJtaXNzaW9uGAQgASgJSACIAQESDwoHYWxsb3dlZBgFIAEoCBINCgVidWlsdBgGIAEoCEINCgtfcGVybWlzc2lvbiJ/CghJbmRleEtleRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnByZWZpeBgDIAEoCRIMCgRyb2xlGAQgASgJEg4KBnNjb3BlcxgFIAMoCRIrCg13b3Jrc3BhY2VfaWRzGAYgASgLMhQudmlnaWwudjEuU3RyaW5nTGlzdDJQCgtNZXRhU2VydmljZRJBCghHZXRJbmRleBIZLnZpZ2lsLnYxLkdldEluZGV4UmVxdWVzdBoaLnZpZ2lsLnYxLkdldEluZGV4UmVzcG9uc2ViBnByb3RvMw", [file_vigil_v1_common]);
+  fileDesc("ChN2aWdpbC92MS9tZXRhLnByb3RvEgh2aWdpbC52MSIRCg9HZXRJbmRleFJlcXVlc3QiNQoQR2V0SW5kZXhSZXNwb25zZRIhCgRkYXRhGAEgASgLMhMudmlnaWwudjEuSW5kZXhEYXRhIp4BCglJbmRleERhdGESDwoHdmVyc2lvbhgBIAEoCRIkCgZyb3V0ZXMYAiADKAsyFC52aWdpbC52MS5JbmRleFJvdXRlEh8KA2tleRgDIAEoCzISLnZpZ2lsLnYxLkluZGV4S2V5EgsKA21jcBgEIAEoCRIPCgdvcGVuYXBpGAUgASgJEg0KBXByb3RvGAYgASgJEgwKBGRvY3MYByABKAkiiAEKCkluZGV4Um91dGUSDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSFAoMb3BlcmF0aW9uX2lkGAMgASgJEhcKCnBlcm1pc3Npb24YBCABKAlIAIgBARIPCgdhbGxvd2VkGAUgASgIEg0KBWJ1aWx0GAYgASgIQg0KC19wZXJtaXNzaW9uIn8KCEluZGV4S2V5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGcHJlZml4GAMgASgJEgwKBHJvbGUYBCABKAkSDgoGc2NvcGVzGAUgAygJEisKDXdvcmtzcGFjZV9pZHMYBiABKAsyFC52aWdpbC52MS5TdHJpbmdMaXN0MlAKC01ldGFTZXJ2aWNlEkEKCEdldEluZGV4EhkudmlnaWwudjEuR2V0SW5kZXhSZXF1ZXN0GhoudmlnaWwudjEuR2V0SW5kZXhSZXNwb25zZWIGcHJvdG8z", [file_vigil_v1_common]);
 
 /**
  * @generated from message vigil.v1.GetIndexRequest
@@ -92,6 +92,13 @@ export type IndexData = Message<"vigil.v1.IndexData"> & {
    * @generated from field: string proto = 6;
    */
   proto: string;
+
+  /**
+   * Address of the interactive API reference, {base_url}/docs.
+   *
+   * @generated from field: string docs = 7;
+   */
+  docs: string;
 };
 
 /**

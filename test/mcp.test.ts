@@ -1,0 +1,288 @@
+/**
+ * The agent server at POST /mcp, through the SDK's own Client and
+ * StreamableHTTPClientTransport: exactly the tools the spec names (every GET
+ * outside workspaces, members, API keys, status pages and the account, plus
+ * three monitor writes), each call the same request the key would make
+ * directly (permission, tenant filter, audit entry), and the rate limit
+ * spent twice per call.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ok } from './support/expect';
+import { startTestServer, type ApiClient, type TestServer } from './support/harness';
+
+/** The tools the spec calls for, computed from the contract's source, not from the server's code. */
+function expectedTools(): Set<string> {
+  const doc = parse(fs.readFileSync(path.join(__dirname, '..', 'openapi.yaml'), 'utf8')) as { paths: Record<string, Record<string, { operationId: string; tags: string[] }>> };
+  // Spec: "No tool exists for workspaces, members, API keys, status pages or the account" (sessions: the account's sign-in).
+  const excluded = new Set(['workspaces', 'members', 'api_keys', 'status_pages', 'account', 'sessions']);
+  const writes = new Set(['post /monitors', 'patch /monitors/{id}', 'delete /monitors/{id}']);
+  const out = new Set<string>();
+  for (const [p, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      if (!op?.operationId || op.tags.some((t) => excluded.has(t))) continue;
+      if (method === 'get' || writes.has(`${method} ${p}`)) out.add(op.operationId);
+    }
+  }
+  return out;
+}
+
+const clients: Client[] = [];
+
+async function agent(server: TestServer, key: string): Promise<Client> {
+  const client = new Client({ name: 'vigil-test-agent', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult & { body: any }> {
+  const res = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const text = (res.content[0] as { type: string; text?: string }).text ?? '';
+  return { ...res, body: JSON.parse(text) };
+}
+
+const httpConfig = (n: string) => JSON.stringify({ url: `https://example.test/${n}` });
+
+let server: TestServer;
+let org: { organizationId: string; workspaceId: string; apiKey: string };
+let rest: ApiClient;
+let owner: Client;
+
+beforeAll(async () => {
+  server = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
+  org = await server.org({ plan: 'business' });
+  rest = server.api(org.apiKey);
+  owner = await agent(server, org.apiKey);
+}, 60_000);
+afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => undefined);
+  await server?.close();
+});
+
+describe('the tools', () => {
+  let tools: Awaited<ReturnType<Client['listTools']>>['tools'];
+  beforeAll(async () => { tools = (await owner.listTools()).tools; });
+  const tool = (name: string) => tools.find((t) => t.name === name)!;
+
+  test('exactly every GET outside the excluded areas, plus the three monitor writes', () => {
+    const names = tools.map((t) => t.name).sort();
+    expect(names).toEqual([...expectedTools()].sort());
+    for (const present of ['listMonitors', 'getMonitor', 'getIndex', 'listIncidents', 'getBilling', 'createMonitor', 'updateMonitor', 'deleteMonitor']) expect(names).toContain(present);
+    for (const absent of ['listWorkspaces', 'createWorkspace', 'listMembers', 'listApiKeys', 'createApiKey', 'listStatusPages', 'getStatusPage', 'getMe', 'listOrganizations', 'listSessions', 'dismissSetup', 'createChannel', 'updateIncident']) {
+      expect(names).not.toContain(absent);
+    }
+  });
+
+  test('an operation that is not a tool cannot be called by its name either', async () => {
+    for (const name of ['listWorkspaces', 'listApiKeys', 'createApiKey', 'getStatusPage', 'getMe', 'pauseMonitor']) {
+      await expect(owner.callTool({ name, arguments: {} })).rejects.toThrow(/Unknown tool/);
+    }
+  });
+
+  test('annotations say truthfully what each does', () => {
+    expect(tool('listMonitors').annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(tool('createMonitor').annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    // PATCH replaces config and tags as a whole: not additive, but repeating it changes nothing more.
+    expect(tool('updateMonitor').annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+    expect(tool('deleteMonitor').annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+    for (const t of tools) if (!['createMonitor', 'updateMonitor', 'deleteMonitor'].includes(t.name)) expect({ name: t.name, readOnly: t.annotations?.readOnlyHint }).toEqual({ name: t.name, readOnly: true });
+  });
+
+  test('names, descriptions and input schemas come from the contract', () => {
+    expect(tool('createMonitor').title).toBe('Create a monitor');
+    expect(tool('createMonitor').description).toMatch(/^Create a monitor \(POST \/api\/v1\/monitors; permission monitor:create\)/);
+    expect(tool('createMonitor').description).toContain('intervalSeconds');
+    const create = tool('createMonitor').inputSchema as any;
+    expect(create.required).toEqual(['body']);
+    expect(create.properties.body.required).toEqual(['name', 'kind', 'workspaceId', 'config']);
+    expect(create.properties.body.properties.kind.enum).toContain('http');
+    const update = tool('updateMonitor').inputSchema as any;
+    expect(update.required).toEqual(['id', 'body']);
+    expect(update.properties.id).toMatchObject({ type: 'string' });
+    // A $ref of the contract (tags: StringList) is inlined: the schema stands alone.
+    expect(JSON.stringify(tools.map((t) => t.inputSchema))).not.toContain('$ref');
+    expect(update.properties.body.properties.tags.description).toMatch(/Replaces the tags/);
+    const history = tool('getMonitorHistory').inputSchema as any;
+    expect(Object.keys(history.properties)).toEqual(expect.arrayContaining(['id']));
+    expect(tool('listMonitors').inputSchema).toMatchObject({ type: 'object', properties: { tag: { type: 'string' } }, additionalProperties: false });
+  });
+});
+
+describe('calls run as the key', () => {
+  test('a read returns what the REST read returns, under the same tenant filter', async () => {
+    const id = ok('createMonitor', await rest.post('/monitors', { name: 'Read me', kind: 'http', workspaceId: org.workspaceId, config: httpConfig('r'), tags: ['edge'] }), 201).id;
+    const listed = await call(owner, 'listMonitors', {});
+    expect(listed.isError).toBeFalsy();
+    const direct = await rest.get('/monitors');
+    ok('listMonitors', direct);
+    expect(listed.body).toEqual(direct.body);
+    expect(listed.structuredContent).toEqual(listed.body);
+    expect(listed.body.data.map((m: { id: string }) => m.id)).toContain(id);
+    // A query parameter, typed by the contract, reaches the operation.
+    expect((await call(owner, 'listMonitors', { tag: 'edge' })).body.data.map((m: { id: string }) => m.id)).toEqual([id]);
+    expect((await call(owner, 'listMonitors', { tag: 'nothing-has-this' })).body.data).toEqual([]);
+    expect((await call(owner, 'getMonitor', { id })).body.data).toMatchObject({ id, name: 'Read me', paused: false });
+
+    // Another organisation's monitor does not exist for this key: the same 404 as REST.
+    const other = await server.org();
+    const theirs = ok('createMonitor', await server.api(other.apiKey).post('/monitors', { name: 'Theirs', kind: 'http', workspaceId: other.workspaceId, config: httpConfig('t') }), 201).id;
+    const refused = await call(owner, 'getMonitor', { id: theirs });
+    const notFound = await rest.get(`/monitors/${theirs}`);
+    expect(notFound.status).toBe(404);
+    expect(refused.isError).toBe(true);
+    expect(refused.body).toEqual({ status: 404, ...notFound.body });
+  });
+
+  test('the three writes: create, change and delete a monitor, seen through REST', async () => {
+    const created = await call(owner, 'createMonitor', { body: { name: 'By agent', kind: 'http', workspaceId: org.workspaceId, config: httpConfig('a'), intervalSeconds: 600 } });
+    expect(created.isError).toBeFalsy();
+    const id = created.body.data.id as string;
+    expect(ok('getMonitor', await rest.get(`/monitors/${id}`))).toMatchObject({ name: 'By agent', intervalSeconds: 600, kind: 'http' });
+
+    const updated = await call(owner, 'updateMonitor', { id, body: { name: 'Renamed by agent', paused: true } });
+    expect(updated.isError).toBeFalsy();
+    expect(updated.body.data).toMatchObject({ id, name: 'Renamed by agent', paused: true });
+    expect(ok('getMonitor', await rest.get(`/monitors/${id}`))).toMatchObject({ name: 'Renamed by agent', paused: true });
+
+    const deleted = await call(owner, 'deleteMonitor', { id });
+    expect(deleted.isError).toBeFalsy();
+    expect((await rest.get(`/monitors/${id}`)).status).toBe(404);
+    // Deleting again finds nothing: the REST 404, as a tool error.
+    expect((await call(owner, 'deleteMonitor', { id })).body).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  test('bad input is the REST 400 (validation by the contract), and arguments the operation has not are refused', async () => {
+    const bad = await call(owner, 'createMonitor', { body: { name: 'No kind', workspaceId: org.workspaceId, config: '{}' } });
+    const direct = await rest.post('/monitors', { name: 'No kind', workspaceId: org.workspaceId, config: '{}' });
+    expect(direct.status).toBe(400);
+    expect(bad.isError).toBe(true);
+    expect(bad.body).toEqual({ status: 400, ...direct.body });
+    expect((await call(owner, 'listMonitors', { workspace: 'x' })).body).toMatchObject({ status: 400, code: 'unknown_field', details: { field: 'workspace' } });
+    expect((await call(owner, 'getMonitor', {})).body).toMatchObject({ status: 400, code: 'missing_field', details: { field: 'id' } });
+  });
+
+  test('a viewer key is refused a write with the same 403 as REST, and nothing is created', async () => {
+    const viewer = await server.member(org.organizationId, 'viewer');
+    const viewerAgent = await agent(server, viewer.apiKey);
+    const body = { name: 'Viewer try', kind: 'http', workspaceId: org.workspaceId, config: httpConfig('v') };
+    const refused = await call(viewerAgent, 'createMonitor', { body });
+    const direct = await server.api(viewer.apiKey).post('/monitors', body);
+    expect(direct.status).toBe(403);
+    expect(direct.body).toMatchObject({ code: 'forbidden', vars: { permission: 'monitor:create' } });
+    expect(refused.isError).toBe(true);
+    expect(refused.body).toEqual({ status: 403, ...direct.body });
+    // The viewer may read.
+    expect((await call(viewerAgent, 'listMonitors')).isError).toBeFalsy();
+    const names = ok('listMonitors', await rest.get('/monitors')).map((m: { name: string }) => m.name);
+    expect(names).not.toContain('Viewer try');
+  });
+
+  test('the audit entry of an agent write names the key, as a direct write does', async () => {
+    const keyId = ok('getMe', await rest.get('/me')).key.id as string;
+    const id = (await call(owner, 'createMonitor', { body: { name: 'Audited by agent', kind: 'http', workspaceId: org.workspaceId, config: httpConfig('au') } })).body.data.id;
+    await call(owner, 'deleteMonitor', { id });
+    const entries = ok('listAuditEntries', await rest.get('/audit?limit=200')) as Array<{ action: string; resourceId: string; actor: { type: string; id: string } }>;
+    const mine = entries.filter((e) => e.resourceId === id);
+    expect(mine.map((e) => e.action).sort()).toEqual(['monitor.created', 'monitor.deleted']);
+    for (const e of mine) expect(e.actor).toMatchObject({ type: 'api_key', id: keyId });
+    // The audit log is readable through the agent too.
+    const viaAgent = await call(owner, 'listAuditEntries', { limit: 200 });
+    expect(viaAgent.body.data.filter((e: { resourceId: string }) => e.resourceId === id)).toHaveLength(2);
+  });
+
+  test('an agent holds no permission of the excluded areas: the index it reads says so', async () => {
+    const direct = ok('getIndex', await rest.get('/'));
+    const viaAgent = (await call(owner, 'getIndex')).body.data;
+    const allowed = (idx: { routes: Array<{ operationId: string; allowed: boolean }> }, op: string) => idx.routes.find((r) => r.operationId === op)!.allowed;
+    for (const op of ['listWorkspaces', 'listMembers', 'listApiKeys', 'listStatusPages']) {
+      expect({ op, direct: allowed(direct, op), agent: allowed(viaAgent, op) }).toEqual({ op, direct: true, agent: false });
+    }
+    expect(allowed(viaAgent, 'listMonitors')).toBe(true);
+    expect(viaAgent.mcp).toBe(`${server.url}/mcp`);
+    expect(direct).toMatchObject({ mcp: `${server.url}/mcp`, docs: `${server.url}/docs` });
+  });
+});
+
+describe('the endpoint', () => {
+  const rpc = (headers: Record<string, string>, body: unknown, method = 'POST') => fetch(`${server.url}/mcp`, {
+    method, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: method === 'POST' ? JSON.stringify(body) : undefined,
+  });
+  const list = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+
+  test('a missing or unknown key is the REST 401', async () => {
+    const direct = await server.api('vgl_nope').get('/monitors');
+    expect(direct.status).toBe(401);
+    for (const headers of [{}, { authorization: 'Bearer vgl_nope' }] as Record<string, string>[]) {
+      const res = await rpc(headers, list);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual(direct.body);
+    }
+    const c = new Client({ name: 'no-key', version: '1' });
+    await expect(c.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)))).rejects.toThrow(/401|unauthorized/i);
+  });
+
+  test('a cookie alone signs nothing in; GET and DELETE are 405 (no event stream, no session)', async () => {
+    expect((await rpc({ cookie: 'vigil_session=whatever' }, list)).status).toBe(401);
+    for (const method of ['GET', 'DELETE']) {
+      const res = await rpc({ authorization: `Bearer ${org.apiKey}` }, undefined, method);
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+    }
+  });
+
+  test('a plain JSON-RPC request answers JSON; not JSON is a 400', async () => {
+    const res = await rpc({ authorization: `Bearer ${org.apiKey}` }, list);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    const body = await res.json();
+    expect(body.result.tools.length).toBe(expectedTools().size);
+    const bad = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{not json' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: 'invalid_json' });
+  });
+});
+
+describe('the rate limit', () => {
+  let limited: TestServer;
+  beforeAll(async () => { limited = await startTestServer({ RATE_LIMIT_READ: '10', RATE_LIMIT_WRITE: '4' }); }, 60_000);
+  afterAll(async () => { await limited?.close(); });
+
+  test('a read call is counted twice, once for the call and once for the request inside it', async () => {
+    const o = await limited.org();
+    const client = await agent(limited, o.apiKey); // initialize and its notification: 2 of 10
+    expect((await limited.api(o.apiKey).get('/monitors')).status).toBe(200); // 3 of 10
+    const results: Array<{ ok: boolean; status?: number }> = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await call(client, 'listMonitors');
+      results.push({ ok: !r.isError, status: r.isError ? r.body.status : undefined });
+    } // 9 of 10
+    expect(results).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
+    // The call itself is let in (10 of 10); the request inside it is refused as REST would be.
+    const inner = await call(client, 'listMonitors');
+    expect(inner.isError).toBe(true);
+    expect(inner.body).toMatchObject({ status: 429, code: 'rate_limited', vars: { bucket: 'R' } });
+    // Now the call itself is refused, with the REST 429, before it runs.
+    await expect(call(client, 'listMonitors')).rejects.toThrow(/429|rate/i);
+    const direct = await limited.api(o.apiKey).get('/monitors');
+    expect(direct.status).toBe(429);
+  });
+
+  test('a write spends the write limit, twice', async () => {
+    const o = await limited.org();
+    const client = await agent(limited, o.apiKey);
+    const body = (n: number) => ({ body: { name: `w${n}`, kind: 'http', workspaceId: o.workspaceId, config: httpConfig(`w${n}`) } });
+    expect((await call(client, 'createMonitor', body(1))).isError).toBeFalsy(); // W: 2 of 4
+    expect((await call(client, 'createMonitor', body(2))).isError).toBeFalsy(); // W: 4 of 4
+    await expect(call(client, 'createMonitor', body(3))).rejects.toThrow(/429|rate/i);
+    const api = limited.api(o.apiKey);
+    expect((await api.post('/monitors', body(4).body)).status).toBe(429);
+    // The read limit was not touched by the writes: reads still go through.
+    expect(ok('listMonitors', await api.get('/monitors')).map((m: { name: string }) => m.name).sort()).toEqual(['w1', 'w2']);
+  });
+});
