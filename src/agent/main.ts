@@ -99,21 +99,37 @@ export async function runAgent(o: AgentOptions): Promise<void> {
     }
   };
 
+  // One delivery at a time, apart from sampling: a server that hangs delays reports, never samples.
+  let delivering: Promise<void> | null = null;
+  let refused: TokenRefused | null = null;
+  const halt = new AbortController();
+  const asleep = o.signal ? AbortSignal.any([o.signal, halt.signal]) : halt.signal;
+  const startDelivery = () => {
+    if (delivering) return;
+    delivering = deliver().catch((e: unknown) => {
+      if (e instanceof TokenRefused) { refused = e; halt.abort(); }
+      else log(`delivering failed: ${(e as Error).message}`);
+    }).finally(() => { delivering = null; });
+  };
+
   await sampler.prime();
-  await sleep(Math.min(1000, interval * 1000), o.signal);
+  await sleep(Math.min(1000, interval * 1000), asleep);
   let next = Date.now();
-  while (!o.signal?.aborted) {
+  while (!o.signal?.aborted && !refused) {
     try {
       outbox.push(await sampler.take());
     } catch (e) {
       log(`sampling failed: ${(e as Error).message}`);
     }
-    await deliver();
+    startDelivery();
     // At a fixed rate; a tick that ran long skips the ticks it missed.
     next += interval * 1000;
     if (next < Date.now()) next = Date.now() + interval * 1000;
-    await sleep(next - Date.now(), o.signal);
+    await sleep(next - Date.now(), asleep);
   }
+  if (refused) throw refused;
+  await delivering;
+  if (refused) throw refused;
 }
 
 function usage(): never {
