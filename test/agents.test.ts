@@ -6,6 +6,7 @@
  * thresholds and going down when the agent goes quiet; retention.
  */
 import { createHash } from 'node:crypto';
+import { createProbe } from '../src/domain/probes';
 import { housekeeping } from '../src/engine/housekeeping';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
@@ -49,6 +50,9 @@ function sample(over: Record<string, unknown> = {}) {
     ...over,
   };
 }
+
+const drained = async () => Number((await server.db.selectFrom('ingest_drained').select('items').where('buffer', '=', 'agent_report_buffer').executeTakeFirst())?.items ?? 0);
+const buffered = async (agentId: string) => Number((await server.db.selectFrom('agent_report_buffer').select((eb) => eb.fn.countAll().as('n')).where('agent_id', '=', agentId).executeTakeFirstOrThrow()).n);
 
 const identity = { hostname: 'web-1', os: 'Debian GNU/Linux 12 (linux 6.1.0, x64)', version: '0.1.0', intervalSeconds: 1 };
 
@@ -119,9 +123,12 @@ test('reports: identity and samples through the buffer, newest first, clamps, du
   const a = await enrol(owner, { name: 'reporter', workspaceId: ws1 });
   const t0 = Date.now() - 60_000;
   const samples = [0, 1, 2].map((i) => sample({ at: new Date(t0 + i * 10_000).toISOString(), cpuPercent: 10 * (i + 1) }));
+  const drainedBefore = await drained();
   const res = await report(a.token, { ...identity, sentAt: new Date().toISOString(), samples });
   expect(res.status).toBe(200);
   expect(await res.json()).toEqual({ accepted: 3, dropped: 0 });
+  // Answered after the commit: the samples are in the buffer, or already taken from it.
+  expect((await buffered(a.id)) + (await drained()) - drainedBefore).toBeGreaterThanOrEqual(3);
   // The same samples again (an agent retrying after a lost answer) are stored once.
   expect((await report(a.token, { ...identity, samples })).status).toBe(200);
 
@@ -176,6 +183,9 @@ test('an agent monitor opens an incident when a sample crosses its threshold, re
   expect((await create({ ...config, agentId: elsewhere.id })).body.details.field).toBe('config.agentId');
   expect((await create({ agentId: a.id, threshold: 3 })).body.details.field).toBe('config.threshold');
   expect((await create({ ...config, warning: 95 })).body.details.field).toBe('config.warning');
+  const probeId = (await createProbe(server.db, organizationId, 'edge')).probeId;
+  const onProbe = await owner.post('/monitors', { name: 'disk', kind: 'agent', workspaceId: ws1, probeId, config: JSON.stringify(config) });
+  expect([onProbe.status, onProbe.body.details.field]).toEqual([400, 'probeId']);
 
   await send(50);
   const m = ok('createMonitor', await create(config), 201);

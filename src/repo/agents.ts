@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from '../db/connect';
 import type { AgentSamplesTable } from '../db/schema';
 import type { AgentState } from '../engine/kinds/kind';
-import { FIGURES } from '../ingest/agents';
+import { FIGURES } from '../ingest/agentReport';
 import { isoText } from './monitors';
 import { workspaceFilter } from './scope';
 
