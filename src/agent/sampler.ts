@@ -41,6 +41,13 @@ async function netTotals(): Promise<NetTotals | null> {
   }
 }
 
+/** `p`, or `fallback` when it takes longer than `ms` (a hung network mount must not stall every later sample). */
+function within<T>(ms: number, p: Promise<T>, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => { timer = setTimeout(() => resolve(fallback), ms); timer.unref(); });
+  return Promise.race([p.catch(() => fallback), late]).finally(() => clearTimeout(timer));
+}
+
 const pct = (part: number, whole: number) => (whole > 0 ? Math.min(Math.max((100 * part) / whole, 0), 100) : null);
 const round2 = (n: number | null) => (n === null ? null : Math.round(n * 100) / 100);
 
@@ -77,7 +84,7 @@ export class Sampler {
   /** One sample, taken now. */
   async take(): Promise<WireSample> {
     const at = new Date();
-    const [mem, fs, net] = await Promise.all([si.mem().catch(() => null), disks(), netTotals()]);
+    const [mem, fs, net] = await Promise.all([within(10_000, si.mem(), null), within(10_000, disks(), []), within(10_000, netTotals(), null)]);
     const cpu = cpuTimes();
     const busy = cpu.total - this.cpu.total;
     const cpuPercent = busy > 0 ? pct(busy - (cpu.idle - this.cpu.idle), busy) : null;
