@@ -75,7 +75,10 @@ export interface paths {
         };
         /**
          * List server agents
-         * @description The enrolled server agents, by name.
+         * @description The enrolled server agents, by name. A key confined to workspaces sees
+         *     the organisation-wide agents (`workspaceId` null) and its own
+         *     workspaces' agents. `lastSeenAt`, `hostname`, `os` and `version` come
+         *     from the agent's latest report (docs/agents.md).
          */
         get: operations["listAgents"];
         put?: never;
@@ -84,14 +87,25 @@ export interface paths {
          * @description Enrols an agent and returns its `token` once; the agent authenticates
          *     with it. Only a hash of the token is stored: a lost token cannot be
          *     recovered (delete the agent and enrol again). `hostname`, `os` and
-         *     `version` stay null until the agent first reports.
+         *     `version` stay null until the agent first reports. The agent program
+         *     (`npm run agent -- --server URL --token T`) reports to
+         *     `POST {base_url}/agent/v1/report` (docs/agents.md).
+         *
+         *     `workspaceId` null (or absent) enrols an organisation-wide agent,
+         *     which monitors of every workspace may watch; a workspace's agent is
+         *     seen by that workspace only. A key confined to workspaces must name
+         *     one of its workspaces (403 `workspace_confined` otherwise); a
+         *     workspace it cannot see is 404.
          */
         post: operations["enrollAgent"];
         /**
          * Delete a server agent
-         * @description Deletes the agent; its token stops working at once and its metrics are
-         *     deleted with it. Name it by query `id` (the documented form) or body
-         *     `id`; neither is 400.
+         * @description Deletes the agent; its token stops working at once (its reports are
+         *     401) and its metrics are deleted with it. `agent` monitors watching it
+         *     go down (`check_failed`) until they are changed or deleted. Name it by
+         *     query `id` (the documented form) or body `id`; neither is 400. A key
+         *     confined to workspaces cannot delete an organisation-wide agent (403
+         *     `workspace_confined`).
          */
         delete: operations["deleteAgent"];
         options?: never;
@@ -108,9 +122,11 @@ export interface paths {
         };
         /**
          * Get an agent's metric samples
-         * @description The agent's samples of the last `hours` hours, oldest first. When the
-         *     window holds more than `limit` samples, the latest `limit` are
-         *     returned. A figure the agent did not report is null.
+         * @description The agent's samples of the last `hours` hours, newest first (by `at`).
+         *     When the window holds more than `limit` samples, the newest `limit`
+         *     are returned. A figure the agent could not read is null. Samples are
+         *     kept for the plan's history retention (with hourly roll-ups of each
+         *     figure); the fields are described in docs/agents.md.
          */
         get: operations["getAgentMetrics"];
         put?: never;
@@ -1356,7 +1372,8 @@ export interface paths {
          *     null until the first check, for mail_posture, tls_audit and snmp.
          *
          *     A workspace, probe or `dependsOn` monitor the caller cannot see is 404.
-         *     A revoked probe is 400 on `probeId`. Over the plan's monitor cap: 402
+         *     A revoked probe is 400 on `probeId`, as is a probe for an `agent`
+         *     monitor. Over the plan's monitor cap: 402
          *     `limit_reached` (vars plan, limit, current, resource).
          */
         post: operations["createMonitor"];
@@ -2362,24 +2379,55 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
-        /** @description One metric sample reported by an agent. */
+        /** @description One mounted filesystem as an agent sampled it. */
+        AgentDisk: {
+            /** @description Mount point (`/`, `/var`, `C:`). */
+            mount: string;
+            /** @description The device or source (`/dev/sda1`). */
+            filesystem: string;
+            /** @description Filesystem type (`ext4`, `xfs`, `NTFS`). */
+            type: string | null;
+            sizeBytes: number;
+            usedBytes: number;
+            /** @description Used share of the space a user can fill (as `df` counts it), 0 to 100. */
+            percent: number;
+        };
+        /**
+         * @description One sample an agent took of its machine. A figure the agent could not
+         *     read is null. Percentages are 0 to 100; bytes are bytes.
+         */
         AgentSample: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the agent took it (the agent's clock, corrected by its offset from the server's when that is over a minute).
+             */
             at: string;
-            /** @description 0 to 100. */
+            /** @description CPU time busy since the previous sample, all cores together, 0 to 100. */
             cpuPercent: number | null;
-            /** @description 0 to 100. */
+            /** @description Memory in use (total less available: caches do not count), 0 to 100. */
             memoryPercent: number | null;
             memoryUsedBytes: number | null;
-            /** @description Fullest mounted filesystem, 0 to 100. */
+            memoryTotalBytes: number | null;
+            /** @description 0 to 100; null on a machine without swap. */
+            swapPercent: number | null;
+            swapUsedBytes: number | null;
+            swapTotalBytes: number | null;
+            /** @description Fullest mounted filesystem (the highest `disks[].percent`), 0 to 100. */
             diskPercent: number | null;
+            /** @description Each mounted filesystem (pseudo filesystems such as tmpfs left out), at most 64. */
+            disks: components["schemas"]["AgentDisk"][];
+            /** @description Load average over 1 minute (null where the system has none, as on Windows). */
             load1: number | null;
             load5: number | null;
             load15: number | null;
-            /** @description Bytes received since the previous sample. */
+            /** @description Bytes received since the previous sample, every interface but loopback. */
             networkRxBytes: number | null;
-            /** @description Bytes sent since the previous sample. */
+            /** @description Bytes sent since the previous sample, every interface but loopback. */
             networkTxBytes: number | null;
+            /** @description Receive throughput: `networkRxBytes` over the seconds since the previous sample. */
+            networkRxBytesPerSecond: number | null;
+            /** @description Send throughput: `networkTxBytes` over the seconds since the previous sample. */
+            networkTxBytesPerSecond: number | null;
         };
         AnalyticsBreakdown: {
             /** @enum {string} */
@@ -2706,7 +2754,7 @@ export interface components {
         CreateMonitorBody: {
             name: string;
             /** @enum {string} */
-            kind: "http" | "heartbeat" | "tcp" | "dns" | "tls_audit" | "mail_posture" | "snmp";
+            kind: "http" | "heartbeat" | "tcp" | "dns" | "tls_audit" | "mail_posture" | "snmp" | "agent";
             /** @description The owning workspace. */
             workspaceId: string;
             /**
@@ -2808,6 +2856,28 @@ export interface components {
              *       `raw` series); `assertions` (list of `{reading, operator,
              *       value}`, `reading` naming an `oids[].name`, operators as for
              *       http). The readings are in `lastCheckDetail`.
+             *     - `agent`: thresholds on a server agent's samples
+             *       (docs/agents.md). `agentId` (required: an agent of the
+             *       organisation, organisation-wide or of the monitor's workspace;
+             *       any other is 400 `invalid_config` on `config.agentId`);
+             *       `metric` (`cpuPercent`, `memoryPercent`, `memoryUsedBytes`,
+             *       `swapPercent`, `diskPercent`, `load1`, `load5`, `load15`,
+             *       `networkRxBytesPerSecond`, `networkTxBytesPerSecond`); `operator`
+             *       (`gt` default, `gte`, `lt`, `lte`); `threshold` (number, required
+             *       with `metric`): down (cause `assertion_failed`) while the
+             *       agent's latest sample compares true against it; `warning`
+             *       (number, optional, on the near side of `threshold`): degraded
+             *       while it crosses `warning` only; `mount` (with `diskPercent`
+             *       only: that filesystem instead of the fullest; a sample without
+             *       it is down); `missedReports` (integer 1 to 100, default 3): down
+             *       (cause `heartbeat_missed`) when the agent has reported nothing
+             *       for that many of its reporting intervals plus 5 seconds. Without
+             *       `metric` the monitor only watches that the agent reports. It is
+             *       judged by Vigil from the agent's reports, never by a probe
+             *       (`probeId` is 400): within a second of each new sample, and at
+             *       least every `intervalSeconds` (at most a minute apart) for
+             *       silence. A deleted agent is down (`check_failed`). Example:
+             *       `{"agentId": "agt_…", "metric": "diskPercent", "threshold": 90, "warning": 80}`.
              */
             config: string;
             /** @description Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused. */
@@ -3313,7 +3383,7 @@ export interface components {
             id: string;
             name: string;
             /** @enum {string} */
-            kind: "http" | "heartbeat" | "tcp" | "dns" | "tls_audit" | "mail_posture" | "snmp";
+            kind: "http" | "heartbeat" | "tcp" | "dns" | "tls_audit" | "mail_posture" | "snmp" | "agent";
             /** @enum {string} */
             status: "up" | "degraded" | "down" | "paused" | "pending";
             /** @description True when the monitor runs on this host only. */
@@ -3835,7 +3905,7 @@ export interface components {
             id: string;
             name: string;
             /** @enum {string} */
-            kind: "http" | "heartbeat" | "tcp" | "dns" | "tls_audit" | "mail_posture" | "snmp";
+            kind: "http" | "heartbeat" | "tcp" | "dns" | "tls_audit" | "mail_posture" | "snmp" | "agent";
             /**
              * @description pending until the first check; paused while `paused` is set (a monitor switched off with `enabled` false keeps its last status and is not checked).
              * @enum {string}
@@ -4787,7 +4857,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     enrollAgent: {
@@ -4817,7 +4886,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     deleteAgent: {
@@ -4850,15 +4918,14 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getAgentMetrics: {
         parameters: {
             query?: {
-                /** @description The window in hours, 1 to 168; default 24. */
+                /** @description The window in hours ending now; default 24, values above 168 are clamped to 168 and values below 1 to 1 (never refused). */
                 hours?: number;
-                /** @description At most this many samples, 1 to 5000; default 500. */
+                /** @description At most this many samples; default 500, values above 5000 are clamped to 5000 and values below 1 to 1 (never refused). */
                 limit?: number;
             };
             header?: never;
@@ -4884,7 +4951,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listAnalyticsSites: {

@@ -77,7 +77,7 @@ export type RawRequestOperationId = 'uploadSymbols';
 export type RawResponseOperationId = 'exportAll' | 'exportEntity';
 
 /** Operations not built yet: the contract documents their 501 (src/api/notImplemented.ts answers it). */
-export type UnbuiltOperationId = 'deleteAgent' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentMetrics' | 'listAgents' | 'searchResources';
+export type UnbuiltOperationId = 'exportAll' | 'exportEntity' | 'searchResources';
 
 /** Every operation; static path segments come before parameters at the same position, so register them in this order. */
 export const routes: readonly RouteDef[] = [
@@ -149,7 +149,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: [],
     queryParams: [],
@@ -175,7 +175,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 201,
     pathParams: [],
     queryParams: [],
@@ -201,7 +201,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: [],
     queryParams: [{ name: 'id', type: 'string', required: false }],
@@ -227,7 +227,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: ['id'],
     queryParams: [{ name: 'hours', type: 'integer', required: false }, { name: 'limit', type: 'integer', required: false }],

@@ -26,6 +26,7 @@ import { startAnalyticsDrain } from './analytics/drain';
 import { withEventFastPath } from './analytics/ingest';
 import { startTrafficJudge } from './analytics/traffic';
 import { startPingDrain } from './ingest/pings';
+import { startAgentDrain } from './ingest/agents';
 import type { PageCache } from './statuspages/cache';
 
 /** A running Vigil process (role serve). */
@@ -87,6 +88,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const analytics = config.worker ? startAnalyticsDrain(db, log) : null;
     const traffic = config.worker ? startTrafficJudge(db, log, { minPageviews: config.trafficAlertMinPageviews }) : null;
     const pingDrain = config.worker ? startPingDrain(db, log) : null;
+    const agentDrain = config.worker ? startAgentDrain(db, log) : null;
     // Pings and analytics events skip the app's router (src/transport/ping.ts, src/analytics/ingest.ts); everything else goes to the app.
     const fast = { db, logger: log, closing: () => closing, baseUrl: () => baseUrl };
     const server = http.createServer(withEventFastPath(withPingFastPath(app, fast), app, fast));
@@ -122,6 +124,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         await traffic?.stop();
         // After the connections: pings acknowledged until then are applied now, or by the next worker.
         await pingDrain?.stop();
+        // After the connections: samples acknowledged until then are applied now, or by the next worker.
+        await agentDrain?.stop();
         await limits.close();
         await redis?.quit().catch(() => undefined);
         await changes?.close();

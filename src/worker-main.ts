@@ -12,6 +12,7 @@ import { startGrouper } from './errors/grouper';
 import { startAnalyticsDrain } from './analytics/drain';
 import { startTrafficJudge } from './analytics/traffic';
 import { startPingDrain } from './ingest/pings';
+import { startAgentDrain } from './ingest/agents';
 
 /**
  * `npm run worker`: a worker process only (scheduler and checks), for scale-out.
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
   const analytics = startAnalyticsDrain(db, log);
   const traffic = startTrafficJudge(db, log, { minPageviews: config.trafficAlertMinPageviews });
   const pingDrain = startPingDrain(db, log);
+  const agentDrain = startAgentDrain(db, log);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) process.exit(1);
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
     await analytics.stop();
     await traffic.stop();
     await pingDrain.stop();
+    await agentDrain.stop();
     await db.destroy();
     process.exit(0);
   };

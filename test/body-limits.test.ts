@@ -24,6 +24,7 @@ let dropDb: () => Promise<void>;
 let dataDir: string;
 let key: string;
 let probeToken: string;
+let agentToken: string;
 let pingPath: string;
 let confirmPath: string;
 let bomb: Buffer;
@@ -80,6 +81,7 @@ beforeAll(async () => {
   const { db: kdb } = connectDb(db.url, 1);
   const me = (await (await fetch(`${server.url}/api/v1/me`, { headers: auth })).json()).data;
   probeToken = (await createProbe(kdb, me.organization.id, 'edge')).token;
+  agentToken = (await (await fetch(`${server.url}/api/v1/agents`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'box' }) })).json()).data.token;
   await kdb.destroy();
 }, 120_000);
 
@@ -100,6 +102,7 @@ function transports(): Array<{ name: string; path: string; type: string; withKey
     { name: 'Connect JSON', path: '/rpc/vigil.v1.MonitorService/CreateMonitor', type: 'application/json', withKey: bearer, keyed: true },
     { name: 'probe API', path: '/probe/v1/results', type: 'application/json', withKey: { authorization: `Bearer ${probeToken}` }, keyed: true },
     { name: 'MCP agent server', path: '/mcp', type: 'application/json', withKey: bearer, keyed: true },
+    { name: 'agent report', path: '/agent/v1/report', type: 'application/json', withKey: { authorization: `Bearer ${agentToken}` }, keyed: true },
     // The URL is the credential: "without" is a token that was never issued.
     { name: 'heartbeat ping', path: pingPath, type: 'text/plain', withKey: {}, keyed: false },
     { name: 'confirmation link', path: confirmPath, type: 'application/x-www-form-urlencoded', withKey: {}, keyed: false },
@@ -110,7 +113,7 @@ const withoutKeyPath = (t: { path: string; keyed: boolean }) => (t.keyed ? t.pat
 
 describe.each(['with', 'without'] as const)('bodies over the limit, %s a credential', (variant) => {
   test.each([
-    'REST JSON', 'REST protobuf', 'Connect binary', 'Connect JSON', 'probe API', 'MCP agent server', 'heartbeat ping', 'confirmation link',
+    'REST JSON', 'REST protobuf', 'Connect binary', 'Connect JSON', 'probe API', 'MCP agent server', 'agent report', 'heartbeat ping', 'confirmation link',
   ])('%s: a 2 GiB gzip bomb and a 100 MiB plain body are refused at once, memory flat', async (name) => {
     const t = transports().find((x) => x.name === name)!;
     const url = `${server.url}${variant === 'with' ? t.path : withoutKeyPath(t)}`;

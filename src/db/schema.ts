@@ -274,6 +274,8 @@ export interface MonitorsTable {
   heartbeat_token_hash: Buffer | null;
   last_ping_at: TsNull;
   last_ping_kind: string | null;
+  /** `agent` monitors: the agent watched (also in the sealed config), so a new sample brings the check forward. */
+  agent_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface HostsTable {
@@ -624,7 +626,70 @@ export interface HeartbeatTokensTable { hash: Buffer; monitor_id: string }
 /** Items each ingestion buffer's drain has taken, a running total. */
 export interface IngestDrainedTable { buffer: string; items: ColumnType<number, number | undefined, number> }
 
+/** Server agents (migration 0023, docs/agents.md). */
+export interface AgentsTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string | null;
+  name: string;
+  hostname: ColumnType<string | null, string | null | undefined, string | null>;
+  os: ColumnType<string | null, string | null | undefined, string | null>;
+  version: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Seconds between samples, as the agent reports it. */
+  interval_seconds: ColumnType<number | null, number | null | undefined, number | null>;
+  last_seen_at: TsNull;
+  created_at: TsDefault;
+}
+/** SHA-256 of an agent's token -> the agent. */
+export interface AgentTokensTable { hash: Buffer; agent_id: string }
+/** The figures of a sample, as columns (agent_report_buffer and agent_samples). */
+export interface AgentFigureColumns {
+  cpu_percent: number | null;
+  memory_percent: number | null;
+  memory_used_bytes: number | null;
+  memory_total_bytes: number | null;
+  swap_percent: number | null;
+  swap_used_bytes: number | null;
+  swap_total_bytes: number | null;
+  disk_percent: number | null;
+  /** `[{mount, filesystem, type, sizeBytes, usedBytes, percent}]`. */
+  disks: ColumnType<unknown, string | null, string | null>;
+  load1: number | null;
+  load5: number | null;
+  load15: number | null;
+  network_rx_bytes: number | null;
+  network_tx_bytes: number | null;
+  network_rx_bps: number | null;
+  network_tx_bps: number | null;
+}
+export interface AgentReportBufferTable extends AgentFigureColumns {
+  seq: ColumnType<number, never, never>;
+  agent_id: string;
+  received_at: Ts;
+  hostname: string | null;
+  os: string | null;
+  version: string | null;
+  interval_seconds: number | null;
+  at: Ts;
+}
+export interface AgentSamplesTable extends AgentFigureColumns {
+  agent_id: string;
+  at: Ts;
+}
+export interface AgentRollupHourlyTable {
+  agent_id: string;
+  hour: Ts;
+  samples: number;
+  /** `{figure: {sum, count, min, max}}`. */
+  figures: ColumnType<Record<string, { sum: number; count: number; min: number; max: number }>, string, string>;
+}
+
 export interface Database {
+  agents: AgentsTable;
+  agent_tokens: AgentTokensTable;
+  agent_report_buffer: AgentReportBufferTable;
+  agent_samples: AgentSamplesTable;
+  agent_rollup_hourly: AgentRollupHourlyTable;
   analytics_sites: AnalyticsSitesTable;
   analytics_site_channels: AnalyticsSiteChannelsTable;
   analytics_salts: AnalyticsSaltsTable;

@@ -9,6 +9,7 @@ import { cachedRows } from '../db/connect';
 import { newHeartbeatToken } from '../engine/ping';
 import { releaseDependants } from '../engine/incidents';
 import { audit, diff } from './audit';
+import { watchedAgent } from './agents';
 import { MAX_TAG_LENGTH, normaliseTags, visibleWorkspace } from './tenancy';
 
 /** Kinds whose latest check result is shown as `lastCheckDetail`. */
@@ -112,6 +113,8 @@ export async function createMonitor(db: Db, secrets: SecretBox, caller: Caller, 
   const config = parseConfig(input.kind, input.config);
   const tags = checkTags(input.tags ?? []);
   const dependsOn = await checkDependencies(db, caller, input.dependsOn ?? []);
+  // An agent monitor watches an agent its workspace can see, and no probe runs it.
+  const agentId = input.kind === 'agent' ? await watchedAgent(db, caller, ws.id, config, input.probeId) : null;
   if (input.probeId !== undefined) {
     const probe = await db.selectFrom('probes').select(['id', 'revoked_at']).where('organization_id', '=', caller.organizationId)
       .where('id', '=', input.probeId).executeTakeFirst();
@@ -133,7 +136,7 @@ export async function createMonitor(db: Db, secrets: SecretBox, caller: Caller, 
       id, organization_id: caller.organizationId, workspace_id: ws.id, name, kind: input.kind,
       config_enc: secrets.seal(JSON.stringify(config)), interval_seconds: interval,
       confirmations: input.confirmations ?? 1, depends_on: dependsOn, tags, next_due_at: new Date(),
-      heartbeat_token_enc: ping?.enc ?? null, heartbeat_token_hash: ping?.hash ?? null, probe_id: input.probeId ?? null,
+      heartbeat_token_enc: ping?.enc ?? null, heartbeat_token_hash: ping?.hash ?? null, probe_id: input.probeId ?? null, agent_id: agentId,
     }).execute();
     await audit(tx, caller, { action: 'monitor.created', resourceType: 'monitor', resourceId: id, workspaceId: ws.id,
       changes: diff(null, { name, kind: input.kind, intervalSeconds: interval, confirmations: input.confirmations ?? 1, tags, dependsOn, config: true }, AUDITED) });
@@ -168,7 +171,11 @@ export async function updateMonitor(db: Db, secrets: SecretBox, caller: Caller, 
   if (input.enabled !== undefined) set.enabled = input.enabled;
   // Switched back on: check soon rather than at the old schedule.
   if ((input.enabled === true && !before.enabled) || (input.paused === false && before.paused)) set.next_due_at = new Date();
-  if (input.config !== undefined) set.config_enc = secrets.seal(JSON.stringify(parseConfig(before.kind as MonitorKind, input.config)));
+  if (input.config !== undefined) {
+    const config = parseConfig(before.kind as MonitorKind, input.config);
+    if (before.kind === 'agent') set.agent_id = await watchedAgent(db, caller, before.workspace_id, config);
+    set.config_enc = secrets.seal(JSON.stringify(config));
+  }
   if (input.tags !== undefined) set.tags = input.tags === null ? [] : checkTags(input.tags);
   if (input.paused !== undefined && input.paused !== before.paused) {
     set.paused = input.paused;

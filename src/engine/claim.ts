@@ -56,9 +56,9 @@ export async function claimDue(db: Db, limit: number, probeId: string | null, no
   return rows;
 }
 
-/** Seconds between two evaluations: the interval, but heartbeats are evaluated at least every minute so lateness shows soon. */
+/** Seconds between two evaluations: the interval, but passive kinds (heartbeats, agents) are evaluated at least every minute so silence shows soon. */
 export function cadenceSeconds(kind: string, intervalSeconds: number): number {
-  return kind === 'heartbeat' ? Math.min(intervalSeconds, 60) : intervalSeconds;
+  return kind === 'heartbeat' || kind === 'agent' ? Math.min(intervalSeconds, 60) : intervalSeconds;
 }
 
 /** When the next check is due: one cadence after the due time, or now when that is already past (missed runs are not replayed). */

@@ -1,5 +1,5 @@
 import { kinds, isKind } from './kinds';
-import type { CheckResult } from './kinds/kind';
+import type { AgentState, CheckResult } from './kinds/kind';
 import type { NetPolicy } from './net';
 
 /** The longest a single check may run before it is cut off as a timeout. */
@@ -18,11 +18,17 @@ export interface CheckJob {
   status: string;
 }
 
+/** What only Vigil's own workers can give a check (a probe has none of it). */
+export interface LocalSources {
+  /** Reads an agent the monitor may watch, with its latest sample (`agent` monitors). */
+  readAgent?(agentId: string): Promise<AgentState | null>;
+}
+
 /**
  * Runs one check with its kind's code. Never throws: a crash of the check
  * itself is a `down` result with cause `check_failed`.
  */
-export async function runCheck(job: CheckJob, net: NetPolicy, stop?: AbortSignal): Promise<CheckResult | null> {
+export async function runCheck(job: CheckJob, net: NetPolicy, stop?: AbortSignal, local: LocalSources = {}): Promise<CheckResult | null> {
   const started = Date.now();
   try {
     if (!isKind(job.kind)) return { outcome: 'down', cause: 'check_failed', message: `Unknown monitor kind ${job.kind}.`, responseTimeMs: null };
@@ -35,6 +41,9 @@ export async function runCheck(job: CheckJob, net: NetPolicy, stop?: AbortSignal
       net,
       heartbeat: job.kind === 'heartbeat'
         ? { lastPingAt: job.lastPingAt, lastPingKind: job.lastPingKind as 'success' | 'fail' | 'start' | null, since: job.statusSince, pending: job.status === 'pending' }
+        : undefined,
+      agents: job.kind === 'agent' && local.readAgent
+        ? { read: local.readAgent, since: job.statusSince, pending: job.status === 'pending' }
         : undefined,
     });
   } catch (e) {

@@ -9,6 +9,7 @@ import { writeResults, type FinishedCheck } from './results';
 import { runCheck } from './runCheck';
 import { underMaintenance } from '../alerting/maintenance';
 import { metrics } from '../observability/metrics';
+import { agentState } from '../repo/agents';
 
 /** Results written per transaction, and transactions written at once (see flush). */
 const WRITE_BATCH = 50;
@@ -116,7 +117,9 @@ export function startWorker(o: WorkerOptions): Worker {
     const at = new Date();
     o.onStart?.(m, at);
     metrics.schedulingLag.observe(Math.max(0, at.getTime() - m.next_due_at.getTime()) / 1000);
-    const result = await runCheck(jobOf(m, o.secrets), o.net, cutShort.signal);
+    const result = await runCheck(jobOf(m, o.secrets), o.net, cutShort.signal, {
+      readAgent: (agentId) => agentState(o.db, { organizationId: m.organization_id, workspaceId: m.workspace_id }, agentId),
+    });
     if (cutShort.signal.aborted) {
       // Cut short by shutdown: not a result of the target; another worker runs it again.
       abandoned.push(m.id);

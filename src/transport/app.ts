@@ -10,6 +10,7 @@ import { pingRouter } from './ping';
 import { feedRouter } from './feeds';
 import { confirmRouter } from './confirm';
 import { probeRouter } from './probeApi';
+import { agentRouter } from './agentApi';
 import type { Db } from '../db/connect';
 import type { SecretBox } from '../crypto/secrets';
 import type { Services } from '../pipeline/context';
@@ -129,6 +130,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   mountAnalyticsScript(app);
   app.locals.analyticsIngestion = mountAnalyticsIngestion(app, { db: deps.db, log: deps.logger });
   app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));
+  app.use('/agent/v1', agentRouter(deps.db, log));
   app.use(connectMiddleware(runner, log));
   mountMcp(app, { db: deps.db, limits: deps.limits, runner, log });
   mountDocs(app);

@@ -19,6 +19,8 @@ export const BODY_LIMITS = {
   probe: 5 * MiB,
   /** Mobile symbols (`POST /symbols`, REST only: a raw file of up to 200 MiB compressed). */
   symbols: 200 * MiB,
+  /** Server-agent reports (`/agent/v1/report`): at most 1,000 samples, a few hundred bytes each (more with many filesystems). */
+  agent: 4 * MiB,
   /** Heartbeat pings: the body is read and dropped. */
   ping: 100 * KiB,
   /** A confirmation link followed by POST: the body is read and dropped. */

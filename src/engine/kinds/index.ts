@@ -5,6 +5,7 @@ import { problemsOf } from '../../pipeline/validate';
 import { badInput } from '../../pipeline/text';
 import { ApiError } from '../../pipeline/errors';
 import type { CheckKind } from './kind';
+import { agent } from './agent';
 import { dns } from './dns';
 import { heartbeat } from './heartbeat';
 import { http } from './http';
@@ -17,7 +18,7 @@ import { tls_audit } from './tls_audit';
 export type MonitorKind = components['schemas']['Monitor']['kind'];
 
 /** One entry per kind of the contract: a kind missing here fails `tsc`. */
-export const kinds: Record<MonitorKind, CheckKind> = { http, heartbeat, tcp, dns, tls_audit, mail_posture, snmp };
+export const kinds: Record<MonitorKind, CheckKind> = { http, heartbeat, tcp, dns, tls_audit, mail_posture, snmp, agent };
 
 const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: false });
 const validators = new Map<string, ValidateFunction>();

@@ -49,6 +49,25 @@ export interface CheckContext {
    * nothing has been concluded yet (new or just unpaused).
    */
   heartbeat?: { lastPingAt: Date | null; lastPingKind: 'success' | 'fail' | 'start' | null; since: Date; pending: boolean };
+  /**
+   * `agent` monitors, on Vigil's own workers only (a probe has no database):
+   * reads an agent the monitor may watch (of its organisation, organisation-
+   * wide or of its workspace) with its latest sample. `since` and `pending`
+   * as for heartbeats.
+   */
+  agents?: { read(agentId: string): Promise<AgentState | null>; since: Date; pending: boolean };
+}
+
+/** An agent as its reports left it (docs/agents.md). */
+export interface AgentState {
+  name: string;
+  createdAt: Date;
+  /** When its latest report arrived; null before the first. */
+  lastSeenAt: Date | null;
+  /** Seconds between its samples, as it reports it. */
+  intervalSeconds: number | null;
+  /** Its newest sample (by time taken): the figures by their API names, and each filesystem's use. */
+  sample: { at: Date; figures: Record<string, number | null>; disks: { mount: string; percent: number }[] } | null;
 }
 
 /** One monitor kind: its config contract and how to check it. */

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/agents.proto.
  */
 export const file_vigil_v1_agents: GenFile = /*@__PURE__*/
-  fileDesc("ChV2aWdpbC92MS9hZ2VudHMucHJvdG8SCHZpZ2lsLnYxIhMKEUxpc3RBZ2VudHNSZXF1ZXN0IjMKEkxpc3RBZ2VudHNSZXNwb25zZRIdCgRkYXRhGAEgAygLMg8udmlnaWwudjEuQWdlbnQiTgoSRW5yb2xsQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSGQoMd29ya3NwYWNlX2lkGAIgASgJSACIAQFCDwoNX3dvcmtzcGFjZV9pZCI8ChNFbnJvbGxBZ2VudFJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy52aWdpbC52MS5FbnJvbGxlZEFnZW50IiwKEkRlbGV0ZUFnZW50UmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBQgUKA19pZCI7ChNEZWxldGVBZ2VudFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi52aWdpbC52MS5EZWxldGVSZXN1bHQiYAoWR2V0QWdlbnRNZXRyaWNzUmVxdWVzdBIKCgJpZBgBIAEoCRISCgVob3VycxgCIAEoBUgAiAEBEhIKBWxpbWl0GAMgASgFSAGIAQFCCAoGX2hvdXJzQggKBl9saW1pdCI+ChdHZXRBZ2VudE1ldHJpY3NSZXNwb25zZRIjCgRkYXRhGAEgAygLMhUudmlnaWwudjEuQWdlbnRTYW1wbGUijQIKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSGQoMd29ya3NwYWNlX2lkGAMgASgJSACIAQESFQoIaG9zdG5hbWUYBCABKAlIAYgBARIPCgJvcxgFIAEoCUgCiAEBEhQKB3ZlcnNpb24YBiABKAlIA4gBARIwCgxsYXN0X3NlZW5fYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg8KDV93b3Jrc3BhY2VfaWRCCwoJX2hvc3RuYW1lQgUKA19vc0IKCghfdmVyc2lvbiKkAgoNRW5yb2xsZWRBZ2VudBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhkKDHdvcmtzcGFjZV9pZBgDIAEoCUgAiAEBEhUKCGhvc3RuYW1lGAQgASgJSAGIAQESDwoCb3MYBSABKAlIAogBARIUCgd2ZXJzaW9uGAYgASgJSAOIAQESMAoMbGFzdF9zZWVuX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgV0b2tlbhgJIAEoCUIPCg1fd29ya3NwYWNlX2lkQgsKCV9ob3N0bmFtZUIFCgNfb3NCCgoIX3ZlcnNpb24itQMKC0FnZW50U2FtcGxlEiYKAmF0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtjcHVfcGVyY2VudBgCIAEoAUgAiAEBEhsKDm1lbW9yeV9wZXJjZW50GAMgASgBSAGIAQESHgoRbWVtb3J5X3VzZWRfYnl0ZXMYBCABKAFIAogBARIZCgxkaXNrX3BlcmNlbnQYBSABKAFIA4gBARISCgVsb2FkMRgGIAEoAUgEiAEBEhIKBWxvYWQ1GAcgASgBSAWIAQESEwoGbG9hZDE1GAggASgBSAaIAQESHQoQbmV0d29ya19yeF9ieXRlcxgJIAEoAUgHiAEBEh0KEG5ldHdvcmtfdHhfYnl0ZXMYCiABKAFICIgBAUIOCgxfY3B1X3BlcmNlbnRCEQoPX21lbW9yeV9wZXJjZW50QhQKEl9tZW1vcnlfdXNlZF9ieXRlc0IPCg1fZGlza19wZXJjZW50QggKBl9sb2FkMUIICgZfbG9hZDVCCQoHX2xvYWQxNUITChFfbmV0d29ya19yeF9ieXRlc0ITChFfbmV0d29ya190eF9ieXRlczLHAgoMQWdlbnRTZXJ2aWNlEkcKCkxpc3RBZ2VudHMSGy52aWdpbC52MS5MaXN0QWdlbnRzUmVxdWVzdBocLnZpZ2lsLnYxLkxpc3RBZ2VudHNSZXNwb25zZRJKCgtFbnJvbGxBZ2VudBIcLnZpZ2lsLnYxLkVucm9sbEFnZW50UmVxdWVzdBodLnZpZ2lsLnYxLkVucm9sbEFnZW50UmVzcG9uc2USSgoLRGVsZXRlQWdlbnQSHC52aWdpbC52MS5EZWxldGVBZ2VudFJlcXVlc3QaHS52aWdpbC52MS5EZWxldGVBZ2VudFJlc3BvbnNlElYKD0dldEFnZW50TWV0cmljcxIgLnZpZ2lsLnYxLkdldEFnZW50TWV0cmljc1JlcXVlc3QaIS52aWdpbC52MS5HZXRBZ2VudE1ldHJpY3NSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_vigil_v1_common]);
+  fileDesc("ChV2aWdpbC92MS9hZ2VudHMucHJvdG8SCHZpZ2lsLnYxIhMKEUxpc3RBZ2VudHNSZXF1ZXN0IjMKEkxpc3RBZ2VudHNSZXNwb25zZRIdCgRkYXRhGAEgAygLMg8udmlnaWwudjEuQWdlbnQiTgoSRW5yb2xsQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSGQoMd29ya3NwYWNlX2lkGAIgASgJSACIAQFCDwoNX3dvcmtzcGFjZV9pZCI8ChNFbnJvbGxBZ2VudFJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy52aWdpbC52MS5FbnJvbGxlZEFnZW50IiwKEkRlbGV0ZUFnZW50UmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBQgUKA19pZCI7ChNEZWxldGVBZ2VudFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi52aWdpbC52MS5EZWxldGVSZXN1bHQiYAoWR2V0QWdlbnRNZXRyaWNzUmVxdWVzdBIKCgJpZBgBIAEoCRISCgVob3VycxgCIAEoBUgAiAEBEhIKBWxpbWl0GAMgASgFSAGIAQFCCAoGX2hvdXJzQggKBl9saW1pdCI+ChdHZXRBZ2VudE1ldHJpY3NSZXNwb25zZRIjCgRkYXRhGAEgAygLMhUudmlnaWwudjEuQWdlbnRTYW1wbGUijQIKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSGQoMd29ya3NwYWNlX2lkGAMgASgJSACIAQESFQoIaG9zdG5hbWUYBCABKAlIAYgBARIPCgJvcxgFIAEoCUgCiAEBEhQKB3ZlcnNpb24YBiABKAlIA4gBARIwCgxsYXN0X3NlZW5fYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg8KDV93b3Jrc3BhY2VfaWRCCwoJX2hvc3RuYW1lQgUKA19vc0IKCghfdmVyc2lvbiKkAgoNRW5yb2xsZWRBZ2VudBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhkKDHdvcmtzcGFjZV9pZBgDIAEoCUgAiAEBEhUKCGhvc3RuYW1lGAQgASgJSAGIAQESDwoCb3MYBSABKAlIAogBARIUCgd2ZXJzaW9uGAYgASgJSAOIAQESMAoMbGFzdF9zZWVuX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgV0b2tlbhgJIAEoCUIPCg1fd29ya3NwYWNlX2lkQgsKCV9ob3N0bmFtZUIFCgNfb3NCCgoIX3ZlcnNpb24igwEKCUFnZW50RGlzaxINCgVtb3VudBgBIAEoCRISCgpmaWxlc3lzdGVtGAIgASgJEhEKBHR5cGUYAyABKAlIAIgBARISCgpzaXplX2J5dGVzGAQgASgBEhIKCnVzZWRfYnl0ZXMYBSABKAESDwoHcGVyY2VudBgGIAEoAUIHCgVfdHlwZSK3BgoLQWdlbnRTYW1wbGUSJgoCYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKC2NwdV9wZXJjZW50GAIgASgBSACIAQESGwoObWVtb3J5X3BlcmNlbnQYAyABKAFIAYgBARIeChFtZW1vcnlfdXNlZF9ieXRlcxgEIAEoAUgCiAEBEhkKDGRpc2tfcGVyY2VudBgFIAEoAUgDiAEBEhIKBWxvYWQxGAYgASgBSASIAQESEgoFbG9hZDUYByABKAFIBYgBARITCgZsb2FkMTUYCCABKAFIBogBARIdChBuZXR3b3JrX3J4X2J5dGVzGAkgASgBSAeIAQESHQoQbmV0d29ya190eF9ieXRlcxgKIAEoAUgIiAEBEh8KEm1lbW9yeV90b3RhbF9ieXRlcxgLIAEoAUgJiAEBEhkKDHN3YXBfcGVyY2VudBgMIAEoAUgKiAEBEhwKD3N3YXBfdXNlZF9ieXRlcxgNIAEoAUgLiAEBEh0KEHN3YXBfdG90YWxfYnl0ZXMYDiABKAFIDIgBARIiCgVkaXNrcxgPIAMoCzITLnZpZ2lsLnYxLkFnZW50RGlzaxIoChtuZXR3b3JrX3J4X2J5dGVzX3Blcl9zZWNvbmQYECABKAFIDYgBARIoChtuZXR3b3JrX3R4X2J5dGVzX3Blcl9zZWNvbmQYESABKAFIDogBAUIOCgxfY3B1X3BlcmNlbnRCEQoPX21lbW9yeV9wZXJjZW50QhQKEl9tZW1vcnlfdXNlZF9ieXRlc0IPCg1fZGlza19wZXJjZW50QggKBl9sb2FkMUIICgZfbG9hZDVCCQoHX2xvYWQxNUITChFfbmV0d29ya19yeF9ieXRlc0ITChFfbmV0d29ya190eF9ieXRlc0IVChNfbWVtb3J5X3RvdGFsX2J5dGVzQg8KDV9zd2FwX3BlcmNlbnRCEgoQX3N3YXBfdXNlZF9ieXRlc0ITChFfc3dhcF90b3RhbF9ieXRlc0IeChxfbmV0d29ya19yeF9ieXRlc19wZXJfc2Vjb25kQh4KHF9uZXR3b3JrX3R4X2J5dGVzX3Blcl9zZWNvbmQyxwIKDEFnZW50U2VydmljZRJHCgpMaXN0QWdlbnRzEhsudmlnaWwudjEuTGlzdEFnZW50c1JlcXVlc3QaHC52aWdpbC52MS5MaXN0QWdlbnRzUmVzcG9uc2USSgoLRW5yb2xsQWdlbnQSHC52aWdpbC52MS5FbnJvbGxBZ2VudFJlcXVlc3QaHS52aWdpbC52MS5FbnJvbGxBZ2VudFJlc3BvbnNlEkoKC0RlbGV0ZUFnZW50EhwudmlnaWwudjEuRGVsZXRlQWdlbnRSZXF1ZXN0Gh0udmlnaWwudjEuRGVsZXRlQWdlbnRSZXNwb25zZRJWCg9HZXRBZ2VudE1ldHJpY3MSIC52aWdpbC52MS5HZXRBZ2VudE1ldHJpY3NSZXF1ZXN0GiEudmlnaWwudjEuR2V0QWdlbnRNZXRyaWNzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_vigil_v1_common]);
 
 /**
  * The request of ListAgents (no parameters).
@@ -313,25 +313,81 @@ export const EnrolledAgentSchema: GenMessage<EnrolledAgent> = /*@__PURE__*/
   messageDesc(file_vigil_v1_agents, 9);
 
 /**
- * One metric sample reported by an agent.
+ * One mounted filesystem as an agent sampled it.
+ *
+ * @generated from message vigil.v1.AgentDisk
+ */
+export type AgentDisk = Message<"vigil.v1.AgentDisk"> & {
+  /**
+   * Mount point (`/`, `/var`, `C:`).
+   *
+   * @generated from field: string mount = 1;
+   */
+  mount: string;
+
+  /**
+   * The device or source (`/dev/sda1`).
+   *
+   * @generated from field: string filesystem = 2;
+   */
+  filesystem: string;
+
+  /**
+   * Filesystem type (`ext4`, `xfs`, `NTFS`).
+   *
+   * @generated from field: optional string type = 3;
+   */
+  type?: string | undefined;
+
+  /**
+   * @generated from field: double size_bytes = 4;
+   */
+  sizeBytes: number;
+
+  /**
+   * @generated from field: double used_bytes = 5;
+   */
+  usedBytes: number;
+
+  /**
+   * Used share of the space a user can fill (as `df` counts it), 0 to 100.
+   *
+   * @generated from field: double percent = 6;
+   */
+  percent: number;
+};
+
+/**
+ * Describes the message vigil.v1.AgentDisk.
+ * Use `create(AgentDiskSchema)` to create a new message.
+ */
+export const AgentDiskSchema: GenMessage<AgentDisk> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_agents, 10);
+
+/**
+ * One sample an agent took of its machine. A figure the agent could not
+ * read is absent (null). Percentages are 0 to 100; bytes are bytes.
  *
  * @generated from message vigil.v1.AgentSample
  */
 export type AgentSample = Message<"vigil.v1.AgentSample"> & {
   /**
+   * When the agent took it (the agent's clock, corrected by its offset from
+   * the server's when that is over a minute).
+   *
    * @generated from field: google.protobuf.Timestamp at = 1;
    */
   at?: Timestamp | undefined;
 
   /**
-   * 0 to 100.
+   * CPU time busy since the previous sample, all cores together, 0 to 100.
    *
    * @generated from field: optional double cpu_percent = 2;
    */
   cpuPercent?: number | undefined;
 
   /**
-   * 0 to 100.
+   * Memory in use (total less available: caches do not count), 0 to 100.
    *
    * @generated from field: optional double memory_percent = 3;
    */
@@ -343,13 +399,15 @@ export type AgentSample = Message<"vigil.v1.AgentSample"> & {
   memoryUsedBytes?: number | undefined;
 
   /**
-   * Fullest mounted filesystem, 0 to 100.
+   * Fullest mounted filesystem (the highest disks[].percent), 0 to 100.
    *
    * @generated from field: optional double disk_percent = 5;
    */
   diskPercent?: number | undefined;
 
   /**
+   * Load average over 1 minute (null where the system has none, as on Windows).
+   *
    * @generated from field: optional double load1 = 6;
    */
   load1?: number | undefined;
@@ -365,18 +423,61 @@ export type AgentSample = Message<"vigil.v1.AgentSample"> & {
   load15?: number | undefined;
 
   /**
-   * Bytes received since the previous sample.
+   * Bytes received since the previous sample, every interface but loopback.
    *
    * @generated from field: optional double network_rx_bytes = 9;
    */
   networkRxBytes?: number | undefined;
 
   /**
-   * Bytes sent since the previous sample.
+   * Bytes sent since the previous sample, every interface but loopback.
    *
    * @generated from field: optional double network_tx_bytes = 10;
    */
   networkTxBytes?: number | undefined;
+
+  /**
+   * @generated from field: optional double memory_total_bytes = 11;
+   */
+  memoryTotalBytes?: number | undefined;
+
+  /**
+   * 0 to 100; null on a machine without swap.
+   *
+   * @generated from field: optional double swap_percent = 12;
+   */
+  swapPercent?: number | undefined;
+
+  /**
+   * @generated from field: optional double swap_used_bytes = 13;
+   */
+  swapUsedBytes?: number | undefined;
+
+  /**
+   * @generated from field: optional double swap_total_bytes = 14;
+   */
+  swapTotalBytes?: number | undefined;
+
+  /**
+   * Each mounted filesystem (pseudo filesystems such as tmpfs left out), at most 64.
+   *
+   * @generated from field: repeated vigil.v1.AgentDisk disks = 15;
+   */
+  disks: AgentDisk[];
+
+  /**
+   * Receive throughput: network_rx_bytes over the seconds since the previous sample.
+   *
+   * @generated from field: optional double network_rx_bytes_per_second = 16;
+   */
+  networkRxBytesPerSecond?: number | undefined;
+
+  /**
+   * Send throughput: network_tx_bytes over the seconds since the previous sample.
+   *
+   * @generated from field: optional double network_tx_bytes_per_second = 17;
+   */
+  networkTxBytesPerSecond?: number | undefined;
 };
 
 /**
@@ -384,7 +485,7 @@ export type AgentSample = Message<"vigil.v1.AgentSample"> & {
  * Use `create(AgentSampleSchema)` to create a new message.
  */
 export const AgentSampleSchema: GenMessage<AgentSample> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_agents, 10);
+  messageDesc(file_vigil_v1_agents, 11);
 
 /**
  * Server agents and their metrics.

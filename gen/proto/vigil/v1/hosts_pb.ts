@@ -547,7 +547,7 @@ export type HostMonitor = Message<"vigil.v1.HostMonitor"> & {
   name: string;
 
   /**
-   * http, heartbeat, tcp, dns, tls_audit, mail_posture or snmp.
+   * http, heartbeat, tcp, dns, tls_audit, mail_posture, snmp or agent.
    *
    * @generated from field: string kind = 3;
    */

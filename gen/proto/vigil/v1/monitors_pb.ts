@@ -157,7 +157,7 @@ export type CreateMonitorRequest = Message<"vigil.v1.CreateMonitorRequest"> & {
   name: string;
 
   /**
-   * http, heartbeat, tcp, dns, tls_audit, mail_posture or snmp.
+   * http, heartbeat, tcp, dns, tls_audit, mail_posture, snmp or agent.
    *
    * @generated from field: string kind = 2;
    */
@@ -658,7 +658,7 @@ export type Monitor = Message<"vigil.v1.Monitor"> & {
   name: string;
 
   /**
-   * http, heartbeat, tcp, dns, tls_audit, mail_posture or snmp.
+   * http, heartbeat, tcp, dns, tls_audit, mail_posture, snmp or agent.
    *
    * @generated from field: string kind = 3;
    */
