@@ -12,7 +12,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/connect';
-import type { BufferTable } from '../ingest/buffer';
+import { setAsideOldest, type BufferTable } from '../ingest/buffer';
 import type { Logger } from '../log';
 import { startLoop } from '../jobs/loop';
 import { assignSessions, ownPairs, Rollup, SESSION_GAP_MS, sessionKey, sessionPairs, whenOf, type Entry, type RollupRow, type BufferedEvent, type Session, type TakenEvent, type When } from './count';
@@ -316,7 +316,10 @@ export interface AnalyticsDrain {
 export function startAnalyticsDrain(db: Db, log: Logger, o: { batch?: number; pollMs?: number; gapMs?: number; housekeepingMs?: number } = {}): AnalyticsDrain {
   const alog = log.child({ component: 'analytics' });
   const batch = o.batch ?? 5000;
-  const loop = startLoop({ name: 'counting analytics events', log: alog, run: () => drainAnalyticsOnce(db, batch), limit: batch, pollMs: o.pollMs, gapMs: o.gapMs });
+  const loop = startLoop({
+    name: 'counting analytics events', log: alog, run: (n) => drainAnalyticsOnce(db, n), limit: batch, pollMs: o.pollMs, gapMs: o.gapMs,
+    setAside: (error) => setAsideOldest(db, NAME, 'analytics_buffer', error),
+  });
   const wake = () => loop.wake();
 
   const house = () => analyticsHousekeeping(db).catch((e: unknown) => alog.error('analytics housekeeping', e));

@@ -23,6 +23,7 @@ import * as m0021 from './migrations/0021_analytics_ingest';
 import * as m0022 from './migrations/0022_analytics_drain';
 import * as m0023 from './migrations/0023_agents';
 import * as m0026 from './migrations/0026_analytics_monthly';
+import * as m0027 from './migrations/0027_ingest_rejected';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '0022_analytics_drain': m0022,
   '0023_agents': m0023,
   '0026_analytics_monthly': m0026,
+  '0027_ingest_rejected': m0027,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

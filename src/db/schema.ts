@@ -623,6 +623,14 @@ export interface HeartbeatPingsTable {
 }
 /** Ping token hash -> monitor, kept by triggers on monitors (migration 0018). */
 export interface HeartbeatTokensTable { hash: Buffer; monitor_id: string }
+/** Items a background loop set aside after they failed alone (migration 0027). */
+export interface IngestRejectedTable {
+  id: ColumnType<number, never, never>;
+  source: string;
+  item: ColumnType<unknown, string, string>;
+  error: string;
+  rejected_at: ColumnType<Date, Date | undefined, Date>;
+}
 /** Items each ingestion buffer's drain has taken, a running total. */
 export interface IngestDrainedTable { buffer: string; items: ColumnType<number, number | undefined, number> }
 
@@ -700,6 +708,7 @@ export interface Database {
   analytics_hourly: AnalyticsHourlyTable;
   analytics_daily: AnalyticsDailyTable;
   analytics_monthly: AnalyticsMonthlyTable;
+  ingest_rejected: IngestRejectedTable;
   plans: PlansTable;
   organizations: OrganizationsTable;
   users: UsersTable;

@@ -16,6 +16,7 @@ import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import type { Logger } from '../log';
 import { startLoop } from '../jobs/loop';
+import { setAsideOldest } from '../ingest/buffer';
 import { recordIssueMoments, type IssueMoment } from './alerts';
 import { groupEvent, userKey, type Grouped } from './grouping';
 import { deminifiedForGrouping, mapCache, type MapCache } from './sourcemaps';
@@ -58,10 +59,10 @@ const field = (payload: Record<string, unknown>, key: string) => {
 const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000);
 
 /** Groups one batch; returns how many events it took. */
-export async function groupBatch(db: Db): Promise<number> {
+export async function groupBatch(db: Db, limit = BATCH): Promise<number> {
   return db.transaction().execute(async (tx) => {
     const rows = await tx.selectFrom('error_events').select(['seq', 'project_id', 'organization_id', 'received_at', 'payload'])
-      .where('issue_id', 'is', null).orderBy('seq').limit(BATCH).forUpdate().skipLocked().execute() as Row[];
+      .where('issue_id', 'is', null).orderBy('seq').limit(limit).forUpdate().skipLocked().execute() as Row[];
     if (rows.length === 0) return 0;
     const groups = new Map<string, Group>();
     // Minified frames group by their original source when a map is already known (reference A4).
@@ -172,5 +173,9 @@ async function regressionAt(db: Db, projectId: string, resolvedIn: string | null
 
 /** Runs grouping in the background (src/jobs/loop.ts): at once while there is a backlog, else every `pollMs`. */
 export function startGrouper(db: Db, log: Logger, pollMs = 250): { stop(): Promise<void> } {
-  return startLoop({ name: 'grouping error events', log, run: () => groupBatch(db), limit: BATCH, pollMs, gapMs: pollMs });
+  return startLoop({
+    name: 'grouping error events', log, run: (n) => groupBatch(db, n), limit: BATCH, pollMs, gapMs: pollMs,
+    // An event that cannot be grouped even alone leaves the store for ingest_rejected, whole.
+    setAside: (error) => setAsideOldest(db, 'error_events', 'error_events', error, sql`t.issue_id is null`),
+  });
 }

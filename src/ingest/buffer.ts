@@ -116,6 +116,18 @@ async function drainBatch<T, R>(db: Db, o: DrainOptions<T, R>, limit: number): P
 }
 
 /**
+ * Moves the oldest row of `table` that nobody holds into `ingest_rejected`
+ * (whole, as JSON, with `error`): what a loop does with an item that fails
+ * even alone (src/jobs/loop.ts). `where` narrows the rows (SQL on `t`).
+ */
+export async function setAsideOldest(db: Db, source: string, table: string, error: string, where: RawBuilder<unknown> = sql`true`): Promise<void> {
+  const t = sql.table(table);
+  await sql`with gone as (
+      delete from ${t} where seq = (select t.seq from ${t} t where ${where} order by t.seq limit 1 for update skip locked) returning *
+    ) insert into ingest_rejected (source, item, error) select ${source}, row_to_json(gone), ${error.slice(0, 2000)} from gone`.execute(db);
+}
+
+/**
  * Runs a drain on the shared loop (src/jobs/loop.ts): a batch at once while
  * batches come back full, the next `gapMs` after a partial one, every
  * `pollMs` when idle; an append in this process wakes it. Up to
@@ -124,8 +136,9 @@ async function drainBatch<T, R>(db: Db, o: DrainOptions<T, R>, limit: number): P
 export function startDrain<T, R = T & { seq: number }>(db: Db, o: DrainOptions<T, R>): Drain {
   const limit = o.batch ?? 2000;
   const loop = startLoop({
-    name: `draining ${o.name}`, log: o.log, run: () => drainBatch(db, o, limit), limit,
+    name: `draining ${o.name}`, log: o.log, run: (n) => drainBatch(db, o, n), limit,
     pollMs: o.pollMs, gapMs: o.gapMs, retryMs: o.retryMs, concurrency: o.concurrency,
+    setAside: (error) => setAsideOldest(db, o.name, o.buffer.table, error),
   });
   const listeners = appended.get(o.buffer.table) ?? appended.set(o.buffer.table, new Set()).get(o.buffer.table)!;
   const wake = () => loop.wake();

@@ -5,14 +5,21 @@ export interface LoopOptions {
   /** Its name in logs. */
   name: string;
   /**
-   * One round of work: the number of items it took (a full round is
-   * `limit` or more), or null when it could not run (another process holds
-   * the work). Throwing is logged and retried after `retryMs`.
+   * One round of work on at most `limit` items, oldest first: the number it
+   * took (a full round is `limit`), or null when it could not run (another
+   * process holds the work). Throwing is logged and retried after `retryMs`
+   * with half the limit, down to one item (see `setAside`).
    */
-  run(): Promise<number | null>;
+  run(limit: number): Promise<number | null>;
   log: Logger;
-  /** A round that took this many items is followed at once (Infinity: never). */
+  /** Items a round takes at most; a full round is followed at once (Infinity: no limit, never). */
   limit?: number;
+  /**
+   * Sets the oldest item aside (keeping it, with `error`), when a round of
+   * that one item has failed SET_ASIDE_AFTER times: one item that always
+   * fails must not block the work behind it forever.
+   */
+  setAside?(error: string): Promise<void>;
   /** How often an idle loop looks (150 ms); `wake()` starts it sooner. */
   pollMs?: number;
   /** Least time between the starts of two rounds that were not full (50 ms), so that under load batches grow instead of multiplying. */
@@ -22,6 +29,9 @@ export interface LoopOptions {
   /** Rounds in flight at most (1). */
   concurrency?: number;
 }
+
+/** Failed rounds of one item before it is set aside. */
+export const SET_ASIDE_AFTER = 3;
 
 /** A running loop. */
 export interface Loop {
@@ -53,6 +63,9 @@ export function startLoop(o: LoopOptions): Loop {
   let woken = false;
   let startWhenFree = false;
   let lastStart = 0;
+  // After a failure rounds take half as many items, down to one; each success doubles it again.
+  let current = limit;
+  let aloneFailures = 0;
 
   const schedule = (ms: number) => {
     if (stopped) return;
@@ -63,9 +76,9 @@ export function startLoop(o: LoopOptions): Loop {
     timer = setTimeout(start, ms);
   };
   const afterGap = () => Math.max(0, lastStart + gapMs - Date.now());
-  const finished = (n: number | null | 'failed') => {
+  const finished = (n: number | null | 'failed', size: number) => {
     if (n === 'failed') return schedule(retryMs);
-    if ((n ?? 0) >= limit || startWhenFree) {
+    if ((n ?? 0) >= size || startWhenFree) {
       startWhenFree = false;
       schedule(0);
     } else if (woken || (n ?? 0) > 0) schedule(afterGap());
@@ -78,12 +91,26 @@ export function startLoop(o: LoopOptions): Loop {
     if (running.size >= concurrency) { startWhenFree = true; return; }
     woken = false;
     lastStart = Date.now();
-    const p: Promise<void> = o.run().then((n) => n, (e: unknown) => {
+    const size = current;
+    const p: Promise<void> = o.run(size).then((n) => {
+      // Back up towards the full size, doubling, once rounds succeed again.
+      if (size === current) { current = Math.min(limit, size * 2); aloneFailures = 0; }
+      return n;
+    }, async (e: unknown) => {
       o.log.error(o.name, e);
+      if (size === 1 && o.setAside && ++aloneFailures >= SET_ASIDE_AFTER) {
+        aloneFailures = 0;
+        current = limit;
+        const error = e instanceof Error ? e.message : String(e);
+        await o.setAside(error).then(() => o.log.error(`${o.name}: an item failed alone ${SET_ASIDE_AFTER} times and was set aside (ingest_rejected)`, undefined, { error }),
+          (e2: unknown) => o.log.error(`${o.name}: setting an item aside`, e2));
+      } else if (size === current && Number.isFinite(current)) {
+        current = Math.max(1, Math.floor(current / 2));
+      }
       return 'failed' as const;
     }).then((n) => {
       running.delete(p);
-      finished(n);
+      finished(n, size);
     });
     running.add(p);
     // Another round may follow before this one ends (see above): when woken, or at the next look.
