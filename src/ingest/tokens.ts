@@ -5,8 +5,8 @@ const MAX_TOKENS = 200_000;
 
 /**
  * Which owner a token hash belongs to, from memory in the steady state, for
- * ingestion endpoints authenticated by a token (as `PingTokens` in pings.ts
- * does for heartbeat URLs). `table` maps hashes to owners and changes only
+ * ingestion endpoints authenticated by a token (heartbeat URLs in pings.ts,
+ * agent reports in agentReport.ts). `table` maps hashes to owners and changes only
  * when a token is made or removed (it carries the `vigil_notify_change`
  * trigger). This process's change clock advances for it on its own writes
  * (cascades included) and on the change feed's NOTIFY for other processes'
