@@ -66,7 +66,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { DIMENSIONS } from '../src/analytics/report';
-import { benchDatabase, startChild, type Child } from './lib';
+import { api, ask, benchDatabase, memKb, startChild, type Child } from './lib';
 import { machineBusy, postgresDelta, postgresSnapshot, processCpu } from './checks-cpu';
 import { Traffic } from './analytics-events';
 import { profileLines } from './analytics-profile';
@@ -98,30 +98,6 @@ const n1 = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 1, 
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const load1 = () => os.loadavg()[0].toFixed(1);
 const log = (s: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
-
-async function api<T>(v: AnalyticsVigilReady, method: string, p: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${v.url}/api/v1${p}`, { method, headers: { authorization: `Bearer ${v.apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await res.json() as { data: T };
-  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
-
-function ask<T>(c: Child<unknown>, msg: { type: string } & Record<string, unknown>): Promise<T> {
-  return new Promise((resolve) => {
-    const on = (m: { type?: string }) => { if (m?.type === msg.type) { c.proc.off('message', on); resolve(m as T); } };
-    c.proc.on('message', on);
-    c.proc.send(msg);
-  });
-}
-
-/** kB of a /proc/<pid>/status field (VmRSS, VmHWM). */
-function memKb(pid: number, field: string): number {
-  try {
-    return Number(new RegExp(`^${field}:\\s*(\\d+)`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
 
 /** CPU seconds so far: Vigil, this database's PostgreSQL, this process, the machine. */
 function cpuNow(pid: number, db: string) {

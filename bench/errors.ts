@@ -48,7 +48,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import pg from 'pg';
 import { groupEvent } from '../src/errors/grouping';
-import { benchDatabase, startChild, type Child } from './lib';
+import { api, ask, benchDatabase, memKb, startChild, type Child } from './lib';
 import { machineBusy, postgresDelta, postgresSnapshot, processCpu } from './checks-cpu';
 import { buildPool, type PoolBody } from './errors-events';
 import { profileLines } from './errors-profile';
@@ -74,30 +74,6 @@ const n0 = (n: number) => Math.round(n).toLocaleString('en-US');
 const n1 = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 
 interface Project { id: string; ref: number; publicKey: string; dsn: string; platform: string }
-
-async function api<T>(v: ErrorsVigilReady, method: string, p: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${v.url}/api/v1${p}`, { method, headers: { authorization: `Bearer ${v.apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await res.json() as { data: T };
-  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
-
-function ask<T>(c: Child<unknown>, msg: { type: string } & Record<string, unknown>): Promise<T> {
-  return new Promise((resolve) => {
-    const on = (m: { type?: string }) => { if (m?.type === msg.type) { c.proc.off('message', on); resolve(m as T); } };
-    c.proc.on('message', on);
-    c.proc.send(msg);
-  });
-}
-
-/** kB of a /proc/<pid>/status field (VmRSS, VmHWM). */
-function memKb(pid: number, field: string): number {
-  try {
-    return Number(new RegExp(`^${field}:\\s*(\\d+)`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
 
 /** CPU seconds so far: Vigil, the grouping worker (mode after), this database's PostgreSQL, this process, the machine. */
 function cpuNow(vigil: number, worker: number | undefined, db: string) {

@@ -113,3 +113,29 @@ export function machine(db: string): string {
   return `Node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${os.platform()} ${os.release()}, ` +
     `${Math.round(os.totalmem() / 2 ** 30)} GiB RAM; database: ${db}; autocannon 10 connections, ${process.env.BENCH_DURATION || 10} s per case`;
 }
+
+/** Calls Vigil's API with the benchmark's key; the answer's `data` (throws on a non-2xx). */
+export async function api<T>(v: { url: string; apiKey: string }, method: string, p: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${v.url}/api/v1${p}`, { method, headers: { authorization: `Bearer ${v.apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const json = await res.json() as { data: T };
+  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+/** Sends `msg` to a child and resolves with its first answer of the same `type`. */
+export function ask<T>(c: Child<unknown>, msg: { type: string } & Record<string, unknown>): Promise<T> {
+  return new Promise((resolve) => {
+    const on = (m: { type?: string }) => { if (m?.type === msg.type) { c.proc.off('message', on); resolve(m as T); } };
+    c.proc.on('message', on);
+    c.proc.send(msg);
+  });
+}
+
+/** kB of a /proc/<pid>/status field (VmRSS, VmHWM); 0 once the process is gone. */
+export function memKb(pid: number, field: string): number {
+  try {
+    return Number(new RegExp(`^${field}:\\s*(\\d+)`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}

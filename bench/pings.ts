@@ -40,7 +40,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { benchDatabase, startChild, type Child } from './lib';
+import { api, ask, benchDatabase, memKb, startChild, type Child } from './lib';
 import { machineBusy, postgresDelta, postgresSnapshot, processCpu } from './checks-cpu';
 import type { PingsVigilReady } from './pings-vigil';
 import type { SqlTime } from './sqlTiming';
@@ -59,30 +59,6 @@ const MASTER_KEY = randomBytes(32).toString('base64');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const n0 = (n: number) => Math.round(n).toLocaleString('en-US');
 const n1 = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
-
-async function api<T>(v: PingsVigilReady, method: string, p: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${v.url}/api/v1${p}`, { method, headers: { authorization: `Bearer ${v.apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await res.json() as { data: T };
-  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
-
-function ask<T>(c: Child<unknown>, msg: { type: string }): Promise<T> {
-  return new Promise((resolve) => {
-    const on = (m: { type?: string }) => { if (m?.type === msg.type) { c.proc.off('message', on); resolve(m as T); } };
-    c.proc.on('message', on);
-    c.proc.send(msg);
-  });
-}
-
-/** kB of a /proc/<pid>/status field (VmRSS, VmHWM). */
-function memKb(pid: number, field: string): number {
-  try {
-    return Number(new RegExp(`^${field}:\\s*(\\d+)`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
 
 function cpuNow(pids: number[], db: string) {
   const me = process.cpuUsage();
