@@ -7,6 +7,7 @@
  * spent twice per call.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -286,6 +287,44 @@ describe('the endpoint', () => {
     const html = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json', accept: 'text/html' }, body: JSON.stringify(list) });
     expect(html.status).toBe(406);
   });
+});
+
+describe('the index names the agent server by an address the client can use', () => {
+  /** GET /api/v1 sent to `server` with `host` as the Host header (the name a client reached the server by). */
+  const indexVia = (to: TestServer, key: string, host: string) => new Promise<any>((resolve, reject) => {
+    const u = new URL(`${to.url}/api/v1`);
+    http.get({ hostname: u.hostname, port: u.port, path: u.pathname, headers: { host, authorization: `Bearer ${key}` } }, (res) => {
+      let text = '';
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(text) }));
+    }).on('error', reject);
+  });
+
+  test('without BASE_URL: the host the request named, so that a client on another machine (or by another name) reaches /mcp', async () => {
+    const port = new URL(server.url).port;
+    const idx = await indexVia(server, org.apiKey, `vigil.internal:${port}`);
+    expect(idx.status).toBe(200);
+    expect(idx.body.data).toMatchObject({ mcp: `http://vigil.internal:${port}/mcp`, openapi: `http://vigil.internal:${port}/openapi.json`, docs: `http://vigil.internal:${port}/docs` });
+    // The address is absolute and works as given: the SDK client connects to it.
+    const direct = ok('getIndex', await rest.get('/'));
+    expect(direct.mcp).toBe(`${server.url}/mcp`);
+    const client = new Client({ name: 'from-index', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(direct.mcp), { requestInit: { headers: { Authorization: `Bearer ${org.apiKey}` } } }));
+    clients.push(client);
+    expect((await client.listTools()).tools.length).toBe(expectedTools().size);
+    // A Host that is no host name is not echoed.
+    expect((await indexVia(server, org.apiKey, 'evil.test/x?')).body.data.mcp).toBe(`${server.url}/mcp`);
+  });
+
+  test('with BASE_URL: BASE_URL, whatever the Host', async () => {
+    const based = await startTestServer({ BASE_URL: 'https://vigil.example.com/' });
+    try {
+      const o = await based.org();
+      expect((await indexVia(based, o.apiKey, 'elsewhere.test')).body.data).toMatchObject({ mcp: 'https://vigil.example.com/mcp', docs: 'https://vigil.example.com/docs' });
+    } finally {
+      await based.close();
+    }
+  }, 30_000);
 });
 
 describe('the rate limit', () => {
