@@ -3,7 +3,7 @@ import { ApiError } from '../pipeline/errors';
 import type { Credentials, RawRequest, Runner } from '../pipeline/run';
 import { asApiError } from '../transport/respond';
 import type { FileAnswer } from '../transport/rest';
-import { agentPermissions, type ToolDef } from './tools';
+import { agentPermissions, spansExcludedAreas, type ToolDef } from './tools';
 
 /** What a tool call needs from the HTTP request that carried it. */
 export interface CallContext {
@@ -82,15 +82,18 @@ function failure(err: unknown, log: CallContext['log']): CallToolResult {
  * authenticates the key, spends the operation's own bucket (the second
  * count: the call itself was counted by the HTTP endpoint), checks the
  * permission, validates and runs the handler, which writes the same audit
- * entry under the same tenant filter. The agent acts without the
- * permissions of the excluded areas (`agentPermissions`).
+ * entry under the same tenant filter. An operation that reads across areas
+ * (search, export) runs without the permissions of the excluded areas
+ * (`agentPermissions`), so that it leaves them out as for a key lacking
+ * them; every other one runs with the key's own, and answers exactly as
+ * REST does (the index included: it describes the REST API for the key).
  */
 export async function callTool(tool: ToolDef, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
   const credentials: Credentials = { ...ctx.credentials, method: tool.route.method };
   try {
     const caller = await ctx.runner.admit(tool.route, credentials);
     const raw = requestOf(tool, args, credentials);
-    const agent = { ...caller, permissions: agentPermissions(caller.permissions) };
+    const agent = spansExcludedAreas(tool.route) ? { ...caller, permissions: agentPermissions(caller.permissions) } : caller;
     return success(tool, await ctx.runner.execute(tool.route, raw, agent));
   } catch (err) {
     return failure(err, ctx.log);
