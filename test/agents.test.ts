@@ -119,6 +119,32 @@ test('a key confined to a workspace sees organisation-wide agents and its own, a
   expect(ok('listAgents', await owner.get('/agents')).map((x: { id: string }) => x.id)).toEqual(expect.arrayContaining([orgWide.id, inWs1.id]));
 });
 
+test('another organisation\'s agent answers 404, never 403, to every operation; the token is in no later answer, the audit log included', async () => {
+  const theirs = await server.org({ plan: 'business' });
+  const them = server.api(theirs.apiKey);
+  const a = await enrol(owner, { name: 'private-box', workspaceId: ws1 });
+  const refused = [
+    await them.get(`/agents/${a.id}/metrics`),
+    await them.get(`/agents/${a.id}/metrics?hours=1&limit=1`),
+    await them.delete(`/agents?id=${a.id}`),
+    await them.delete('/agents', { id: a.id }),
+    // Their enrolment into our workspace, and their monitor watching our agent, find nothing either.
+    await them.post('/agents', { name: 'intruder', workspaceId: ws1 }),
+  ];
+  expect(refused.map((r) => [r.status, r.body.code])).toEqual(refused.map(() => [404, 'not_found']));
+  const watch = await them.post('/monitors', { name: 'theirs', kind: 'agent', workspaceId: theirs.workspaceId, config: JSON.stringify({ agentId: a.id }) });
+  expect([watch.status, watch.body.details.field]).toEqual([400, 'config.agentId']);
+  expect(ok('listAgents', await them.get('/agents'))).toEqual([]);
+  // Still ours, untouched.
+  expect(ok('listAgents', await owner.get('/agents')).map((x: { id: string }) => x.id)).toContain(a.id);
+
+  // The token was in the 201 only: not in the list, the metrics or the audit log as the API serves it.
+  ok('deleteAgent', await owner.delete(`/agents?id=${a.id}`));
+  const later = JSON.stringify([ok('listAgents', await owner.get('/agents')), ok('listAuditEntries', await owner.get('/audit?limit=200'))]);
+  expect(later).toContain(a.id);
+  expect(later).not.toContain(a.token.slice(3));
+});
+
 test('reports: identity and samples through the buffer, newest first, clamps, duplicates kept once, refusals', async () => {
   const a = await enrol(owner, { name: 'reporter', workspaceId: ws1 });
   const t0 = Date.now() - 60_000;

@@ -7,11 +7,13 @@
  * spent twice per call.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { agentPermissions, contractTools, spansExcludedAreas } from '../src/mcp/tools';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 
@@ -157,6 +159,27 @@ describe('calls run as the key', () => {
     expect((await call(owner, 'deleteMonitor', { id })).body).toMatchObject({ status: 404, code: 'not_found' });
   });
 
+  test('a body may also be passed as the arguments themselves, beside the path parameters', async () => {
+    const created = await call(owner, 'createMonitor', { name: 'Flat', kind: 'http', workspaceId: org.workspaceId, config: httpConfig('f'), tags: ['Flat'] });
+    expect(created.isError).toBeFalsy();
+    const id = created.body.data.id as string;
+    expect(ok('getMonitor', await rest.get(`/monitors/${id}`))).toMatchObject({ name: 'Flat', tags: ['flat'] });
+    const updated = await call(owner, 'updateMonitor', { id, name: 'Flat renamed', intervalSeconds: 900 });
+    expect(updated.isError).toBeFalsy();
+    expect(ok('getMonitor', await rest.get(`/monitors/${id}`))).toMatchObject({ id, name: 'Flat renamed', intervalSeconds: 900 });
+    // Validated as the REST body is: the same 400 naming the same field.
+    const bad = await call(owner, 'updateMonitor', { id, intervalSeconds: 'often' });
+    const direct = await rest.patch(`/monitors/${id}`, { intervalSeconds: 'often' });
+    expect(direct.status).toBe(400);
+    expect(bad.body).toEqual({ status: 400, ...direct.body });
+    // Both forms at once are ambiguous.
+    expect((await call(owner, 'updateMonitor', { id, name: 'x', body: { name: 'y' } })).body).toMatchObject({ status: 400, code: 'unknown_field', details: { field: 'name' } });
+    // Only the id: an empty change, as REST says.
+    expect((await call(owner, 'updateMonitor', { id })).body).toMatchObject({ status: 400 });
+    expect((await call(owner, 'deleteMonitor', { id, name: 'x' })).body).toMatchObject({ status: 400, code: 'unknown_field', details: { field: 'name' } });
+    expect((await call(owner, 'deleteMonitor', { id })).isError).toBeFalsy();
+  });
+
   test('bad input is the REST 400 (validation by the contract), and arguments the operation has not are refused', async () => {
     const bad = await call(owner, 'createMonitor', { body: { name: 'No kind', workspaceId: org.workspaceId, config: '{}' } });
     const direct = await rest.post('/monitors', { name: 'No kind', workspaceId: org.workspaceId, config: '{}' });
@@ -196,16 +219,20 @@ describe('calls run as the key', () => {
     expect(viaAgent.body.data.filter((e: { resourceId: string }) => e.resourceId === id)).toHaveLength(2);
   });
 
-  test('an agent holds no permission of the excluded areas: the index it reads says so', async () => {
+  test('the index through the agent is the index the key reads directly, the mcp address included', async () => {
     const direct = ok('getIndex', await rest.get('/'));
-    const viaAgent = (await call(owner, 'getIndex')).body.data;
-    const allowed = (idx: { routes: Array<{ operationId: string; allowed: boolean }> }, op: string) => idx.routes.find((r) => r.operationId === op)!.allowed;
-    for (const op of ['listWorkspaces', 'listMembers', 'listApiKeys', 'listStatusPages']) {
-      expect({ op, direct: allowed(direct, op), agent: allowed(viaAgent, op) }).toEqual({ op, direct: true, agent: false });
-    }
-    expect(allowed(viaAgent, 'listMonitors')).toBe(true);
-    expect(viaAgent.mcp).toBe(`${server.url}/mcp`);
+    const viaAgent = await call(owner, 'getIndex');
+    expect(viaAgent.isError).toBeFalsy();
+    expect(viaAgent.body).toEqual({ data: direct });
     expect(direct).toMatchObject({ mcp: `${server.url}/mcp`, docs: `${server.url}/docs` });
+  });
+
+  test('only the operations that read across areas (search, export) run without the excluded areas\' permissions', () => {
+    const { tools } = contractTools();
+    const narrowed = tools.filter((t) => spansExcludedAreas(t.route)).map((t) => t.name).sort();
+    expect(narrowed).toEqual(['exportAll', 'exportEntity', 'searchResources']);
+    const held = new Set(['monitor:read', 'workspace:read', 'member:read', 'api_key:read', 'status_page:read', 'agent:read'] as const);
+    expect([...agentPermissions(held)].sort()).toEqual(['agent:read', 'monitor:read']);
   });
 });
 
@@ -246,6 +273,63 @@ describe('the endpoint', () => {
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ code: 'invalid_json' });
   });
+
+  test('a client that accepts JSON is answered JSON, whatever else its Accept lists; a body without Content-Type is read as JSON', async () => {
+    const call = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'getSummary', arguments: {} } };
+    const direct = ok('getSummary', await rest.get('/summary'));
+    for (const accept of ['application/json', '*/*', undefined]) {
+      const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json', ...(accept ? { accept } : {}) }, body: JSON.stringify(call) });
+      expect({ accept, status: res.status }).toEqual({ accept, status: 200 });
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const answer = await res.json();
+      expect(answer).toMatchObject({ jsonrpc: '2.0', id: 3, result: { structuredContent: { data: direct } } });
+    }
+    // No Content-Type at all (fetch then says text/plain): the body is JSON-RPC all the same.
+    const bare = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}`, accept: 'application/json' }, body: JSON.stringify(list) });
+    expect(bare.status).toBe(200);
+    expect((await bare.json()).result.tools.length).toBe(expectedTools().size);
+    // A client that takes no JSON cannot be answered.
+    const html = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json', accept: 'text/html' }, body: JSON.stringify(list) });
+    expect(html.status).toBe(406);
+  });
+});
+
+describe('the index names the agent server by an address the client can use', () => {
+  /** GET /api/v1 sent to `server` with `host` as the Host header (the name a client reached the server by). */
+  const indexVia = (to: TestServer, key: string, host: string) => new Promise<any>((resolve, reject) => {
+    const u = new URL(`${to.url}/api/v1`);
+    http.get({ hostname: u.hostname, port: u.port, path: u.pathname, headers: { host, authorization: `Bearer ${key}` } }, (res) => {
+      let text = '';
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(text) }));
+    }).on('error', reject);
+  });
+
+  test('without BASE_URL: the host the request named, so that a client on another machine (or by another name) reaches /mcp', async () => {
+    const port = new URL(server.url).port;
+    const idx = await indexVia(server, org.apiKey, `vigil.internal:${port}`);
+    expect(idx.status).toBe(200);
+    expect(idx.body.data).toMatchObject({ mcp: `http://vigil.internal:${port}/mcp`, openapi: `http://vigil.internal:${port}/openapi.json`, docs: `http://vigil.internal:${port}/docs` });
+    // The address is absolute and works as given: the SDK client connects to it.
+    const direct = ok('getIndex', await rest.get('/'));
+    expect(direct.mcp).toBe(`${server.url}/mcp`);
+    const client = new Client({ name: 'from-index', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(direct.mcp), { requestInit: { headers: { Authorization: `Bearer ${org.apiKey}` } } }));
+    clients.push(client);
+    expect((await client.listTools()).tools.length).toBe(expectedTools().size);
+    // A Host that is no host name is not echoed.
+    expect((await indexVia(server, org.apiKey, 'evil.test/x?')).body.data.mcp).toBe(`${server.url}/mcp`);
+  });
+
+  test('with BASE_URL: BASE_URL, whatever the Host', async () => {
+    const based = await startTestServer({ BASE_URL: 'https://vigil.example.com/' });
+    try {
+      const o = await based.org();
+      expect((await indexVia(based, o.apiKey, 'elsewhere.test')).body.data).toMatchObject({ mcp: 'https://vigil.example.com/mcp', docs: 'https://vigil.example.com/docs' });
+    } finally {
+      await based.close();
+    }
+  }, 30_000);
 });
 
 describe('the rate limit', () => {
@@ -253,10 +337,12 @@ describe('the rate limit', () => {
   beforeAll(async () => { limited = await startTestServer({ RATE_LIMIT_READ: '10', RATE_LIMIT_WRITE: '4' }); }, 60_000);
   afterAll(async () => { await limited?.close(); });
 
-  test('a read call is counted twice, once for the call and once for the request inside it', async () => {
+  test('a read call is counted twice, once for the call and once for the request inside it; the handshake and the list cost nothing', async () => {
     const o = await limited.org();
-    const client = await agent(limited, o.apiKey); // initialize and its notification: 2 of 10
-    expect((await limited.api(o.apiKey).get('/monitors')).status).toBe(200); // 3 of 10
+    const client = await agent(limited, o.apiKey); // initialize and its notification: no tool call, 0 of 10
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0); // still 0 of 10
+    const api = limited.api(o.apiKey);
+    for (let i = 0; i < 3; i++) expect((await api.get('/monitors')).status).toBe(200); // 3 of 10
     const results: Array<{ ok: boolean; status?: number }> = [];
     for (let i = 0; i < 3; i++) {
       const r = await call(client, 'listMonitors');
@@ -269,13 +355,14 @@ describe('the rate limit', () => {
     expect(inner.body).toMatchObject({ status: 429, code: 'rate_limited', vars: { bucket: 'R' } });
     // Now the call itself is refused, with the REST 429, before it runs.
     await expect(call(client, 'listMonitors')).rejects.toThrow(/429|rate/i);
-    const direct = await limited.api(o.apiKey).get('/monitors');
+    const direct = await api.get('/monitors');
     expect(direct.status).toBe(429);
+    expect(direct.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 
   test('a write spends the write limit, twice', async () => {
     const o = await limited.org();
-    const client = await agent(limited, o.apiKey);
+    const client = await agent(limited, o.apiKey); // W: 0 of 4
     const body = (n: number) => ({ body: { name: `w${n}`, kind: 'http', workspaceId: o.workspaceId, config: httpConfig(`w${n}`) } });
     expect((await call(client, 'createMonitor', body(1))).isError).toBeFalsy(); // W: 2 of 4
     expect((await call(client, 'createMonitor', body(2))).isError).toBeFalsy(); // W: 4 of 4

@@ -10,7 +10,7 @@ import type { RateLimits } from '../pipeline/ratelimit';
 import type { Credentials, Runner } from '../pipeline/run';
 import { BODY_LIMITS, readBody } from '../transport/body';
 import { credentialsOf } from '../transport/credentials';
-import { commonHeaders, sendError } from '../transport/respond';
+import { commonHeaders, qualities, sendError } from '../transport/respond';
 import { agentServer } from './server';
 import { contractTools, type ToolDef } from './tools';
 
@@ -39,18 +39,47 @@ function parseMessage(bytes: Buffer): unknown {
 }
 
 /**
- * The bucket each JSON-RPC message of the body spends for itself: a
- * `tools/call` of a write tool spends W ("a write spends the write limit"),
- * every other message R. This is the first of a tool call's two counts; the
- * request inside it spends its operation's own bucket in the runner.
+ * The bucket each tool call of the body spends for itself: a `tools/call`
+ * of a write tool spends W ("a write spends the write limit"), any other
+ * call R. This is the first of a tool call's two counts ("counted twice,
+ * once for the call and once for the request inside it"); the request
+ * inside it spends its operation's own bucket in the runner. The protocol's
+ * own messages (`initialize`, its notification, `tools/list`, `ping`) are
+ * no tool call and spend nothing, so that a call costs exactly two whatever
+ * the client did before it.
  */
 export function callBuckets(message: unknown, byName: ReadonlyMap<string, ToolDef>): Array<'R' | 'W'> {
   const messages = Array.isArray(message) ? message : [message];
-  return messages.map((m) => {
+  return messages.flatMap((m): Array<'R' | 'W'> => {
     const { method, params } = (m ?? {}) as { method?: unknown; params?: { name?: unknown } };
-    if (method !== 'tools/call' || typeof params?.name !== 'string') return 'R';
-    return byName.get(params.name)?.callBucket ?? 'R';
+    if (method !== 'tools/call') return [];
+    return [typeof params?.name === 'string' ? byName.get(params.name)?.callBucket ?? 'R' : 'R'];
   });
+}
+
+/** Sets request header `name` to `value` in both of Node's views of the headers (the SDK reads the raw list). */
+function setHeader(req: Request, name: string, value: string): void {
+  req.headers[name] = value;
+  const raw = req.rawHeaders;
+  for (let i = raw.length - 2; i >= 0; i -= 2) if (raw[i].toLowerCase() === name) raw.splice(i, 2);
+  raw.push(name, value);
+}
+
+/**
+ * What the SDK's transport insists on, given to a request that already
+ * qualifies: the body was parsed as JSON here (whatever its Content-Type,
+ * as the REST API reads a body that is not protobuf as JSON), and the answer
+ * is always JSON, never an event stream, so a client that accepts JSON
+ * (`application/json` alone, any type, or no Accept at all) is answered
+ * rather than refused 406 for not also listing `text/event-stream`. A
+ * client that accepts no JSON keeps its header and gets the SDK's 406.
+ */
+function asMcpRequest(req: Request): void {
+  setHeader(req, 'content-type', 'application/json');
+  const accept = req.headers.accept;
+  const q = qualities(accept);
+  const json = !accept || ['application/json', 'application/*', '*/*'].some((t) => (q.get(t) ?? 0) > 0);
+  if (json) setHeader(req, 'accept', 'application/json, text/event-stream');
 }
 
 /**
@@ -72,6 +101,7 @@ export function mountMcp(app: Express, deps: McpDeps): void {
       res.locals.organizationId = caller.organizationId;
       const message = parseMessage(await readBody(req, BODY_LIMITS.mcp));
       for (const bucket of callBuckets(message, byName)) await deps.limits.consume(caller.organizationId, bucket);
+      asMcpRequest(req);
       commonHeaders(res);
       const server = agentServer(tools, byName, { runner: deps.runner, credentials, log: deps.log }, serverVersion);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

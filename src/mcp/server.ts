@@ -6,7 +6,7 @@ import type { ToolDef } from './tools';
 const INSTRUCTIONS = [
   'Vigil monitoring: each tool is one operation of the REST API (/api/v1), named by its operationId,',
   'run as the request your key would make directly (same permissions, workspaces, audit log and rate limits).',
-  'Arguments: path and query parameters by name; a request body under `body`.',
+  'Arguments: path and query parameters by name; a request body under `body` (or its fields as arguments of their own).',
   'A result is the JSON answer of the operation; a refusal is a tool error carrying the API error body',
   '({status, error, code, vars, details}).',
 ].join(' ');

@@ -64,15 +64,21 @@ export function isTool(route: RouteDef): boolean {
 }
 
 /**
- * Permissions that guard an operation of an excluded area. An agent never
- * holds them (see `agentPermissions`), so operations that span areas (search,
- * export) leave those areas out for it as they do for a key lacking them.
+ * Permissions that guard an operation of an excluded area. An agent does not
+ * hold them in operations that span areas (search, export: see
+ * `agentPermissions`), which therefore leave those areas out for it as they
+ * do for a key lacking them.
  */
 export const AREA_PERMISSIONS: ReadonlySet<Permission> = new Set(
   routes.filter((r) => EXCLUDED_TAGS.has(r.tag)).flatMap((r) => r.permissions),
 );
 
-/** The caller's permissions less those of the excluded areas: what an agent acts with. */
+/** True for an operation that reads across areas, some of them excluded (search, export): an agent runs it with `agentPermissions`. */
+export function spansExcludedAreas(route: RouteDef): boolean {
+  return route.permissions.some((p) => AREA_PERMISSIONS.has(p));
+}
+
+/** The caller's permissions less those of the excluded areas: what an agent runs `spansExcludedAreas` operations with. */
 export function agentPermissions(held: ReadonlySet<Permission>): Set<Permission> {
   return new Set([...held].filter((p) => !AREA_PERMISSIONS.has(p)));
 }

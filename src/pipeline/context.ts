@@ -24,8 +24,11 @@ export interface Ctx {
   now: Date;
   /** Rate limits beyond the operation's bucket (sign-in attempts per account and address). */
   limits: RateLimits;
-  /** Where the request comes from (sign-in throttling, the sessions list). */
-  client: { address: string | null; userAgent: string | null };
+  /**
+   * Where the request comes from (sign-in throttling, the sessions list) and
+   * the `Host` it named (the index's addresses when no BASE_URL is set).
+   */
+  client: { address: string | null; userAgent: string | null; host?: string | null };
   /** Throws 403 naming `permission` unless the caller holds it. */
   require(permission: Permission): void;
 }

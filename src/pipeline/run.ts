@@ -132,7 +132,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       services: deps.services,
       now: new Date(),
       limits: deps.limits,
-      client: { address: raw.credentials.remoteAddress ?? null, userAgent: raw.credentials.userAgent?.slice(0, 200) ?? null },
+      client: { address: raw.credentials.remoteAddress ?? null, userAgent: raw.credentials.userAgent?.slice(0, 200) ?? null, host: raw.credentials.host ?? null },
       require: (p) => { if (!can(caller, p)) throw forbidden(p); },
     };
     return deps.handlers[route.operationId]({ path: raw.path, query, body, headers: raw.headers }, ctx);
