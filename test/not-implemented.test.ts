@@ -11,7 +11,6 @@ const STILL_501 = [
   'deleteAgent',
   'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics',
   'listAgents',
-  'searchResources',
 ];
 
 let server: TestServer;

@@ -21,6 +21,7 @@ import * as m0019 from './migrations/0019_analytics';
 import * as m0020 from './migrations/0020_error_event_text';
 import * as m0021 from './migrations/0021_analytics_ingest';
 import * as m0022 from './migrations/0022_analytics_drain';
+import * as m0024 from './migrations/0024_search';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0020_error_event_text': m0020,
   '0021_analytics_ingest': m0021,
   '0022_analytics_drain': m0022,
+  '0024_search': m0024,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
