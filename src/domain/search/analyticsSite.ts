@@ -6,7 +6,7 @@ export const analyticsSite: SearchSource = {
   permission: 'monitor:read',
   async search(db, caller, t) {
     const rows = await rankedSearch(db, {
-      from: sql`analytics_sites s`,
+      table: ['analytics_sites', 's'],
       visible: sql<boolean>`s.organization_id = ${caller.organizationId} and ${inWorkspaces(caller, sql`s.workspace_id`)}`,
       title: sql<string>`s.name`,
       columns: sql`s.id, s.domain as subtitle, s.workspace_id`,

@@ -11,7 +11,7 @@ export const apiKey: SearchSource = {
   async search(db, caller, t) {
     const all = caller.role === 'owner' || caller.role === 'admin';
     const rows = await rankedSearch(db, {
-      from: sql`api_keys k`,
+      table: ['api_keys', 'k'],
       visible: sql<boolean>`k.organization_id = ${caller.organizationId} and ${all ? sql`true` : sql`k.membership_id = ${caller.membershipId}`}`,
       title: sql<string>`k.name`,
       columns: sql`k.id, k.prefix || case when k.revoked_at is not null then ' · revoked' when k.expires_at <= now() then ' · expired' else '' end as subtitle,

@@ -14,7 +14,7 @@ export const channel: SearchSource = {
   async search(db, caller, t) {
     const ws = caller.workspaceIds;
     const rows = await rankedSearch(db, {
-      from: sql`notification_channels c`,
+      table: ['notification_channels', 'c'],
       visible: sql<boolean>`c.organization_id = ${caller.organizationId}
         and ${ws === null ? sql`true` : sql`(c.workspace_id is null or c.workspace_id = any(${[...ws]}::text[]))`}`,
       title: sql<string>`c.name`,

@@ -6,7 +6,7 @@ export const errorProject: SearchSource = {
   permission: 'monitor:read',
   async search(db, caller, t) {
     const rows = await rankedSearch(db, {
-      from: sql`error_projects p`,
+      table: ['error_projects', 'p'],
       visible: sql<boolean>`p.organization_id = ${caller.organizationId} and ${inWorkspaces(caller, sql`p.workspace_id`)}`,
       title: sql<string>`p.name`,
       columns: sql`p.id, p.platform as subtitle, p.workspace_id`,

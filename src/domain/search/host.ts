@@ -6,7 +6,7 @@ export const host: SearchSource = {
   permission: 'monitor:read',
   async search(db, caller, t) {
     const rows = await rankedSearch(db, {
-      from: sql`hosts h`,
+      table: ['hosts', 'h'],
       visible: sql<boolean>`h.organization_id = ${caller.organizationId}`,
       title: sql<string>`h.name`,
       columns: sql`h.id, nullif(concat_ws(' · ', h.provider, h.address), '') as subtitle, null::text as workspace_id`,

@@ -6,7 +6,7 @@ export const invitation: SearchSource = {
   permission: 'member:read',
   async search(db, caller, t) {
     const rows = await rankedSearch(db, {
-      from: sql`invitations i`,
+      table: ['invitations', 'i'],
       visible: sql<boolean>`i.organization_id = ${caller.organizationId} and i.expires_at > now()`,
       title: sql<string>`i.email`,
       columns: sql`i.id, 'invited · ' || i.role as subtitle, null::text as workspace_id`,

@@ -6,7 +6,7 @@ export const maintenance: SearchSource = {
   permission: 'incident:read',
   async search(db, caller, t) {
     const rows = await rankedSearch(db, {
-      from: sql`maintenance_windows w`,
+      table: ['maintenance_windows', 'w'],
       visible: sql<boolean>`w.organization_id = ${caller.organizationId} and ${inWorkspaces(caller, sql`w.workspace_id`)}`,
       title: sql<string>`w.title`,
       columns: sql`w.id, to_char(w.starts_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI "UTC"')

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { CANDIDATES, RECENT, inWorkspaces, type SearchSource } from './source';
+import { CANDIDATES, inWorkspaces, type SearchSource } from './source';
 
 /** Characters of a postmortem shown around the first matching word. */
 const EXCERPT = 200;
@@ -16,8 +16,8 @@ const tsquery = (text: string) => sql`(select string_agg('''' || replace(replace
 /**
  * Postmortems by the words of their text (full-text index on
  * `to_tsvector('simple', postmortem_body)`, migration 0024); the hit is the
- * incident (id, title, path). Newest incident first, among every match of the
- * most recent incidents and the first others the index finds.
+ * incident (id, title, path). Newest incident first among the first
+ * CANDIDATES matches the index finds.
  */
 export const postmortem: SearchSource = {
   permission: 'incident:read',
@@ -28,14 +28,10 @@ export const postmortem: SearchSource = {
     const { rows } = await sql<{ id: string; title: string; subtitle: string; workspace_id: string; at: number; body: string }>`
       with q as (select ${tsquery(t.text)} as tq)
       select id, title, subtitle, workspace_id, at, body from (
-        select distinct on (id) * from (
-          (select i.id, i.started_at from incidents i
-            where ${visible} and i.postmortem_body is not null and ${matches} limit ${CANDIDATES})
-          union all
-          (select r.id, r.started_at from (select i.id, i.started_at, i.postmortem_body from incidents i where ${visible}
-            order by i.started_at desc limit ${RECENT}) r, incidents i
-            where i.id = r.id and r.postmortem_body is not null and ${matches})
-        ) a order by id
+        -- Materialised: planned without the LIMIT, read only as far as it needs.
+        with c as materialized (select i.id, i.started_at from incidents i
+          where ${visible} and i.postmortem_body is not null and ${matches})
+        select * from c limit ${CANDIDATES}
       ) d join lateral (
         select i.title, i.status || ' · postmortem by ' || coalesce(i.postmortem_author, 'unknown') as subtitle, i.workspace_id,
           strpos(lower(i.postmortem_body), lower(${first})) as at,

@@ -6,7 +6,7 @@ export const probe: SearchSource = {
   permission: 'agent:read',
   async search(db, caller, t) {
     const rows = await rankedSearch(db, {
-      from: sql`probes p`,
+      table: ['probes', 'p'],
       visible: sql<boolean>`p.organization_id = ${caller.organizationId}`,
       title: sql<string>`p.name`,
       columns: sql`p.id, concat_ws(' · ', p.hostname, p.version, case when p.revoked_at is not null then 'revoked' end) as subtitle, null::text as workspace_id`,

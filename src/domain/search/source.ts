@@ -67,6 +67,8 @@ export interface OtherField {
   field: MatchedField;
   /** The condition it matches on (uses `terms.contains`); skipped for a short `q` unless `short` is given. */
   match: (t: Terms) => RawBuilder<boolean>;
+  /** The same test on a row with its joins, where `match` is a costlier way to find candidates; default `match`. */
+  test?: (t: Terms) => RawBuilder<boolean>;
   /** The condition for a short `q`, when the field is searched then too. */
   short?: (t: Terms) => RawBuilder<boolean>;
   /** What `snippet` shows. */
@@ -75,16 +77,25 @@ export interface OtherField {
 
 /** A type searched by its first field (name, title, e-mail) and maybe others. */
 export interface RankedSpec {
-  /** `from` clause with joins, e.g. sql`monitors m`. */
-  from: RawBuilder<unknown>;
-  /** The rows the caller may read: organisation and confinement. */
+  /** The table and its alias, e.g. ['monitors', 'm']. */
+  table: [name: string, alias: string];
+  /** Joins after it, for `title`, `columns` and snippets. */
+  joins?: RawBuilder<unknown>;
+  /**
+   * The rows the caller may read: organisation and confinement. Only the
+   * table's own columns, unless `filterJoins` (matches likewise): a capped
+   * arm then finds its candidates in the table alone and joins them after,
+   * so no join makes it read every match first.
+   */
   visible: RawBuilder<boolean>;
+  /** `visible` and the matches need the joins (small tables only, e.g. the memberships of one organisation). */
+  filterJoins?: boolean;
   /** The first field; it is the hit's title. */
   title: RawBuilder<string>;
   /** Selects `id`, `subtitle` and `workspace_id`. */
   columns: RawBuilder<unknown>;
   others?: OtherField[];
-  /** A timestamp: newest first within each rank step, and the most recent rows are always considered. */
+  /** A timestamp: newest first within each rank step, and every match among the newest RECENT rows is considered. */
   newest?: RawBuilder<Date>;
 }
 
@@ -96,51 +107,49 @@ export interface RankedRow {
 /**
  * Runs a ranked search: rank 0 exact first field, 1 it starts with `q`
  * (alphabetical), 2 `q` inside it (shorter first), 3 another field; with
- * `newest`, newest first inside each rank. Every arm filters on `visible`.
+ * `newest`, newest first inside each rank. Arms, each filtered by `visible`:
+ * the prefix range of the btree index, then (capped at CANDIDATES) the
+ * trigram matches of each field, then with `newest` the most recent rows.
  */
 export async function rankedSearch(db: Db, spec: RankedSpec, t: Terms): Promise<RankedRow[]> {
   const title = sql`lower(${spec.title})`;
   const q = sql`lower(${t.text})`;
+  const [name, alias] = spec.table;
+  const from = sql`${sql.table(name)} ${sql.raw(alias)} ${spec.joins ?? sql``}`;
   const startsWith = sql<boolean>`starts_with(${title}, ${q})`;
-  const inTitle = sql<boolean>`${title} like lower(${t.contains})`;
-  const exactOrPrefix = sql<number>`case when ${title} = ${q} then 0 else 1 end`;
-  const row = (rank: RawBuilder<number>, matched: MatchedField, snippet: RawBuilder<unknown>) =>
-    sql`${rank} as rank, ${spec.title} as title, ${spec.columns}, ${snippet} as snippet, ${matched}::text as matched, ${spec.newest ?? sql`null::timestamptz`} as newest`;
+  const inTitle = t.short ? startsWith : sql<boolean>`${title} like lower(${t.contains})`;
   const others = (spec.others ?? []).filter((o) => !t.short || o.short);
   const otherMatch = (o: OtherField) => (t.short ? o.short!(t) : o.match(t));
+  const otherTest = (o: OtherField) => (t.short ? o.short!(t) : (o.test ?? o.match)(t));
+  const rank = sql<number>`case when ${startsWith} then (case when ${title} = ${q} then 0 else 1 end) when ${inTitle} then 2 else 3 end`;
+  const byOther = (pick: (o: OtherField) => RawBuilder<unknown>) => (others.length
+    ? sql`case when ${inTitle} then null ${sql.join(others.map((o) => sql`when ${otherTest(o)} then ${pick(o)}`), sql` `)} end`
+    : sql`null`);
+  // One select list for every arm: a row found by several arms ranks by its best field.
+  const row = sql`${rank} as rank, ${spec.title} as title, ${spec.columns}, ${byOther((o) => o.snippet(t))} as snippet,
+    coalesce(${byOther((o) => sql`${o.field}::text`)}, 'title') as matched, ${spec.newest ?? sql`null::timestamptz`} as newest`;
+  // A materialised CTE is planned without the LIMIT (a LIMIT would tempt the planner into a
+  // sequential scan that finds nothing when few rows match) and still read only as far as needed.
+  const capped = (match: RawBuilder<boolean>) => (spec.filterJoins
+    ? sql`(with c as materialized (select ${row} from ${from} where ${spec.visible} and ${match}) select * from c limit ${CANDIDATES})`
+    : sql`(select ${row} from (with c as materialized (select ${sql.raw(alias)}.* from ${sql.table(name)} ${sql.raw(alias)} where ${spec.visible} and ${match})
+        select * from c limit ${CANDIDATES}) ${sql.raw(alias)} ${spec.joins ?? sql``})`);
   const arms: RawBuilder<unknown>[] = [
     // The range lets the (organization_id, lower(title) text_pattern_ops) btree find prefixes in order.
-    sql`(select ${row(exactOrPrefix, 'title', sql`null`)} from ${spec.from}
+    sql`(select ${row} from ${from}
       where ${spec.visible} and ${title} ~>=~ ${q} and ${title} ~<~ (${q} || chr(1114111)) and ${startsWith}
       order by ${title} using ~<~ ${spec.newest ? sql`, ${spec.newest} desc` : sql``} limit ${t.limit})`,
   ];
-  if (!t.short) {
-    arms.push(sql`(select ${row(sql`2`, 'title', sql`null`)} from ${spec.from}
-      where ${spec.visible} and ${inTitle} and not ${startsWith} limit ${CANDIDATES})`);
-  }
-  for (const o of others) {
-    arms.push(sql`(select ${row(sql`3`, o.field, o.snippet(t))} from ${spec.from}
-      where ${spec.visible} and ${otherMatch(o)} and not ${t.short ? startsWith : inTitle} limit ${CANDIDATES})`);
-  }
+  if (!t.short) arms.push(capped(inTitle));
+  for (const o of others) arms.push(capped(otherMatch(o)));
   if (spec.newest) {
-    // The newest records, whatever the indexes find first: recent matches always rank.
-    const rank = sql<number>`case when ${startsWith} then ${exactOrPrefix} when ${t.short ? sql`false` : inTitle} then 2 else 3 end`;
-    const any = [t.short ? startsWith : inTitle, ...others.map(otherMatch)];
-    const firstOther = others.length
-      ? sql`case ${sql.join(others.map((o) => sql`when ${otherMatch(o)} then ${o.field}::text`), sql` `)} end`
-      : sql`null`;
-    const snippet = others.length
-      ? sql`case ${sql.join(others.map((o) => sql`when ${otherMatch(o)} then ${o.snippet(t)}`), sql` `)} end`
-      : sql`null`;
-    arms.push(sql`(select ${rank} as rank, ${spec.title} as title, ${spec.columns},
-        case when ${rank} < 3 then null else ${snippet} end as snippet,
-        case when ${rank} < 3 then 'title' else ${firstOther} end as matched, ${spec.newest} as newest
-      from ${spec.from} where ${spec.visible} and ${spec.newest} >= coalesce((
-        select ${spec.newest} from ${spec.from} where ${spec.visible} order by ${spec.newest} desc offset ${RECENT - 1} limit 1), '-infinity')
-        and (${sql.join(any, sql` or `)}))`);
+    // The newest rows, whatever the indexes find first: recent matches always rank.
+    arms.push(sql`(select ${row} from (select * from ${sql.table(name)} ${sql.raw(alias)} where ${spec.visible}
+      order by ${spec.newest} desc limit ${RECENT}) ${sql.raw(alias)}
+      ${spec.joins ?? sql``} where ${sql.join([inTitle, ...others.map(otherTest)], sql` or `)})`);
   }
   const order = spec.newest
-    ? sql`rank, newest desc, lower(title), id`
+    ? sql`rank, newest desc, lower(title) collate "C", id`
     : sql`rank, case when rank = 2 then length(title) end, lower(title) collate "C", id`;
   const { rows } = await sql<RankedRow>`
     select id, title, subtitle, workspace_id, snippet, matched from (

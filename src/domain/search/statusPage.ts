@@ -6,7 +6,7 @@ export const statusPage: SearchSource = {
   permission: 'status_page:read',
   async search(db, caller, t) {
     const rows = await rankedSearch(db, {
-      from: sql`status_pages p`,
+      table: ['status_pages', 'p'],
       visible: sql<boolean>`p.organization_id = ${caller.organizationId} and ${inWorkspaces(caller, sql`p.workspace_id`)}`,
       title: sql<string>`p.name`,
       columns: sql`p.id, '/status/' || p.slug || ' · ' || p.visibility as subtitle, p.workspace_id`,

@@ -6,7 +6,7 @@ export const workspace: SearchSource = {
   permission: 'workspace:read',
   async search(db, caller, t) {
     const rows = await rankedSearch(db, {
-      from: sql`workspaces w`,
+      table: ['workspaces', 'w'],
       visible: sql<boolean>`w.organization_id = ${caller.organizationId} and ${inWorkspaces(caller, sql`w.id`)}`,
       title: sql<string>`w.name`,
       columns: sql`w.id, w.slug || case when w.client_reference is null then '' else ' · ' || w.client_reference end as subtitle, w.id as workspace_id`,
