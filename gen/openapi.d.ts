@@ -1678,18 +1678,20 @@ export interface paths {
          *     Matching is case-insensitive. A `q` of three or more characters
          *     matches anywhere in a field (as a substring); one or two characters
          *     match the start of the first field of a type only (its name, title or
-         *     e-mail address). A postmortem matches when each word of `q` starts a
-         *     word of its text. A monitor's tags match when one tag equals `q` or,
-         *     from three characters, contains it.
+         *     e-mail address; also a key's prefix and a monitor's tag equal to
+         *     `q`). A postmortem matches when each word of `q` starts a word of its
+         *     text. `%`, `_` and `\` in `q` are plain characters.
          *
          *     Ranking within a type: exact match of the first field, then the
          *     first field starting with `q` (alphabetical), then `q` elsewhere in
-         *     it (shorter first), then a match in another field. Incidents and
-         *     postmortems rank the most recent first within each of those steps.
-         *     When very many records of a type match, the exact and prefix matches
-         *     are always found through an index; matches further inside a field are
-         *     ranked among the first 200 found (for incidents and postmortems,
-         *     every match among the 2,000 most recent and 200 others).
+         *     it (shorter first), then a match in another field; incidents rank the
+         *     most recent first within each of those steps; postmortems are newest
+         *     first among the first 200 matches the index finds. When very many records of a type match, the exact and prefix
+         *     matches are always found (through an index, in order); matches
+         *     further inside a field are ranked among the first 200 the index finds
+         *     for that field (for incidents, also every match among the 2,000 most
+         *     recent; an incident's monitor name is looked up among the first 200
+         *     monitors found).
          *
          *     Each type is searched only when the key could read it through its
          *     own endpoint: a type whose permission the key lacks is absent,
