@@ -213,3 +213,29 @@ test('a secret value is never matched: header, body, heartbeat token, webhook UR
   const hook = (await search(owner, { q: 'Falcon hook', type: 'channel' }))[0];
   expect(JSON.stringify(hook)).not.toContain(HOOK_TOKEN);
 });
+
+test('with more matches than are ranked, exact and prefix matches still come first and recent incidents still rank', async () => {
+  const o = await server.org({ plan: 'enterprise' });
+  const api = server.api(o.apiKey);
+  // 300 monitors with `gnu` inside their names (more than the 200 candidates ranked per field), inserted first.
+  await server.db.insertInto('monitors').values(Array.from({ length: 300 }, (_, i) => ({
+    id: newId('mon'), organization_id: o.organizationId, workspace_id: o.workspaceId, name: `herd ${i} of gnus`, kind: 'heartbeat', config_enc: 'x', interval_seconds: 300, enabled: false,
+  }))).execute();
+  const exact = ok('createMonitor', await api.post('/monitors', { name: 'GNU', kind: 'heartbeat', workspaceId: o.workspaceId, config: '{}' }), 201).id;
+  const prefixed = ok('createMonitor', await api.post('/monitors', { name: 'gnu-mirror', kind: 'heartbeat', workspaceId: o.workspaceId, config: '{}' }), 201).id;
+  expect((await search(api, { q: 'gnu', type: 'monitor', limit: '3' })).map((h) => h.id).slice(0, 2)).toEqual([exact, prefixed]);
+  const inner = await search(api, { q: 'of gnus', type: 'monitor', limit: '20' });
+  expect(inner).toHaveLength(20);
+  expect(inner.every((h) => h.title.includes('of gnus') && h.matchedField === 'title')).toBe(true);
+  // 300 old incidents titled alike, then a new one: the newest comes first.
+  await server.db.insertInto('incidents').values(Array.from({ length: 300 }, (_, i) => ({
+    id: newId('inc'), organization_id: o.organizationId, workspace_id: o.workspaceId, monitor_id: null, title: `Heron ${i} is down`,
+    cause: 'timeout', severity: 'critical', status: 'resolved', started_at: new Date(Date.now() - (400 - i) * 3_600_000),
+  }))).execute();
+  const latest = newId('inc');
+  await server.db.insertInto('incidents').values({
+    id: latest, organization_id: o.organizationId, workspace_id: o.workspaceId, monitor_id: null, title: 'Heron 9000 is down',
+    cause: 'timeout', severity: 'critical', status: 'open', started_at: new Date(),
+  }).execute();
+  expect((await search(api, { q: 'is down', type: 'incident' }))[0].id).toBe(latest);
+});

@@ -19,8 +19,9 @@ export const incident: SearchSource = {
       others: [{
         field: 'monitorName',
         // Through the first monitors the trigram index finds (the incidents' own columns only: see `visible`).
-        match: (x) => sql<boolean>`i.monitor_id in (select id from (with mm as materialized (select id from monitors
+        with: (x) => sql`monitor_hits as materialized (select id from (with mm as materialized (select id from monitors
           where organization_id = ${caller.organizationId} and lower(name) like lower(${x.contains})) select id from mm limit ${CANDIDATES}) x)`,
+        match: () => sql<boolean>`i.monitor_id in (select id from monitor_hits)`,
         test: (x) => sql<boolean>`lower(m.name) like lower(${x.contains})`,
         snippet: () => sql<string>`m.name`,
       }],

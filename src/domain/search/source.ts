@@ -67,6 +67,8 @@ export interface OtherField {
   field: MatchedField;
   /** The condition it matches on (uses `terms.contains`); skipped for a short `q` unless `short` is given. */
   match: (t: Terms) => RawBuilder<boolean>;
+  /** CTEs `match` reads (`name as materialized (…)`), computed once for every arm. */
+  with?: (t: Terms) => RawBuilder<unknown>;
   /** The same test on a row with its joins, where `match` is a costlier way to find candidates; default `match`. */
   test?: (t: Terms) => RawBuilder<boolean>;
   /** The condition for a short `q`, when the field is searched then too. */
@@ -108,8 +110,9 @@ export interface RankedRow {
  * Runs a ranked search: rank 0 exact first field, 1 it starts with `q`
  * (alphabetical), 2 `q` inside it (shorter first), 3 another field; with
  * `newest`, newest first inside each rank. Arms, each filtered by `visible`:
- * the prefix range of the btree index, then (capped at CANDIDATES) the
- * trigram matches of each field, then with `newest` the most recent rows.
+ * the prefix range of the btree index, then (capped at CANDIDATES, and only
+ * while fewer than `limit` were found before) the trigram matches of the
+ * title and of each other field, then with `newest` the most recent rows.
  */
 export async function rankedSearch(db: Db, spec: RankedSpec, t: Terms): Promise<RankedRow[]> {
   const title = sql`lower(${spec.title})`;
@@ -134,26 +137,39 @@ export async function rankedSearch(db: Db, spec: RankedSpec, t: Terms): Promise<
     ? sql`(with c as materialized (select ${row} from ${from} where ${spec.visible} and ${match}) select * from c limit ${CANDIDATES})`
     : sql`(select ${row} from (with c as materialized (select ${sql.raw(alias)}.* from ${sql.table(name)} ${sql.raw(alias)} where ${spec.visible} and ${match})
         select * from c limit ${CANDIDATES}) ${sql.raw(alias)} ${spec.joins ?? sql``})`);
-  const arms: RawBuilder<unknown>[] = [
-    // The range lets the (organization_id, lower(title) text_pattern_ops) btree find prefixes in order.
-    sql`(select ${row} from ${from}
+  // Arms run as materialised CTEs, in turn; an arm that cannot change the top `limit` is not run at
+  // all (its one-time filter is false): matches inside the title only when the prefix arm found too
+  // few, other fields only when the title arms together did.
+  const ctes: RawBuilder<unknown>[] = [];
+  const shared = others.flatMap((o) => (o.with && !t.short ? [o.with(t)] : []));
+  const arm = (body: RawBuilder<unknown>, gateOn: string[] = []) => {
+    const cte = `a${ctes.length}`;
+    const gate = gateOn.length
+      ? sql` where (select count(distinct id) from (${sql.join(gateOn.map((g) => sql`select id from ${sql.raw(g)}`), sql` union all `)}) u) < ${t.limit}`
+      : sql``;
+    ctes.push(sql`${sql.raw(cte)} as materialized (select * from ${body} x${gate})`);
+    return cte;
+  };
+  // The range lets the (organization_id, lower(title) text_pattern_ops) btree find prefixes in order.
+  const titleArms = [arm(sql`(select ${row} from ${from}
       where ${spec.visible} and ${title} ~>=~ ${q} and ${title} ~<~ (${q} || chr(1114111)) and ${startsWith}
-      order by ${title} using ~<~ ${spec.newest ? sql`, ${spec.newest} desc` : sql``} limit ${t.limit})`,
-  ];
-  if (!t.short) arms.push(capped(inTitle));
-  for (const o of others) arms.push(capped(otherMatch(o)));
+      order by ${title} using ~<~ ${spec.newest ? sql`, ${spec.newest} desc` : sql``} limit ${t.limit})`)];
+  if (!t.short) titleArms.push(arm(capped(inTitle), titleArms));
+  for (const o of others) arm(capped(otherMatch(o)), titleArms);
   if (spec.newest) {
-    // The newest rows, whatever the indexes find first: recent matches always rank.
-    arms.push(sql`(select ${row} from (select * from ${sql.table(name)} ${sql.raw(alias)} where ${spec.visible}
-      order by ${spec.newest} desc limit ${RECENT}) ${sql.raw(alias)}
-      ${spec.joins ?? sql``} where ${sql.join([inTitle, ...others.map(otherTest)], sql` or `)})`);
+    // The newest rows, whatever the indexes find first: recent matches always rank. Joined once filtered.
+    arm(sql`(select ${row} from (select * from (select * from ${sql.table(name)} ${sql.raw(alias)} where ${spec.visible}
+      order by ${spec.newest} desc limit ${RECENT}) ${sql.raw(alias)} where ${sql.join([inTitle, ...others.map(otherMatch)], sql` or `)}) ${sql.raw(alias)}
+      ${spec.joins ?? sql``})`);
   }
   const order = spec.newest
     ? sql`rank, newest desc, lower(title) collate "C", id`
     : sql`rank, case when rank = 2 then length(title) end, lower(title) collate "C", id`;
+  const all = ctes.map((_, i) => sql`select * from ${sql.raw(`a${i}`)}`);
   const { rows } = await sql<RankedRow>`
+    with ${sql.join([...shared, ...ctes], sql`, `)}
     select id, title, subtitle, workspace_id, snippet, matched from (
-      select distinct on (id) * from (${sql.join(arms, sql` union all `)}) a order by id, rank
+      select distinct on (id) * from (${sql.join(all, sql` union all `)}) a order by id, rank
     ) d order by ${order} limit ${t.limit}`.execute(db);
   return rows;
 }
