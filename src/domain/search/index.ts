@@ -3,6 +3,7 @@
  * type identifiers (a type added to `SearchHit.type` fails `tsc` until it is
  * here), in the order hits are grouped.
  */
+import { sql } from 'kysely';
 import { can, type Caller } from '../../auth/caller';
 import type { Db } from '../../db/connect';
 import { ApiError } from '../../pipeline/errors';
@@ -55,6 +56,12 @@ export async function search(db: Db, caller: Caller, query: { q: string; type?: 
   if (!text) throw new ApiError(400, 'invalid_query', 'Invalid query parameter q: must contain something besides spaces.', { field: 'q' }, [{ field: 'q', reason: 'is blank' }]);
   const types = typesOf(query.type).filter((t) => can(caller, searchSources[t].permission));
   const terms: Terms = { text, short: [...text].length < 3, contains: containsPattern(text), limit: query.limit ?? 5 };
-  const groups = await Promise.all(types.map((t) => searchSources[t].search(db, caller, terms)));
+  // Each type in a transaction of its own (in parallel on the pool) with generic plans: planning
+  // these statements anew for every `q` costs more than running them (measured: 1-2 ms against
+  // 0.2 ms when nothing matches), and no arm's plan depends on the values (each is bounded).
+  const groups = await Promise.all(types.map((t) => db.transaction().execute(async (tx) => {
+    await sql`set local plan_cache_mode = force_generic_plan`.execute(tx);
+    return searchSources[t].search(tx, caller, terms);
+  })));
   return groups.flat();
 }

@@ -27,11 +27,12 @@ export const postmortem: SearchSource = {
     const first = /[\p{L}\p{N}]+/u.exec(t.text)?.[0] ?? t.text;
     const { rows } = await sql<{ id: string; title: string; subtitle: string; workspace_id: string; at: number; body: string }>`
       with q as (select ${tsquery(t.text)} as tq)
-      select id, title, subtitle, workspace_id, at, body from (
+      select id, title, subtitle, workspace_id, at, body from (select * from (
         -- Materialised: planned without the LIMIT, read only as far as it needs.
         with c as materialized (select i.id, i.started_at from incidents i
           where ${visible} and i.postmortem_body is not null and ${matches})
         select * from c limit ${CANDIDATES}
+      ) d0 order by started_at desc, id limit ${t.limit}
       ) d join lateral (
         select i.title, i.status || ' · postmortem by ' || coalesce(i.postmortem_author, 'unknown') as subtitle, i.workspace_id,
           strpos(lower(i.postmortem_body), lower(${first})) as at,
