@@ -1689,9 +1689,9 @@ export interface paths {
          *     first among the first 200 matches the index finds. When very many records of a type match, the exact and prefix
          *     matches are always found (through an index, in order); matches
          *     further inside a field are ranked among the first 200 the index finds
-         *     for that field (for incidents, also every match among the 2,000 most
-         *     recent; an incident's monitor name is looked up among the first 200
-         *     monitors found).
+         *     for that field (for incidents, also every title match among the 2,000
+         *     most recent; an incident's monitor name is looked up among the first
+         *     200 monitors found, when the title found fewer than `limit`).
          *
          *     Each type is searched only when the key could read it through its
          *     own endpoint: a type whose permission the key lacks is absent,

@@ -48,7 +48,7 @@ export interface SearchSource {
  * always found, through a btree index, whatever their number.
  */
 export const CANDIDATES = 200;
-/** Types ranked newest first also consider every match among this many most recent records. */
+/** Types ranked newest first also consider every title match among this many most recent records. */
 export const RECENT = 2000;
 
 /** `like` pattern matching `text` anywhere (LIKE's `\`, `%` and `_` escaped). */
@@ -97,7 +97,7 @@ export interface RankedSpec {
   /** Selects `id`, `subtitle` and `workspace_id`. */
   columns: RawBuilder<unknown>;
   others?: OtherField[];
-  /** A timestamp: newest first within each rank step, and every match among the newest RECENT rows is considered. */
+  /** A timestamp: newest first within each rank step, and every title match among the newest RECENT rows is considered. */
   newest?: RawBuilder<Date>;
 }
 
@@ -157,10 +157,9 @@ export async function rankedSearch(db: Db, spec: RankedSpec, t: Terms): Promise<
   if (!t.short) titleArms.push(arm(capped(inTitle), titleArms));
   for (const o of others) arm(capped(otherMatch(o)), titleArms);
   if (spec.newest) {
-    // The newest rows, whatever the indexes find first: recent matches always rank. Joined once filtered.
+    // The newest rows, whatever the indexes find first: recent title matches always rank. Joined once filtered.
     arm(sql`(select ${row} from (select * from (select * from ${sql.table(name)} ${sql.raw(alias)} where ${spec.visible}
-      order by ${spec.newest} desc limit ${RECENT}) ${sql.raw(alias)} where ${sql.join([inTitle, ...others.map(otherMatch)], sql` or `)}) ${sql.raw(alias)}
-      ${spec.joins ?? sql``})`);
+      order by ${spec.newest} desc limit ${RECENT}) ${sql.raw(alias)} where ${inTitle}) ${sql.raw(alias)} ${spec.joins ?? sql``})`);
   }
   const order = spec.newest
     ? sql`rank, newest desc, lower(title) collate "C", id`
