@@ -6,6 +6,9 @@
  * API key tokens and hashes) never matched.
  */
 import { createHash } from 'node:crypto';
+import { createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { SearchService } from '../gen/proto/vigil/v1/search_pb';
 import { newId } from '../src/crypto/ids';
 import { createProbe } from '../src/domain/probes';
 import { ok } from './support/expect';
@@ -238,4 +241,15 @@ test('with more matches than are ranked, exact and prefix matches still come fir
     cause: 'timeout', severity: 'critical', status: 'open', started_at: new Date(),
   }).execute();
   expect((await search(api, { q: 'is down', type: 'incident' }))[0].id).toBe(latest);
+});
+
+test('the same hits over Connect (protobuf): absent optional fields, the same order', async () => {
+  const rest = await search(owner, { q: 'falcon', type: 'monitor,channel' });
+  const client = createClient(SearchService, createConnectTransport({
+    baseUrl: `${server.url}/rpc`, httpVersion: '1.1', useBinaryFormat: true,
+    interceptors: [(next) => (req) => { req.header.set('authorization', `Bearer ${org.apiKey}`); return next(req); }],
+  }));
+  const viaConnect = (await client.searchResources({ q: 'falcon', type: 'monitor,channel' })).data;
+  expect(viaConnect.map((h) => [h.type, h.id, h.title, h.subtitle ?? null, h.snippet ?? null, h.matchedField, h.workspaceId ?? null, h.path]))
+    .toEqual(rest.map((h) => [h.type, h.id, h.title, h.subtitle, h.snippet, h.matchedField, h.workspaceId, h.path]));
 });
