@@ -138,6 +138,10 @@ test('postmortems by the words of their text, with an excerpt around the match',
   expect(hits[0].snippet!.length).toBeLessThanOrEqual(202);
   expect(await search(owner, { q: 'gryphon', type: 'postmortem' })).toHaveLength(1);
   expect(await search(owner, { q: 'rotation nowhere', type: 'postmortem' })).toEqual([]);
+  // tsquery syntax in `q` is text: no error, and only punctuation finds nothing.
+  expect(await search(owner, { q: "certificate:* & !o'brien \\ (", type: 'postmortem' })).toEqual([]);
+  expect(await search(owner, { q: '&|!:*', type: 'postmortem' })).toEqual([]);
+  expect((await search(owner, { q: 'CERTIFICATE!', type: 'postmortem' })).map((h) => h.id)).toEqual([ids.incident]);
 });
 
 test('type narrows; limit per type; one or two characters match the start of the first field', async () => {
