@@ -1670,33 +1670,66 @@ export interface paths {
         };
         /**
          * Search across resources
-         * @description Matches `q` (case-insensitive, within names, titles and e-mail
-         *     addresses) across the types below, at most `limit` hits per type,
-         *     grouped by type in this order and best match first within a type.
-         *     Nothing sealed, hashed or secret is searched or returned.
+         * @description Looks for `q` across the types below and answers at most `limit` hits
+         *     per type, grouped by type in the order of the table, best match first
+         *     within a type (see `SearchHit` for the fields of a hit).
          *
-         *     | `type` | what | permission |
-         *     |---|---|---|
-         *     | `monitor` | monitors | monitor:read |
-         *     | `incident` | incidents | incident:read |
-         *     | `postmortem` | postmortems (by text) | incident:read |
-         *     | `host` | hosts | monitor:read |
-         *     | `status_page` | status pages | status_page:read |
-         *     | `workspace` | workspaces | workspace:read |
-         *     | `channel` | notification channels | notification_channel:read |
-         *     | `maintenance` | maintenance windows | incident:read |
-         *     | `error_project` | error projects | monitor:read |
-         *     | `error_issue` | error issues | monitor:read |
-         *     | `analytics_site` | analytics sites | monitor:read |
-         *     | `member` | members | member:read |
-         *     | `invitation` | invitations | member:read |
-         *     | `api_key` | API keys (by name and prefix) | api_key:read |
-         *     | `agent` | server agents | agent:read |
-         *     | `probe` | private probes | agent:read |
+         *     | `type` | what | matched on | `path` of a hit | permission |
+         *     |---|---|---|---|---|
+         *     | `monitor` | monitors | name; tags | `/monitors/{id}` | monitor:read |
+         *     | `incident` | incidents | title; its monitor's current name | `/incidents/{id}` | incident:read |
+         *     | `postmortem` | postmortems (the hit's `id` is the incident's) | the words of the text | `/incidents/{id}` | incident:read |
+         *     | `host` | hosts | name; address | `/hosts/{id}` | monitor:read |
+         *     | `status_page` | status pages | name; slug | `/status-pages/{id}` | status_page:read |
+         *     | `workspace` | workspaces | name; slug; client reference | `/workspaces` | workspace:read |
+         *     | `channel` | notification channels | name; the address of an `email` channel | `/channels` | notification_channel:read |
+         *     | `maintenance` | maintenance windows | title | `/maintenance` | incident:read |
+         *     | `error_project` | error projects | name; platform | `/errors/projects` | monitor:read |
+         *     | `error_issue` | error issues | title; culprit | `/errors/issues/{id}` | monitor:read |
+         *     | `analytics_site` | analytics sites | name; domain | `/analytics/{id}` | monitor:read |
+         *     | `member` | members (the hit's `id` is the membership's) | e-mail address; name | `/members` | member:read |
+         *     | `invitation` | pending invitations | e-mail address | `/members` | member:read |
+         *     | `api_key` | API keys | name; prefix | `/api-keys` | api_key:read |
+         *     | `agent` | server agents (not searched yet: the type is accepted and answers no hits until agents are built) | name | `/agents` | agent:read |
+         *     | `probe` | private probes | name; hostname | `/probes` | agent:read |
          *
-         *     Each type needs the permission of its own endpoint: a type the key
-         *     cannot read is absent, like a type with no matches (never 403). `type`
-         *     narrows the search to some types; an unknown value in it is ignored.
+         *     Matching is case-insensitive. A `q` of three or more characters
+         *     matches anywhere in a field (as a substring); one or two characters
+         *     match the start of the first field of a type only (its name, title or
+         *     e-mail address; also a key's prefix and a monitor's tag equal to
+         *     `q`). A postmortem matches when each word of `q` starts a word of its
+         *     text. `%`, `_` and `\` in `q` are plain characters.
+         *
+         *     Ranking within a type: exact match of the first field, then the
+         *     first field starting with `q` (alphabetical), then `q` elsewhere in
+         *     it (shorter first), then a match in another field; incidents rank the
+         *     most recent first within each of those steps; postmortems are newest
+         *     first among the first 200 matches the index finds. When very many records of a type match, the exact and prefix
+         *     matches are always found (through an index, in order); matches
+         *     further inside a field are ranked among the first 200 the index finds
+         *     for that field (for incidents, also every title match among the 2,000
+         *     most recent; an incident's monitor name is looked up among the first
+         *     200 monitors found, when the title found fewer than `limit`).
+         *
+         *     Each type is searched only when the key could read it through its
+         *     own endpoint: a type whose permission the key lacks is absent,
+         *     exactly like a type with no matches (never 403). Workspace
+         *     confinement applies as on each type's own list: hosts, members,
+         *     invitations and probes belong to the organisation; a channel is seen
+         *     when organisation-wide or in one of the key's workspaces; API keys
+         *     are all of the organisation's for owners and admins, otherwise the
+         *     caller's own. Nothing sealed, hashed or secret is searched or
+         *     returned: never a monitor's config (URLs, headers, bodies,
+         *     credentials), a heartbeat token, a channel's real target or signing
+         *     secret (webhook URLs, bot tokens, routing keys: only the name of such
+         *     a channel is searched), a key's token or hash, a password, a DSN key.
+         *
+         *     `type` narrows the search to some types (comma list; empty or omitted
+         *     means all). An identifier not in the table is 400 `unknown_search_type`
+         *     (`details.field` is `type`, `vars.type` the value). `q` is trimmed: a
+         *     missing `q` is 400 `missing_field`, an empty one (or only spaces) 400
+         *     `invalid_query` with `details.field` `q`. A `limit` outside 1 to 20 is
+         *     400 `invalid_query` (never clamped).
          */
         get: operations["searchResources"];
         put?: never;
@@ -4161,18 +4194,33 @@ export interface components {
             /** @description Null for an organisation-wide schedule. */
             workspaceId: string | null;
         };
-        /** @description One search match. */
+        /** @description One search match. It never holds a sealed, hashed or secret value. */
         SearchHit: {
             /** @enum {string} */
             type: "monitor" | "incident" | "postmortem" | "host" | "status_page" | "workspace" | "channel" | "maintenance" | "error_project" | "error_issue" | "analytics_site" | "member" | "invitation" | "api_key" | "agent" | "probe";
-            /** @description The record's id (for `postmortem`, the incident's). */
+            /** @description The record's id (for `postmortem`, the incident's; for `member`, the membership's). */
             id: string;
-            /** @description Name, title or e-mail address. */
+            /** @description Name, title or e-mail address (members and invitations: the e-mail address). */
             title: string;
-            /** @description A second line: kind, status, workspace or prefix. */
+            /** @description A second line to tell hits apart: kind and status, role, a key's prefix, a project's platform, a page's slug. */
             subtitle: string | null;
-            /** @description The API path of the record relative to `/api/v1` (`/monitors/{id}`; a postmortem gives its incident); null for types without a single read. */
-            url: string | null;
+            /**
+             * @description The text that matched when it is not the title: the matching tags
+             *     of a monitor, an incident's monitor name, up to 200 characters of
+             *     a postmortem around the first matching word (`…` where cut), a
+             *     host's address, a channel's e-mail address, a member's name, a
+             *     key's prefix. Null when the title matched.
+             */
+            snippet: string | null;
+            /**
+             * @description Which field matched: `title` (the hit's title) or the other field `snippet` shows.
+             * @enum {string}
+             */
+            matchedField: "title" | "tags" | "monitorName" | "body" | "address" | "slug" | "clientReference" | "email" | "platform" | "culprit" | "domain" | "name" | "prefix" | "hostname";
+            /** @description The record's workspace (a workspace hit: its own id); null for what belongs to the organisation (hosts, organisation-wide channels, members, invitations, API keys, agents not in a workspace, probes). */
+            workspaceId: string | null;
+            /** @description Where the record is read, relative to `/api/v1`: its single read (`/monitors/{id}`), or the list that holds it where it has none (`/channels`); see the table of `searchResources`. */
+            path: string;
         };
         SearchResourcesResponse: {
             data: components["schemas"]["SearchHit"][];
@@ -7183,11 +7231,11 @@ export interface operations {
     searchResources: {
         parameters: {
             query: {
-                /** @description The text to look for, 1 to 200 characters. */
+                /** @description The text to look for, 1 to 200 characters (trimmed; not only spaces). */
                 q: string;
-                /** @description Comma list of type identifiers (see the table); omitted means all. Unknown values are ignored. */
+                /** @description Comma list of type identifiers (see the table); omitted or empty means all. An unknown identifier is 400 `unknown_search_type`. */
                 type?: string;
-                /** @description At most this many hits per type, 1 to 20; default 5. */
+                /** @description At most this many hits per type, 1 to 20; default 5. Outside that range is 400. */
                 limit?: number;
             };
             header?: never;
@@ -7210,7 +7258,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getSetup: {

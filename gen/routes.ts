@@ -77,7 +77,7 @@ export type RawRequestOperationId = 'uploadSymbols';
 export type RawResponseOperationId = 'exportAll' | 'exportEntity';
 
 /** Operations not built yet: the contract documents their 501 (src/api/notImplemented.ts answers it). */
-export type UnbuiltOperationId = 'exportAll' | 'exportEntity' | 'searchResources';
+export type UnbuiltOperationId = 'exportAll' | 'exportEntity';
 
 /** Every operation; static path segments come before parameters at the same position, so register them in this order. */
 export const routes: readonly RouteDef[] = [
@@ -2359,7 +2359,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: false,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: [],
     queryParams: [{ name: 'q', type: 'string', required: true }, { name: 'type', type: 'string', required: false }, { name: 'limit', type: 'integer', required: false }],

@@ -9,7 +9,6 @@ import { startTestServer, type TestServer } from './support/harness';
 
 const STILL_501 = [
   'exportAll', 'exportEntity',
-  'searchResources',
 ];
 
 let server: TestServer;

@@ -21,6 +21,7 @@ import { billingHandlers } from './billing';
 import { errorHandlers } from './errors';
 import { analyticsHandlers } from './analytics';
 import { agentHandlers } from './agents';
+import { searchHandlers } from './search';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -46,4 +47,5 @@ export const handlers: Handlers<Ctx> = {
   ...errorHandlers,
   ...analyticsHandlers,
   ...agentHandlers,
+  ...searchHandlers,
 };

@@ -22,6 +22,7 @@ import * as m0020 from './migrations/0020_error_event_text';
 import * as m0021 from './migrations/0021_analytics_ingest';
 import * as m0022 from './migrations/0022_analytics_drain';
 import * as m0023 from './migrations/0023_agents';
+import * as m0024 from './migrations/0024_search';
 import * as m0026 from './migrations/0026_analytics_monthly';
 import * as m0027 from './migrations/0027_ingest_rejected';
 
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '0021_analytics_ingest': m0021,
   '0022_analytics_drain': m0022,
   '0023_agents': m0023,
+  '0024_search': m0024,
   '0026_analytics_monthly': m0026,
   '0027_ingest_rejected': m0027,
 };

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/search.proto.
  */
 export const file_vigil_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("ChV2aWdpbC92MS9zZWFyY2gucHJvdG8SCHZpZ2lsLnYxIl0KFlNlYXJjaFJlc291cmNlc1JlcXVlc3QSCQoBcRgBIAEoCRIRCgR0eXBlGAIgASgJSACIAQESEgoFbGltaXQYAyABKAVIAYgBAUIHCgVfdHlwZUIICgZfbGltaXQiPAoXU2VhcmNoUmVzb3VyY2VzUmVzcG9uc2USIQoEZGF0YRgBIAMoCzITLnZpZ2lsLnYxLlNlYXJjaEhpdCJyCglTZWFyY2hIaXQSDAoEdHlwZRgBIAEoCRIKCgJpZBgCIAEoCRINCgV0aXRsZRgDIAEoCRIVCghzdWJ0aXRsZRgEIAEoCUgAiAEBEhAKA3VybBgFIAEoCUgBiAEBQgsKCV9zdWJ0aXRsZUIGCgRfdXJsMmcKDVNlYXJjaFNlcnZpY2USVgoPU2VhcmNoUmVzb3VyY2VzEiAudmlnaWwudjEuU2VhcmNoUmVzb3VyY2VzUmVxdWVzdBohLnZpZ2lsLnYxLlNlYXJjaFJlc291cmNlc1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChV2aWdpbC92MS9zZWFyY2gucHJvdG8SCHZpZ2lsLnYxIl0KFlNlYXJjaFJlc291cmNlc1JlcXVlc3QSCQoBcRgBIAEoCRIRCgR0eXBlGAIgASgJSACIAQESEgoFbGltaXQYAyABKAVIAYgBAUIHCgVfdHlwZUIICgZfbGltaXQiPAoXU2VhcmNoUmVzb3VyY2VzUmVzcG9uc2USIQoEZGF0YRgBIAMoCzITLnZpZ2lsLnYxLlNlYXJjaEhpdCLLAQoJU2VhcmNoSGl0EgwKBHR5cGUYASABKAkSCgoCaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSFQoIc3VidGl0bGUYBCABKAlIAIgBARIUCgdzbmlwcGV0GAUgASgJSAGIAQESFQoNbWF0Y2hlZF9maWVsZBgGIAEoCRIZCgx3b3Jrc3BhY2VfaWQYByABKAlIAogBARIMCgRwYXRoGAggASgJQgsKCV9zdWJ0aXRsZUIKCghfc25pcHBldEIPCg1fd29ya3NwYWNlX2lkMmcKDVNlYXJjaFNlcnZpY2USVgoPU2VhcmNoUmVzb3VyY2VzEiAudmlnaWwudjEuU2VhcmNoUmVzb3VyY2VzUmVxdWVzdBohLnZpZ2lsLnYxLlNlYXJjaFJlc291cmNlc1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
  * The request of SearchResources: path, query and body fields flattened.
@@ -25,7 +25,8 @@ export const file_vigil_v1_search: GenFile = /*@__PURE__*/
  */
 export type SearchResourcesRequest = Message<"vigil.v1.SearchResourcesRequest"> & {
   /**
-   * Query parameter. The text to look for, 1 to 200 characters.
+   * Query parameter. The text to look for, 1 to 200 characters (trimmed; not
+   * only spaces).
    *
    * @generated from field: string q = 1;
    */
@@ -33,7 +34,7 @@ export type SearchResourcesRequest = Message<"vigil.v1.SearchResourcesRequest"> 
 
   /**
    * Query parameter. Comma list of type identifiers (see the table); omitted
-   * means all. Unknown values are ignored.
+   * or empty means all. An unknown identifier is 400 `unknown_search_type`.
    *
    * @generated from field: optional string type = 2;
    */
@@ -41,6 +42,7 @@ export type SearchResourcesRequest = Message<"vigil.v1.SearchResourcesRequest"> 
 
   /**
    * Query parameter. At most this many hits per type, 1 to 20; default 5.
+   * Outside that range is 400.
    *
    * @generated from field: optional int32 limit = 3;
    */
@@ -72,7 +74,7 @@ export const SearchResourcesResponseSchema: GenMessage<SearchResourcesResponse> 
   messageDesc(file_vigil_v1_search, 1);
 
 /**
- * One search match.
+ * One search match. It never holds a sealed, hashed or secret value.
  *
  * @generated from message vigil.v1.SearchHit
  */
@@ -87,33 +89,67 @@ export type SearchHit = Message<"vigil.v1.SearchHit"> & {
   type: string;
 
   /**
-   * The record's id (for `postmortem`, the incident's).
+   * The record's id (for `postmortem`, the incident's; for `member`, the
+   * membership's).
    *
    * @generated from field: string id = 2;
    */
   id: string;
 
   /**
-   * Name, title or e-mail address.
+   * Name, title or e-mail address (members and invitations: the e-mail
+   * address).
    *
    * @generated from field: string title = 3;
    */
   title: string;
 
   /**
-   * A second line: kind, status, workspace or prefix.
+   * A second line to tell hits apart: kind and status, role, a key's prefix,
+   * a project's platform, a page's slug.
    *
    * @generated from field: optional string subtitle = 4;
    */
   subtitle?: string | undefined;
 
   /**
-   * The API path of the record relative to `/api/v1` (`/monitors/{id}`; a
-   * postmortem gives its incident); null for types without a single read.
+   * The text that matched when it is not the title: the matching tags of a
+   * monitor, an incident's monitor name, up to 200 characters of a postmortem
+   * around the first matching word (`…` where cut), a host's address, a
+   * channel's e-mail address, a member's name, a key's prefix. Null when the
+   * title matched.
    *
-   * @generated from field: optional string url = 5;
+   * @generated from field: optional string snippet = 5;
    */
-  url?: string | undefined;
+  snippet?: string | undefined;
+
+  /**
+   * Which field matched: `title` (the hit's title) or the other field
+   * `snippet` shows. One of: title, tags, monitorName, body, address, slug,
+   * clientReference, email, platform, culprit, domain, name, prefix,
+   * hostname.
+   *
+   * @generated from field: string matched_field = 6;
+   */
+  matchedField: string;
+
+  /**
+   * The record's workspace (a workspace hit: its own id); null for what
+   * belongs to the organisation (hosts, organisation-wide channels, members,
+   * invitations, API keys, agents not in a workspace, probes).
+   *
+   * @generated from field: optional string workspace_id = 7;
+   */
+  workspaceId?: string | undefined;
+
+  /**
+   * Where the record is read, relative to `/api/v1`: its single read
+   * (`/monitors/{id}`), or the list that holds it where it has none
+   * (`/channels`); see the table of `searchResources`.
+   *
+   * @generated from field: string path = 8;
+   */
+  path: string;
 };
 
 /**
