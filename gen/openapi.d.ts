@@ -1690,7 +1690,7 @@ export interface paths {
          *     | `member` | members (the hit's `id` is the membership's) | e-mail address; name | `/members` | member:read |
          *     | `invitation` | pending invitations | e-mail address | `/members` | member:read |
          *     | `api_key` | API keys | name; prefix | `/api-keys` | api_key:read |
-         *     | `agent` | server agents (not searched yet: the type is accepted and answers no hits until agents are built) | name | `/agents` | agent:read |
+         *     | `agent` | server agents | name; hostname | `/agents` | agent:read |
          *     | `probe` | private probes | name; hostname | `/probes` | agent:read |
          *
          *     Matching is case-insensitive. A `q` of three or more characters

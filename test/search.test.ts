@@ -94,6 +94,9 @@ beforeAll(async () => {
   const probe = await createProbe(server.db, org.organizationId, 'Falcon probe Frankfurt');
   ids.probe = probe.probeId;
   ids.probeToken = probe.token;
+  const agent = ok('enrollAgent', await owner.post('/agents', { name: 'Falcon agent db-2', workspaceId: null }), 201);
+  ids.agent = agent.id;
+  ids.agentToken = agent.token;
 });
 afterAll(async () => {
   await server?.close();
@@ -103,7 +106,7 @@ afterAll(async () => {
 test('hits across every type, grouped by type in the contract order, with their fields', async () => {
   const hits = await search(owner, { q: 'falcon', limit: '20' });
   expect(typesOf(hits)).toEqual(['monitor', 'incident', 'host', 'status_page', 'workspace', 'channel', 'maintenance',
-    'error_project', 'error_issue', 'analytics_site', 'member', 'invitation', 'api_key', 'probe']);
+    'error_project', 'error_issue', 'analytics_site', 'member', 'invitation', 'api_key', 'agent', 'probe']);
   const byType = (t: string) => hits.filter((h) => h.type === t);
   // Exact, then prefix (alphabetical), then inside the name, then another field (a tag).
   expect(byType('monitor').map((h) => h.title)).toEqual(['falcon', 'Falcon Checkout', 'Falcon Zeta probe', 'The falcon API', 'Ledger']);
@@ -123,6 +126,7 @@ test('hits across every type, grouped by type in the contract order, with their 
   expect(byType('invitation')[0]).toMatchObject({ id: ids.invitation, title: 'falcon.invitee@example.test' });
   expect(byType('api_key')[0]).toMatchObject({ id: ids.key, title: 'Falcon deploy key', subtitle: ids.keyPrefix });
   expect(byType('probe')[0]).toMatchObject({ id: ids.probe, path: '/probes' });
+  expect(byType('agent')).toEqual([{ type: 'agent', id: ids.agent, title: 'Falcon agent db-2', subtitle: '', snippet: null, matchedField: 'title', workspaceId: null, path: '/agents' }]);
 
   const renamed = await search(owner, { q: 'ledger', type: 'incident' });
   expect(renamed.map((h) => [h.id, h.matchedField, h.snippet])).toEqual([[ids.renamed, 'monitorName', 'Ledger']]);
@@ -170,8 +174,8 @@ test('refusals: q missing or blank, limit outside 1 to 20, an unknown type', asy
   ok('searchResources', await owner.get('/search?q=falcon&limit=20'));
   const unknown = await owner.get('/search?q=falcon&type=monitor,widget');
   expect([unknown.status, unknown.body.code, unknown.body.vars, unknown.body.details.field]).toEqual([400, 'unknown_search_type', { type: 'widget' }, 'type']);
-  // A documented type is accepted even while it has nothing to find.
-  expect(await search(owner, { q: 'falcon', type: 'agent' })).toEqual([]);
+  // A documented type with nothing to find answers none.
+  expect(await search(owner, { q: 'osprey', type: 'agent' })).toEqual([]);
 });
 
 test('a type the key cannot read is absent, exactly like a type without matches', async () => {
@@ -213,7 +217,7 @@ test("another organisation's rows are never found", async () => {
 test('a secret value is never matched: header, body, heartbeat token, webhook URL token, key and probe tokens, a key hash', async () => {
   const heartbeatToken = new URL(ids.heartbeatUrl).pathname.split('/').filter(Boolean).pop()!;
   const keyHash = createHash('sha256').update(ids.keyToken).digest('hex');
-  const secrets = [HEADER_SECRET, BODY_SECRET, heartbeatToken, HOOK_TOKEN, `hooks.example.test/in/${HOOK_TOKEN}`, ids.keyToken, ids.keyToken.slice(12, 30), keyHash, ids.probeToken];
+  const secrets = [HEADER_SECRET, BODY_SECRET, heartbeatToken, HOOK_TOKEN, `hooks.example.test/in/${HOOK_TOKEN}`, ids.keyToken, ids.keyToken.slice(12, 30), keyHash, ids.probeToken, ids.agentToken, createHash('sha256').update(ids.agentToken).digest('hex')];
   for (const q of secrets) expect({ q, hits: await search(owner, { q, limit: '20' }) }).toEqual({ q, hits: [] });
   // The shown forms still work: a key by its prefix, a webhook by its name.
   expect((await search(owner, { q: ids.keyPrefix, type: 'api_key' })).map((h) => [h.id, h.matchedField])).toEqual([[ids.key, 'prefix']]);

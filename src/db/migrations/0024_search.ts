@@ -36,6 +36,8 @@ const TRIGRAM: [string, string, string][] = [
   ['invitations_search_email', 'invitations', 'lower(email)'],
   ['api_keys_search_name', 'api_keys', 'lower(name)'],
   ['probes_search_name', 'probes', 'lower(name)'],
+  ['agents_search_name', 'agents', 'lower(name)'],
+  ['agents_search_hostname', 'agents', 'lower(hostname)'],
 ];
 
 /** [index, table, first field, then]: exact and prefix matches, in order, per organisation. */
@@ -51,6 +53,7 @@ const PREFIX: [string, string, string, string?][] = [
   ['error_issues_search_title_prefix', 'error_issues', 'title'],
   ['analytics_sites_search_name_prefix', 'analytics_sites', 'name'],
   ['api_keys_search_name_prefix', 'api_keys', 'name'],
+  ['agents_search_name_prefix', 'agents', 'name'],
 ];
 
 export async function up(db: Kysely<any>): Promise<void> {
