@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from './support/harness';
 
 const STILL_501 = [
   'deleteAgent',
-  'enrollAgent', 'exportAll', 'exportEntity', 'getAgentMetrics',
+  'enrollAgent', 'getAgentMetrics',
   'listAgents',
   'searchResources',
 ];

@@ -20,6 +20,7 @@ import { smsHandlers } from './sms';
 import { billingHandlers } from './billing';
 import { errorHandlers } from './errors';
 import { analyticsHandlers } from './analytics';
+import { exportHandlers } from './export';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -44,4 +45,5 @@ export const handlers: Handlers<Ctx> = {
   ...billingHandlers,
   ...errorHandlers,
   ...analyticsHandlers,
+  ...exportHandlers,
 };

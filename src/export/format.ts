@@ -1,0 +1,72 @@
+/**
+ * Rows into file bytes, batch by batch, as an async iterable of chunks.
+ *
+ * CSV (`csv-stringify`): a header row of the entity's columns, RFC 4180
+ * quoting, CRLF-free `\n` records; null is an empty field, booleans
+ * `true`/`false`, lists and objects JSON text. JSON: one array of objects,
+ * one row a line, keys in column order, values as they are.
+ *
+ * Each row is rebuilt from the entity's columns, so a helper column a query
+ * selects (a sealed config to redact) never reaches a file.
+ */
+import { stringify } from 'csv-stringify/sync';
+import type { ExportEntity, ExportRow, RowContext } from './entity';
+
+export type ExportFormat = 'csv' | 'json';
+
+/** A UTF-8 byte order mark (spreadsheets read the file as UTF-8 with it). */
+const BOM = '\uFEFF';
+
+/** Content types of the formats. */
+export const CONTENT_TYPES: Record<ExportFormat, string> = { csv: 'text/csv; charset=utf-8', json: 'application/json; charset=utf-8' };
+
+const CSV_CAST = {
+  boolean: (v: boolean) => (v ? 'true' : 'false'),
+  date: (v: Date) => v.toISOString(),
+  object: (v: object) => JSON.stringify(v),
+  number: (v: number) => String(v),
+};
+
+/** The exported row of a fetched one: the entity's columns only, mapped, absent ones null. */
+function shape(entity: ExportEntity, name: string, row: ExportRow, ctx: RowContext, first: boolean): ExportRow {
+  const mapped = entity.map ? entity.map(row, ctx) : row;
+  const out: ExportRow = {};
+  for (const c of entity.columns) {
+    // A query that forgot a column is a programming error, caught by the first row of any test.
+    if (first && !(c in mapped)) throw new Error(`export entity ${name}: the query has no column ${c}`);
+    out[c] = mapped[c] ?? null;
+  }
+  return out;
+}
+
+/** Counts what an export wrote. */
+export interface Tally { rows: number }
+
+/**
+ * The file of `batches` in `format`, chunk by chunk (one per batch). `tally`
+ * counts the rows as they are written (the manifest of a zip reads it).
+ */
+export async function* fileChunks(
+  entity: ExportEntity, name: string, batches: AsyncIterable<ExportRow[]>, format: ExportFormat, bom: boolean, ctx: RowContext, tally: Tally,
+): AsyncGenerator<Buffer> {
+  const columns = [...entity.columns];
+  if (format === 'csv') {
+    yield Buffer.from((bom ? BOM : '') + stringify([], { header: true, columns }), 'utf8');
+    for await (const batch of batches) {
+      const rows = batch.map((r, i) => shape(entity, name, r, ctx, tally.rows === 0 && i === 0));
+      tally.rows += rows.length;
+      yield Buffer.from(stringify(rows, { columns, cast: CSV_CAST }), 'utf8');
+    }
+    return;
+  }
+  yield Buffer.from('[', 'utf8');
+  for await (const batch of batches) {
+    const parts: string[] = [];
+    for (const [i, r] of batch.entries()) {
+      parts.push(`${tally.rows === 0 ? '\n' : ',\n'}${JSON.stringify(shape(entity, name, r, ctx, tally.rows === 0 && i === 0))}`);
+      tally.rows++;
+    }
+    yield Buffer.from(parts.join(''), 'utf8');
+  }
+  yield Buffer.from(tally.rows === 0 ? ']\n' : '\n]\n', 'utf8');
+}
