@@ -17,7 +17,7 @@ import type { Database } from '../db/schema';
 import type { ExportRow } from './entity';
 
 /** Rows fetched per round trip: large enough for throughput, small enough to keep memory flat. */
-export const BATCH_ROWS = 2000;
+export const BATCH_ROWS = 500;
 
 /**
  * How long the transaction may sit idle (a client that stopped reading):
