@@ -83,7 +83,8 @@ test('a client reading every live list operation type-checks and gets 200 from e
   // Read with an API key: the session-only lists (sessions, organisations) answer keys 403 by design.
   const lists = routes.filter((r) => r.method === 'GET' && r.built && !r.sessionOnly && r.pathParams.length === 0 && r.path !== '/');
   expect(lists.length).toBeGreaterThan(10);
-  const calls = lists.map((r) => `  ['${r.path}', (await vigil.GET('${r.path}')).response.status],`).join('\n');
+  // A file (the export zip) is read as bytes, not JSON.
+  const calls = lists.map((r) => `  ['${r.path}', (await vigil.GET('${r.path}'${r.rawResponse ? ", { parseAs: 'arrayBuffer' }" : ''})).response.status],`).join('\n');
   fs.writeFileSync(path.join(dir, 'lists.mts'), `import createClient from 'openapi-fetch';
 import type { paths } from './vigil';
 const vigil = createClient<paths>({ baseUrl: '${server.url}/api/v1', headers: { Authorization: \`Bearer \${process.env.VIGIL_KEY}\` } });
