@@ -21,6 +21,9 @@
  * Environment:
  *   BENCH_MONITORS     monitors (460); BENCH_HOURS hours per monitor (2208, at most 2208)
  *   BENCH_ONLY         csv, json or zip: that case only
+ *   BENCH_NODE_OPTIONS NODE_OPTIONS of the server only (e.g. --max-old-space-size=128: V8
+ *                      otherwise lets the heap grow to ~4× its live size between full
+ *                      collections, which is most of the RSS growth during a long export)
  *   BENCH_DATABASE_URL database to use (left as is); otherwise a fresh vigil_bench_<pid> on
  *                      postgres://postgres@127.0.0.1:5432, dropped at the end
  */
@@ -124,6 +127,7 @@ async function main(): Promise<void> {
     vigil = await startVigil({
       ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', WORKER: 'false', BOOTSTRAP_PLAN: 'enterprise', RATE_LIMIT_STORE: 'memory',
       RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000', RATE_LIMIT_EXPORT: '100000000',
+      NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '',
     });
     const v = vigil;
     await c.connect();
@@ -145,7 +149,7 @@ async function main(): Promise<void> {
     if (!only || only === 'json') cases.push(await run(v, 'uptime-hourly, JSON', `/export/uptime-hourly?format=json&${window}`, (l) => l - 2));
     if (!only || only === 'zip') cases.push(await run(v, 'everything, zip of CSV', `/export?${window}`, () => NaN));
     const hwm = memKb(v.pid, 'VmHWM');
-    console.log(`\nNode ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM; database: ${db.label}`);
+    console.log(`\nNode ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM; database: ${db.label}; server NODE_OPTIONS: ${process.env.BENCH_NODE_OPTIONS || '(none)'}`);
     console.log('\n| Export | Rows | Bytes | Duration (s) | Rows/s | Server RSS before (MB) | Server RSS peak (MB) |');
     console.log('|---|---:|---:|---:|---:|---:|---:|');
     for (const x of cases) {

@@ -50,23 +50,31 @@ export async function* fileChunks(
   entity: ExportEntity, name: string, batches: AsyncIterable<ExportRow[]>, format: ExportFormat, bom: boolean, ctx: RowContext, tally: Tally,
 ): AsyncGenerator<Buffer> {
   const columns = [...entity.columns];
-  if (format === 'csv') {
-    yield Buffer.from((bom ? BOM : '') + stringify([], { header: true, columns }), 'utf8');
-    for await (const batch of batches) {
-      const rows = batch.map((r, i) => shape(entity, name, r, ctx, tally.rows === 0 && i === 0));
-      tally.rows += rows.length;
-      yield Buffer.from(stringify(rows, { columns, cast: CSV_CAST }), 'utf8');
+  const it = batches[Symbol.asyncIterator]();
+  try {
+    // The first batch before the first byte: a query that cannot start is still an error answer, not a cut file.
+    let next = await it.next();
+    if (format === 'csv') {
+      yield Buffer.from((bom ? BOM : '') + stringify([], { header: true, columns }), 'utf8');
+      for (; !next.done; next = await it.next()) {
+        const rows = next.value.map((r, i) => shape(entity, name, r, ctx, tally.rows === 0 && i === 0));
+        tally.rows += rows.length;
+        yield Buffer.from(stringify(rows, { columns, cast: CSV_CAST }), 'utf8');
+      }
+      return;
     }
-    return;
-  }
-  yield Buffer.from('[', 'utf8');
-  for await (const batch of batches) {
-    const parts: string[] = [];
-    for (const [i, r] of batch.entries()) {
-      parts.push(`${tally.rows === 0 ? '\n' : ',\n'}${JSON.stringify(shape(entity, name, r, ctx, tally.rows === 0 && i === 0))}`);
-      tally.rows++;
+    yield Buffer.from('[', 'utf8');
+    for (; !next.done; next = await it.next()) {
+      const parts: string[] = [];
+      for (const [i, r] of next.value.entries()) {
+        parts.push(`${tally.rows === 0 ? '\n' : ',\n'}${JSON.stringify(shape(entity, name, r, ctx, tally.rows === 0 && i === 0))}`);
+        tally.rows++;
+      }
+      yield Buffer.from(parts.join(''), 'utf8');
     }
-    yield Buffer.from(parts.join(''), 'utf8');
+    yield Buffer.from(tally.rows === 0 ? ']\n' : '\n]\n', 'utf8');
+  } finally {
+    // Stopped early (the client went away): the cursor closes.
+    await it.return?.();
   }
-  yield Buffer.from(tally.rows === 0 ? ']\n' : '\n]\n', 'utf8');
 }
