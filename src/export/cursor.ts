@@ -26,6 +26,12 @@ export const BATCH_ROWS = 500;
  */
 const IDLE_LIMIT = '10min';
 
+/** An open cursor: the next batch of rows (empty once there are no more), and closing it. */
+export interface RowCursor {
+  next(): Promise<ExportRow[]>;
+  close(): Promise<void>;
+}
+
 /** One export's transaction and its cursors. */
 export class ExportSession {
   private opening: Promise<ControlledTransaction<Database>> | null = null;
@@ -43,23 +49,32 @@ export class ExportSession {
     return this.opening;
   }
 
-  /** The rows of `query`, a batch at a time, read from a cursor as the caller asks for them. */
-  async *batches(query: Compilable): AsyncGenerator<ExportRow[]> {
+  /**
+   * Opens a cursor over `query`. Its batches are plain return values, not a
+   * generator's: a batch is garbage as soon as its caller has turned it into
+   * bytes, never held while the file waits for the client (held rows outlive
+   * young-generation collections and grow the heap).
+   */
+  async cursor(query: Compilable): Promise<RowCursor> {
     if (this.ended) throw new Error('export session already ended');
     const trx = await this.open();
-    const cursor = `vigil_export_${++this.cursors}`;
+    const name = `vigil_export_${++this.cursors}`;
     const compiled = query.compile();
-    await trx.executeQuery(CompiledQuery.raw(`declare ${cursor} no scroll cursor for ${compiled.sql}`, [...compiled.parameters]));
-    try {
-      for (;;) {
-        const { rows } = await trx.executeQuery<ExportRow>(CompiledQuery.raw(`fetch forward ${BATCH_ROWS} from ${cursor}`, []));
-        if (rows.length > 0) yield rows;
-        if (rows.length < BATCH_ROWS) return;
-      }
-    } finally {
-      // Ending the transaction closes every cursor anyway; closing early frees the portal for the next file.
-      if (!this.ended) await trx.executeQuery(CompiledQuery.raw(`close ${cursor}`, [])).catch(() => undefined);
-    }
+    await trx.executeQuery(CompiledQuery.raw(`declare ${name} no scroll cursor for ${compiled.sql}`, [...compiled.parameters]));
+    let done = false;
+    return {
+      next: async () => {
+        if (done) return [];
+        const { rows } = await trx.executeQuery<ExportRow>(CompiledQuery.raw(`fetch forward ${BATCH_ROWS} from ${name}`, []));
+        done = rows.length < BATCH_ROWS;
+        return rows;
+      },
+      close: async () => {
+        done = true;
+        // Ending the transaction closes every cursor anyway; closing early frees the portal for the next file.
+        if (!this.ended) await trx.executeQuery(CompiledQuery.raw(`close ${name}`, [])).catch(() => undefined);
+      },
+    };
   }
 
   /** Ends the transaction (read only: nothing to commit) and gives the connection back. Idempotent. */

@@ -34,8 +34,8 @@ function scopeOf(caller: Caller, window: AskedWindow): ExportScope {
 /** The chunks of one entity's file, read through `session`. */
 function chunksOf(ctx: ExportContext, session: ExportSession, name: EntityName, window: AskedWindow, format: ExportFormat, bom: boolean, tally: Tally) {
   const entity = ENTITIES[name];
-  const batches = session.batches(entity.query(ctx.db, scopeOf(ctx.caller, window)));
-  return fileChunks(entity, name, batches, format, bom && format === 'csv', { secrets: ctx.secrets }, tally);
+  const open = () => session.cursor(entity.query(ctx.db, scopeOf(ctx.caller, window)));
+  return fileChunks(entity, name, open, format, bom && format === 'csv', { secrets: ctx.secrets }, tally);
 }
 
 /** `chunks`, then `end()` however the reading stops (finished, failed, or abandoned by the client). */

@@ -10,6 +10,7 @@
  * selects (a sealed config to redact) never reaches a file.
  */
 import { stringify } from 'csv-stringify/sync';
+import type { RowCursor } from './cursor';
 import type { ExportEntity, ExportRow, RowContext } from './entity';
 
 export type ExportFormat = 'csv' | 'json';
@@ -43,38 +44,35 @@ function shape(entity: ExportEntity, name: string, row: ExportRow, ctx: RowConte
 export interface Tally { rows: number }
 
 /**
- * The file of `batches` in `format`, chunk by chunk (one per batch). `tally`
- * counts the rows as they are written (the manifest of a zip reads it).
+ * The file of a cursor's rows in `format`, chunk by chunk (one per batch);
+ * the cursor is opened by `open` when the file is first read and closed
+ * however the reading ends. `tally` counts the rows as they are written (the
+ * manifest of a zip reads it).
  */
 export async function* fileChunks(
-  entity: ExportEntity, name: string, batches: AsyncIterable<ExportRow[]>, format: ExportFormat, bom: boolean, ctx: RowContext, tally: Tally,
+  entity: ExportEntity, name: string, open: () => Promise<RowCursor>, format: ExportFormat, bom: boolean, ctx: RowContext, tally: Tally,
 ): AsyncGenerator<Buffer> {
   const columns = [...entity.columns];
-  const it = batches[Symbol.asyncIterator]();
+  const cursor = await open();
+  // One batch into bytes. Only the bytes leave: the rows are garbage before the file waits for the client.
+  const render = async (): Promise<Buffer | null> => {
+    const batch = await cursor.next();
+    if (batch.length === 0) return null;
+    const first = tally.rows === 0;
+    const rows = batch.map((r, i) => shape(entity, name, r, ctx, first && i === 0));
+    tally.rows += rows.length;
+    if (format === 'csv') return Buffer.from(stringify(rows, { columns, cast: CSV_CAST }), 'utf8');
+    return Buffer.from(rows.map((r, i) => `${first && i === 0 ? '\n' : ',\n'}${JSON.stringify(r)}`).join(''), 'utf8');
+  };
   try {
     // The first batch before the first byte: a query that cannot start is still an error answer, not a cut file.
-    let next = await it.next();
-    if (format === 'csv') {
-      yield Buffer.from((bom ? BOM : '') + stringify([], { header: true, columns }), 'utf8');
-      for (; !next.done; next = await it.next()) {
-        const rows = next.value.map((r, i) => shape(entity, name, r, ctx, tally.rows === 0 && i === 0));
-        tally.rows += rows.length;
-        yield Buffer.from(stringify(rows, { columns, cast: CSV_CAST }), 'utf8');
-      }
-      return;
-    }
-    yield Buffer.from('[', 'utf8');
-    for (; !next.done; next = await it.next()) {
-      const parts: string[] = [];
-      for (const [i, r] of next.value.entries()) {
-        parts.push(`${tally.rows === 0 ? '\n' : ',\n'}${JSON.stringify(shape(entity, name, r, ctx, tally.rows === 0 && i === 0))}`);
-        tally.rows++;
-      }
-      yield Buffer.from(parts.join(''), 'utf8');
-    }
-    yield Buffer.from(tally.rows === 0 ? ']\n' : '\n]\n', 'utf8');
+    let chunk = await render();
+    if (format === 'csv') yield Buffer.from((bom ? BOM : '') + stringify([], { header: true, columns }), 'utf8');
+    else yield Buffer.from('[', 'utf8');
+    for (; chunk; chunk = await render()) yield chunk;
+    if (format === 'json') yield Buffer.from(tally.rows === 0 ? ']\n' : '\n]\n', 'utf8');
   } finally {
-    // Stopped early (the client went away): the cursor closes.
-    await it.return?.();
+    // Finished, or stopped early (the client went away): the cursor closes.
+    await cursor.close();
   }
 }
