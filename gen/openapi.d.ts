@@ -758,16 +758,23 @@ export interface paths {
         /**
          * Export everything as a zip
          * @description A zip (`vigil-export-<YYYY-MM-DD>.zip`) holding one file per entity the
-         *     key can read, in `format`, plus `manifest.json`: the contents (entity
-         *     and file name of each file), the row count per file, and the entities
-         *     missing. Entities the role cannot read are omitted and listed as
-         *     missing. Same query as `GET /export/{entity}`; the 92-day limit applies
-         *     to the hourly series here too (400 `export_window_too_wide`). Same exclusions: no authentication material, no
-         *     raw check results. Rate limit: 6 exports an hour per organisation
-         *     (bucket `export`).
+         *     key can read, in `format` (`<entity>.csv` or `<entity>.json`), plus
+         *     `manifest.json`, written last: the contents (entity, file name, row
+         *     count and window of each file), and the entities missing with why
+         *     (`no_permission`, or `not_in_plan` for the audit log below the
+         *     Business plan) and the permission they need. Entities the key cannot
+         *     read are omitted and listed as missing; a key that can read none of
+         *     them is 403. Same query as `GET /export/{entity}`; the 92-day limit
+         *     applies to the hourly series here too (400 `export_window_too_wide`).
+         *     Every file comes from one snapshot of the database. Same exclusions:
+         *     no authentication material, no raw check results. Rate limit: 6
+         *     exports an hour per organisation (bucket `export`, shared with
+         *     `GET /export/{entity}`).
          *
-         *     In protobuf and Connect the answer is a message carrying the file
-         *     (`content`, `contentType`, `filename`).
+         *     The zip is streamed (no Content-Length). In protobuf and Connect the
+         *     answer is a message carrying the file (`content`, `contentType`,
+         *     `filename`), built in memory (at most 256 MiB; larger is 413
+         *     `export_too_large`: use REST).
          */
         get: operations["exportAll"];
         put?: never;
@@ -797,21 +804,33 @@ export interface paths {
          *     `members` member:read; `audit-log` audit_log:read. An unknown entity is
          *     404.
          *
+         *     The key must read the entity, else 403 naming the permission;
+         *     `audit-log` also needs a plan with the audit log, as `GET /audit`.
+         *
          *     `from` and `to` (RFC 3339) bound the rows by their own time (creation,
-         *     start, occurrence, or the hour or day of a roll-up); `to` defaults to
-         *     now. Hourly series (`uptime-hourly`, `analytics-hourly`) are limited to
-         *     92 days per request: a wider window is 400 `export_window_too_wide`,
-         *     and without `from` they start 92 days before `to`. `bom=true` prefixes
-         *     CSV with a UTF-8 byte order mark.
+         *     start, occurrence, or the hour or day of a roll-up), from included,
+         *     to excluded; `to` defaults to now. Hourly series (`uptime-hourly`,
+         *     `analytics-hourly`) are limited to 92 days per request: a wider window
+         *     is 400 `export_window_too_wide`, and without `from` they start 92 days
+         *     before `to`; other entities without `from` start at the beginning.
+         *     `from` after `to` is 400. `bom=true` prefixes CSV with a UTF-8 byte
+         *     order mark (JSON files never have one). The columns of each entity:
+         *     docs/export.md.
+         *
+         *     The file is streamed from a database cursor (no Content-Length; gzip
+         *     when accepted). CSV: a header row, RFC 4180 quoting, empty for null,
+         *     `true`/`false`, lists and objects as JSON text.
          *
          *     Exports hold no authentication material: no channel config, no
          *     heartbeat tokens, no password hashes; monitor config is included with
          *     credential-like fields removed (bodies, headers, SNMP community,
          *     mailbox login); raw check results are not included. Rate limit: 6
-         *     exports an hour per organisation (bucket `export`).
+         *     exports an hour per organisation (bucket `export`, shared with
+         *     `GET /export`).
          *
          *     In protobuf and Connect the answer is a message carrying the file
-         *     (`content`, `contentType`, `filename`).
+         *     (`content`, `contentType`, `filename`), built in memory (at most 256
+         *     MiB; larger is 413 `export_too_large`: use REST).
          */
         get: operations["exportEntity"];
         put?: never;
@@ -5896,8 +5915,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     exportEntity: {
@@ -5944,8 +5963,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listHosts: {

@@ -77,7 +77,7 @@ export type RawRequestOperationId = 'uploadSymbols';
 export type RawResponseOperationId = 'exportAll' | 'exportEntity';
 
 /** Operations not built yet: the contract documents their 501 (src/api/notImplemented.ts answers it). */
-export type UnbuiltOperationId = 'exportAll' | 'exportEntity';
+export type UnbuiltOperationId = never;
 
 /** Every operation; static path segments come before parameters at the same position, so register them in this order. */
 export const routes: readonly RouteDef[] = [
@@ -1007,7 +1007,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: true,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: [],
     queryParams: [{ name: 'format', type: 'string', required: false }, { name: 'from', type: 'string', required: false }, { name: 'to', type: 'string', required: false }, { name: 'bom', type: 'boolean', required: false }],
@@ -1033,7 +1033,7 @@ export const routes: readonly RouteDef[] = [
     sessionCookie: null,
     rawRequest: false,
     rawResponse: true,
-    built: false,
+    built: true,
     successStatus: 200,
     pathParams: ['entity'],
     queryParams: [{ name: 'format', type: 'string', required: false }, { name: 'from', type: 'string', required: false }, { name: 'to', type: 'string', required: false }, { name: 'bom', type: 'boolean', required: false }],
@@ -3021,9 +3021,14 @@ export const routes: readonly RouteDef[] = [
   },
 ];
 
-/** What a raw-response (file) handler returns; the transport sends it as the body. */
+/**
+ * What a raw-response (file) handler returns; the transport sends it as the
+ * body. `content` is the whole file, or an async iterable of its chunks
+ * (a Readable) that REST streams with backpressure (protobuf and Connect
+ * answers carry the file in a message, so they buffer it).
+ */
 export interface FileOutput {
-  content: Buffer | string;
+  content: Buffer | string | AsyncIterable<Uint8Array | string>;
   contentType: string;
   filename: string;
 }

@@ -83,12 +83,15 @@ test('a client reading every live list operation type-checks and gets 200 from e
   // Read with an API key: the session-only lists (sessions, organisations) answer keys 403 by design.
   const lists = routes.filter((r) => r.method === 'GET' && r.built && !r.sessionOnly && r.pathParams.length === 0 && r.path !== '/');
   expect(lists.length).toBeGreaterThan(10);
-  // Required query parameters (the search's `q`) get a value.
-  const query = (r: (typeof lists)[number]) => {
+  // Required query parameters (the search's `q`) get a value; a file (the export zip) is read as bytes, not JSON.
+  const options = (r: (typeof lists)[number]) => {
     const req = r.queryParams.filter((q) => q.required);
-    return req.length ? `, { params: { query: { ${req.map((q) => `${q.name}: ${q.type === 'integer' ? '1' : "'x'"}`).join(', ')} } } }` : '';
+    const parts: string[] = [];
+    if (req.length) parts.push(`params: { query: { ${req.map((q) => `${q.name}: ${q.type === 'integer' ? '1' : "'x'"}`).join(', ')} } }`);
+    if (r.rawResponse) parts.push("parseAs: 'arrayBuffer'");
+    return parts.length ? `, { ${parts.join(', ')} }` : '';
   };
-  const calls = lists.map((r) => `  ['${r.path}', (await vigil.GET('${r.path}'${query(r)})).response.status],`).join('\n');
+  const calls = lists.map((r) => `  ['${r.path}', (await vigil.GET('${r.path}'${options(r)})).response.status],`).join('\n');
   fs.writeFileSync(path.join(dir, 'lists.mts'), `import createClient from 'openapi-fetch';
 import type { paths } from './vigil';
 const vigil = createClient<paths>({ baseUrl: '${server.url}/api/v1', headers: { Authorization: \`Bearer \${process.env.VIGIL_KEY}\` } });

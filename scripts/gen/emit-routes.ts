@@ -128,9 +128,14 @@ export interface RouteDef {
 `;
 
 const DERIVED = `
-/** What a raw-response (file) handler returns; the transport sends it as the body. */
+/**
+ * What a raw-response (file) handler returns; the transport sends it as the
+ * body. \`content\` is the whole file, or an async iterable of its chunks
+ * (a Readable) that REST streams with backpressure (protobuf and Connect
+ * answers carry the file in a message, so they buffer it).
+ */
 export interface FileOutput {
-  content: Buffer | string;
+  content: Buffer | string | AsyncIterable<Uint8Array | string>;
   contentType: string;
   filename: string;
 }

@@ -22,6 +22,7 @@ import { errorHandlers } from './errors';
 import { analyticsHandlers } from './analytics';
 import { agentHandlers } from './agents';
 import { searchHandlers } from './search';
+import { exportHandlers } from './export';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -48,4 +49,5 @@ export const handlers: Handlers<Ctx> = {
   ...analyticsHandlers,
   ...agentHandlers,
   ...searchHandlers,
+  ...exportHandlers,
 };

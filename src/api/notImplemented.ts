@@ -8,7 +8,7 @@ import { ApiError } from '../pipeline/errors';
  * permission check, so callers see the real contract everywhere else; the
  * `/api/v1` index marks them `built: false`.
  */
-export const NOT_IMPLEMENTED = routes.filter((r) => !r.built).map((r) => r.operationId) as readonly UnbuiltOperationId[];
+export const NOT_IMPLEMENTED = routes.filter((r) => !r.built).map((r) => r.operationId) as readonly string[] as readonly UnbuiltOperationId[];
 
 /** Marks a handler the runner answers 501 for, before validating the request. */
 export const NOT_BUILT = Symbol('not built');

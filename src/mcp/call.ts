@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from '../pipeline/errors';
 import type { Credentials, RawRequest, Runner } from '../pipeline/run';
 import { asApiError } from '../transport/respond';
-import type { FileAnswer } from '../transport/rest';
+import { bufferedFile, type FileAnswer } from '../transport/fileAnswer';
 import { agentPermissions, spansExcludedAreas, type ToolDef } from './tools';
 
 /** What a tool call needs from the HTTP request that carried it. */
@@ -52,13 +52,16 @@ function requestOf(tool: ToolDef, args: Record<string, unknown>, credentials: Cr
   return { credentials, path, query, body: route.body === 'none' ? undefined : body };
 }
 
-/** A runner result as tool content: the JSON answer as text (and structured), a file as an embedded resource. */
-function success(tool: ToolDef, result: unknown): CallToolResult {
+/**
+ * A runner result as tool content: the JSON answer as text (and structured),
+ * a file (an export, read whole as protobuf answers are) as an embedded resource.
+ */
+async function success(tool: ToolDef, result: unknown): Promise<CallToolResult> {
   if (tool.route.rawResponse) {
-    const file = result as FileAnswer;
+    const file = await bufferedFile(result as FileAnswer);
     const uri = `vigil:///export/${encodeURIComponent(file.filename)}`;
     const textual = /^(text\/|application\/json)/.test(file.contentType);
-    const content = typeof file.content === 'string' ? Buffer.from(file.content, 'utf8') : file.content;
+    const content = file.content;
     return {
       content: [{
         type: 'resource',
@@ -94,7 +97,7 @@ export async function callTool(tool: ToolDef, args: Record<string, unknown>, ctx
     const caller = await ctx.runner.admit(tool.route, credentials);
     const raw = requestOf(tool, args, credentials);
     const agent = spansExcludedAreas(tool.route) ? { ...caller, permissions: agentPermissions(caller.permissions) } : caller;
-    return success(tool, await ctx.runner.execute(tool.route, raw, agent));
+    return await success(tool, await ctx.runner.execute(tool.route, raw, agent));
   } catch (err) {
     return failure(err, ctx.log);
   }

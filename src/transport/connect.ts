@@ -15,6 +15,7 @@ import { messageToShape, shapeToMessage } from './wire';
 import { fillAbsentLists } from './absentLists';
 import { BODY_LIMITS, drainUnread, readBody } from './body';
 import { credentialsOf } from './credentials';
+import { bufferedFile, type FileAnswer } from './fileAnswer';
 import type { Credentials } from '../pipeline/run';
 
 const CODES: Record<number, Code> = {
@@ -100,7 +101,9 @@ export function connectMiddleware(runner: Runner, log: (msg: string, e: unknown)
           const credentials = ctx.values.get(CREDENTIALS) ?? { authorization: ctx.requestHeader.get('authorization') ?? undefined, method: 'POST' };
           const raw = { credentials, path, query, body, headers };
           const caller = ctx.values.get(CALLER);
-          const result = caller ? await runner.execute(route, raw, caller) : await runner.run(route, raw);
+          let result = caller ? await runner.execute(route, raw, caller) : await runner.run(route, raw);
+          // A file (exports) travels in the message: read whole here.
+          if (route.rawResponse) result = await bufferedFile(result as FileAnswer);
           return shapeToMessage(method.output, result as Record<string, unknown>);
         } catch (err) {
           throw toConnectError(err, log);

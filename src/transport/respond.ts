@@ -44,7 +44,7 @@ export function wantsProtobuf(req: Request): boolean {
 }
 
 /** True when the client accepts gzip (listed, or `*`, with a q above 0). */
-function acceptsGzip(req: Request): boolean {
+export function acceptsGzip(req: Request): boolean {
   const enc = qualities(String(req.headers['accept-encoding'] ?? ''));
   const q = enc.get('gzip') ?? enc.get('*');
   return q !== undefined && q > 0;

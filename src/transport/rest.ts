@@ -9,9 +9,8 @@ import { fillAbsentLists } from './absentLists';
 import { BODY_LIMITS, readBody } from './body';
 import { credentialsOf } from './credentials';
 import { ABSOLUTE_DAYS, SESSION_COOKIE } from '../auth/sessions';
+import { bufferedFile, sendFile, type FileAnswer } from './fileAnswer';
 
-/** A file answer of raw-response operations (exports). */
-export interface FileAnswer { content: Buffer | string; contentType: string; filename: string }
 
 function queryOf(req: Request): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -62,12 +61,17 @@ function sessionCookie(route: RouteDef, req: Request, res: Response, result: unk
   }
 }
 
-function sendResult(route: RouteDef, req: Request, res: Response, result: unknown): void {
+/**
+ * Writes an operation's result. A file (raw response) goes as itself,
+ * streamed when the handler streams it; asked for in protobuf, it is the
+ * operation's message carrying the file (built in memory).
+ */
+async function sendResult(route: RouteDef, req: Request, res: Response, result: unknown, log: (msg: string, e: unknown) => void): Promise<void> {
   sessionCookie(route, req, res, result);
-  if (route.rawResponse) {
-    const file = result as FileAnswer;
-    res.setHeader('Content-Disposition', `attachment; filename="${file.filename}"`);
-    sendBytes(req, res, route.successStatus, file.contentType, file.content);
+  if (route.rawResponse && wantsProtobuf(req)) {
+    sendBytes(req, res, route.successStatus, PROTOBUF, encodeMessage(messageDesc(route.responseMessage), await bufferedFile(result as FileAnswer)));
+  } else if (route.rawResponse) {
+    await sendFile(req, res, route.successStatus, result as FileAnswer, log);
   } else if (wantsProtobuf(req)) {
     sendBytes(req, res, route.successStatus, PROTOBUF, encodeMessage(messageDesc(route.responseMessage), result as Record<string, unknown>));
   } else {
@@ -107,7 +111,7 @@ export function restRouter(runner: Runner, log: (msg: string, e: unknown) => voi
           headers,
           bodyError,
         }, caller);
-        sendResult(route, req, res, result);
+        await sendResult(route, req, res, result, log);
       } catch (err) {
         sendError(req, res, err, log);
       }
