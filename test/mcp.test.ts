@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { unzipSync } from 'fflate';
 import { parse } from 'yaml';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -20,13 +21,14 @@ import { startTestServer, type ApiClient, type TestServer } from './support/harn
 /** The tools the spec calls for, computed from the contract's source, not from the server's code. */
 function expectedTools(): Set<string> {
   const doc = parse(fs.readFileSync(path.join(__dirname, '..', 'openapi.yaml'), 'utf8')) as { paths: Record<string, Record<string, { operationId: string; tags: string[] }>> };
-  // Spec: "No tool exists for workspaces, members, API keys, status pages or the account" (sessions: the account's sign-in).
+  // Spec: "No tool exists for workspaces, members, API keys, status pages or the account" (sessions: the account's sign-in);
+  // GET /me is the key describing itself, listed apart from the account ("account, billing, me"): a tool.
   const excluded = new Set(['workspaces', 'members', 'api_keys', 'status_pages', 'account', 'sessions']);
   const writes = new Set(['post /monitors', 'patch /monitors/{id}', 'delete /monitors/{id}']);
   const out = new Set<string>();
   for (const [p, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
-      if (!op?.operationId || op.tags.some((t) => excluded.has(t))) continue;
+      if (!op?.operationId || (op.tags.some((t) => excluded.has(t)) && op.operationId !== 'getMe')) continue;
       if (method === 'get' || writes.has(`${method} ${p}`)) out.add(op.operationId);
     }
   }
@@ -75,14 +77,14 @@ describe('the tools', () => {
   test('exactly every GET outside the excluded areas, plus the three monitor writes', () => {
     const names = tools.map((t) => t.name).sort();
     expect(names).toEqual([...expectedTools()].sort());
-    for (const present of ['listMonitors', 'getMonitor', 'getIndex', 'listIncidents', 'getBilling', 'createMonitor', 'updateMonitor', 'deleteMonitor']) expect(names).toContain(present);
-    for (const absent of ['listWorkspaces', 'createWorkspace', 'listMembers', 'listApiKeys', 'createApiKey', 'listStatusPages', 'getStatusPage', 'getMe', 'listOrganizations', 'listSessions', 'dismissSetup', 'createChannel', 'updateIncident']) {
+    for (const present of ['listMonitors', 'getMonitor', 'getIndex', 'getMe', 'listIncidents', 'getBilling', 'createMonitor', 'updateMonitor', 'deleteMonitor']) expect(names).toContain(present);
+    for (const absent of ['listWorkspaces', 'createWorkspace', 'listMembers', 'listApiKeys', 'createApiKey', 'listStatusPages', 'getStatusPage', 'listOrganizations', 'listSessions', 'dismissSetup', 'createChannel', 'updateIncident']) {
       expect(names).not.toContain(absent);
     }
   });
 
   test('an operation that is not a tool cannot be called by its name either', async () => {
-    for (const name of ['listWorkspaces', 'listApiKeys', 'createApiKey', 'getStatusPage', 'getMe', 'pauseMonitor']) {
+    for (const name of ['listWorkspaces', 'listApiKeys', 'createApiKey', 'getStatusPage', 'listOrganizations', 'pauseMonitor']) {
       await expect(owner.callTool({ name, arguments: {} })).rejects.toThrow(/Unknown tool/);
     }
   });
@@ -233,6 +235,37 @@ describe('calls run as the key', () => {
     expect(narrowed).toEqual(['exportAll', 'exportEntity', 'searchResources']);
     const held = new Set(['monitor:read', 'workspace:read', 'member:read', 'api_key:read', 'status_page:read', 'agent:read'] as const);
     expect([...agentPermissions(held)].sort()).toEqual(['agent:read', 'monitor:read']);
+  });
+});
+
+describe('search and export through the agent leave the excluded areas out', () => {
+  test('search finds monitors but no workspace, member, invitation, API key or status page, which the same key finds directly', async () => {
+    const tag = `kestrel${Date.now()}`;
+    ok('createMonitor', await rest.post('/monitors', { name: `${tag} api`, kind: 'http', workspaceId: org.workspaceId, config: httpConfig('k') }), 201);
+    ok('createWorkspace', await rest.post('/workspaces', { name: `${tag} team` }), 201);
+    ok('createApiKey', await rest.post('/api-keys', { name: `${tag} key` }), 201);
+    ok('createStatusPage', await rest.post('/status-pages', { name: `${tag} status`, workspaceId: org.workspaceId }), 201);
+    const direct = ok('searchResources', await rest.get(`/search?q=${tag}&limit=20`)) as Array<{ type: string }>;
+    expect(new Set(direct.map((h) => h.type))).toEqual(new Set(['monitor', 'workspace', 'api_key', 'status_page']));
+    const viaAgent = await call(owner, 'searchResources', { q: tag, limit: 20 });
+    expect(viaAgent.isError).toBeFalsy();
+    expect(viaAgent.body.data.map((h: { type: string }) => h.type)).toEqual(['monitor']);
+  });
+
+  test('the export zip through the agent lists members and status pages as missing; a file of theirs is refused', async () => {
+    const zip = await owner.callTool({ name: 'exportAll', arguments: {} }) as CallToolResult;
+    expect(zip.isError).toBeFalsy();
+    const resource = (zip.content[0] as { type: string; resource: { mimeType: string; blob?: string } }).resource;
+    expect(resource.mimeType).toBe('application/zip');
+    const files = unzipSync(new Uint8Array(Buffer.from(resource.blob!, 'base64')));
+    const manifest = JSON.parse(Buffer.from(files['manifest.json']).toString('utf8')) as { missing: Array<{ entity: string }> };
+    const missing = manifest.missing.map((m) => m.entity);
+    expect(missing).toEqual(expect.arrayContaining(['members', 'status-pages']));
+    const member = await call(owner, 'exportEntity', { entity: 'members' });
+    expect(member.isError).toBe(true);
+    expect(member.body).toMatchObject({ status: 403 });
+    const monitors = await owner.callTool({ name: 'exportEntity', arguments: { entity: 'monitors', format: 'json' } }) as CallToolResult;
+    expect(monitors.isError).toBeFalsy();
   });
 });
 

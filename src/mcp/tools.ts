@@ -7,12 +7,20 @@ import { inputSchemaOf, type JsonSchema, type OpenApiDocument } from './schema';
 /**
  * Contract tags no tool is made from. The spec: "No tool exists for
  * workspaces, members, API keys, status pages or the account, so an agent
- * cannot reach them." The account is the `account` tag (me, the caller's
- * organisations, account deletion) and `sessions` (signing in: sessions,
- * passwords, sign-up), the person's own account; `billing` is the
+ * cannot reach them." The account is the person's own account: the
+ * `account` tag (the caller's organisations, account deletion) and
+ * `sessions` (signing in: sessions, passwords, sign-up). `GET /me` (tagged
+ * `account` too) is not the account but the key describing itself, which
+ * the spec lists apart from it ("account, billing, me") and lets every key
+ * call: it is offered (OFFERED_DESPITE_TAG). `billing` is the
  * organisation's plan, not the account, and stays.
  */
 export const EXCLUDED_TAGS: ReadonlySet<string> = new Set(['workspaces', 'members', 'api_keys', 'status_pages', 'account', 'sessions']);
+/** Reads of an excluded tag that are not of an excluded area (see EXCLUDED_TAGS). */
+export const OFFERED_DESPITE_TAG: ReadonlySet<string> = new Set(['getMe']);
+
+/** True for an operation of an area the spec keeps agents out of. */
+const inExcludedArea = (route: RouteDef) => EXCLUDED_TAGS.has(route.tag) && !OFFERED_DESPITE_TAG.has(route.operationId);
 
 /** The writes offered besides every GET (the spec names exactly these three). */
 export const WRITE_OPERATIONS: readonly string[] = ['POST /monitors', 'PATCH /monitors/{id}', 'DELETE /monitors/{id}'];
@@ -59,7 +67,7 @@ function annotationsOf(route: RouteDef): ToolAnnotations {
 
 /** True when the spec makes a tool of this operation: every GET outside the excluded areas, and the three writes. */
 export function isTool(route: RouteDef): boolean {
-  if (EXCLUDED_TAGS.has(route.tag)) return false;
+  if (inExcludedArea(route)) return false;
   return route.method === 'GET' || WRITE_OPERATIONS.includes(`${route.method} ${route.path}`);
 }
 
@@ -70,7 +78,7 @@ export function isTool(route: RouteDef): boolean {
  * do for a key lacking them.
  */
 export const AREA_PERMISSIONS: ReadonlySet<Permission> = new Set(
-  routes.filter((r) => EXCLUDED_TAGS.has(r.tag)).flatMap((r) => r.permissions),
+  routes.filter(inExcludedArea).flatMap((r) => r.permissions),
 );
 
 /** True for an operation that reads across areas, some of them excluded (search, export): an agent runs it with `agentPermissions`. */
