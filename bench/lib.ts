@@ -44,7 +44,9 @@ export async function benchDatabase(): Promise<BenchDatabase> {
 export interface Child<T> { proc: ChildProcess; ready: T; stop(): Promise<void> }
 
 export async function startChild<T>(file: string, env: NodeJS.ProcessEnv, first?: unknown, execArgv: string[] = []): Promise<Child<T>> {
-  const proc = fork(path.join(__dirname, file), [], { env, execArgv: [...execArgv, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_V8_FLAGS: V8 flags for the child (e.g. npm start's --heap-growing-percent, which NODE_OPTIONS refuses).
+  const v8Flags = (process.env.BENCH_V8_FLAGS ?? '').split(' ').filter(Boolean);
+  const proc = fork(path.join(__dirname, file), [], { env, execArgv: [...v8Flags, ...execArgv, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await new Promise<T>((resolve, reject) => {
     proc.once('message', (m) => resolve(m as T));
     proc.once('exit', (code) => reject(new Error(`${file} exited with code ${code} before it was ready`)));
