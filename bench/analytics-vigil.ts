@@ -20,9 +20,7 @@
  * profiler; `{ type: 'profile', stop: true }` writes what it recorded since
  * to `dir` and answers `{ type: 'profile', file }` (the measured load alone).
  */
-import fs from 'node:fs';
-import { Session } from 'node:inspector';
-import path from 'node:path';
+import { profileOnMessage } from './lib';
 import pg from 'pg';
 import { loadConfig } from '../src/config';
 import { createOrganization } from '../src/domain/organizations';
@@ -66,24 +64,9 @@ async function main(): Promise<void> {
     stopping = true;
     server.close().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
   };
-  let profiler: { session: Session; dir: string } | null = null;
+  const profile = profileOnMessage('analytics-vigil');
   process.on('message', (m: { type?: string; on?: boolean; dir?: string; stop?: boolean }) => {
-    if (m?.type === 'profile' && !m.stop && m.dir) {
-      const session = new Session();
-      session.connect();
-      profiler = { session, dir: m.dir };
-      session.post('Profiler.enable', () => session.post('Profiler.setSamplingInterval', { interval: 500 }, () => session.post('Profiler.start')));
-    }
-    if (m?.type === 'profile' && m.stop && profiler) {
-      const { session, dir } = profiler;
-      profiler = null;
-      session.post('Profiler.stop', (err, r) => {
-        const file = path.join(dir, `analytics-vigil-${process.pid}-${Date.now()}.cpuprofile`);
-        if (!err) { fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(file, JSON.stringify(r.profile)); }
-        session.disconnect();
-        process.send!({ type: 'profile', file: err ? null : file });
-      });
-    }
+    if (profile(m)) return;
     if (m?.type === 'stop') stop();
     if (m?.type === 'sql') process.send!({ type: 'sql', top: slowestSql(80, true) });
     if (m?.type === 'capture') {

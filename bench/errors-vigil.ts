@@ -17,9 +17,7 @@
  * since to `dir` and answers `{ type: 'profile', file }` (a profile of the
  * measured load alone, without start-up).
  */
-import fs from 'node:fs';
-import { Session } from 'node:inspector';
-import path from 'node:path';
+import { profileOnMessage } from './lib';
 import pg from 'pg';
 import { loadConfig } from '../src/config';
 import { createOrganization } from '../src/domain/organizations';
@@ -59,7 +57,7 @@ async function main(): Promise<void> {
     stopping = true;
     server.close().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
   };
-  let profiler: { session: Session; dir: string } | null = null;
+  const profile = profileOnMessage('errors-vigil');
   process.on('message', (m: { type?: string; dir?: string; stop?: boolean }) => {
     if (m?.type === 'stop') stop();
     if (m?.type === 'sql') {
@@ -67,22 +65,7 @@ async function main(): Promise<void> {
       poolTimes = new Map();
       process.send!({ type: 'sql', top: [...slowestSql(25, true), ...pool].sort((a, b) => b.ms - a.ms).slice(0, 25) });
     }
-    if (m?.type === 'profile' && !m.stop && m.dir) {
-      const session = new Session();
-      session.connect();
-      profiler = { session, dir: m.dir };
-      session.post('Profiler.enable', () => session.post('Profiler.setSamplingInterval', { interval: 500 }, () => session.post('Profiler.start')));
-    }
-    if (m?.type === 'profile' && m.stop && profiler) {
-      const { session, dir } = profiler;
-      profiler = null;
-      session.post('Profiler.stop', (err, r) => {
-        const file = path.join(dir, `errors-vigil-${process.pid}-${Date.now()}.cpuprofile`);
-        if (!err) { fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(file, JSON.stringify(r.profile)); }
-        session.disconnect();
-        process.send!({ type: 'profile', file: err ? null : file });
-      });
-    }
+    if (profile(m)) return;
   });
   process.on('disconnect', stop);
   process.send!({ type: 'ready', url: server.url, pid: process.pid, apiKey: org.apiKey, workspaceId: org.workspaceId } satisfies ErrorsVigilReady);

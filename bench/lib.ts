@@ -4,6 +4,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { Session } from 'node:inspector';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -140,4 +141,35 @@ export function memKb(pid: number, field: string): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * The profiling half of a benchmarked child's message handler: `{type:
+ * 'profile', dir}` starts a V8 CPU profile (0.5 ms sampling), `{type:
+ * 'profile', stop: true}` writes it into that folder as
+ * `<name>-<pid>-<time>.cpuprofile` and answers `{type: 'profile', file}`.
+ * Returns whether the message was one of these.
+ */
+export function profileOnMessage(name: string): (m: { type?: string; dir?: string; stop?: boolean }) => boolean {
+  let profiler: { session: Session; dir: string } | null = null;
+  return (m) => {
+    if (m?.type !== 'profile') return false;
+    if (!m.stop && m.dir) {
+      const session = new Session();
+      session.connect();
+      profiler = { session, dir: m.dir };
+      session.post('Profiler.enable', () => session.post('Profiler.setSamplingInterval', { interval: 500 }, () => session.post('Profiler.start')));
+    }
+    if (m.stop && profiler) {
+      const { session, dir } = profiler;
+      profiler = null;
+      session.post('Profiler.stop', (err, r) => {
+        const file = path.join(dir, `${name}-${process.pid}-${Date.now()}.cpuprofile`);
+        if (!err) { fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(file, JSON.stringify(r.profile)); }
+        session.disconnect();
+        process.send!({ type: 'profile', file: err ? null : file });
+      });
+    }
+    return true;
+  };
 }
