@@ -38,10 +38,12 @@ import { benchDatabase } from './lib';
 /** The server under test: its address, process and the owner key of its first start. */
 interface Vigil { url: string; pid: number; apiKey: string; organizationId: string; workspaceId: string; proc: ChildProcess }
 
-/** Starts `npm start` (node scripts/run/start.mjs) and reads its address and first-start key from stdout. */
+/** Starts what `npm start` runs (node with package.json's flags, scripts/run/start.mjs) and reads its address and first-start key from stdout. */
 async function startVigil(env: NodeJS.ProcessEnv): Promise<Vigil> {
   const root = path.join(__dirname, '..');
-  const proc = spawn(process.execPath, [path.join(root, 'scripts/run/start.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const script = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const flags = script.split(' ').filter((w) => w.startsWith('--'));
+  const proc = spawn(process.execPath, [...flags, path.join(root, 'scripts/run/start.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   const { url, apiKey } = await new Promise<{ url: string; apiKey: string }>((resolve, reject) => {
     proc.stdout!.on('data', (d) => {

@@ -40,6 +40,21 @@ function shape(entity: ExportEntity, name: string, row: ExportRow, ctx: RowConte
   return out;
 }
 
+/**
+ * Rows between full garbage collections during an export. A long export's
+ * rows die young, but some outlive a scavenge while their bytes wait for the
+ * client, and V8 then lets the old space grow to about four times the live
+ * heap before it collects it: a million-row export took the process from
+ * 160 to 290 MB (bench:export). A full collection every 50,000 rows (about
+ * twenty in a million, some 20 ms each) keeps it near the live size.
+ */
+const COLLECT_EVERY_ROWS = 50_000;
+
+/** A full collection when the process runs with `--expose-gc` (npm start does); nothing otherwise. */
+function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
 /** Counts what an export wrote. */
 export interface Tally { rows: number }
 
@@ -69,7 +84,14 @@ export async function* fileChunks(
     let chunk = await render();
     if (format === 'csv') yield Buffer.from((bom ? BOM : '') + stringify([], { header: true, columns }), 'utf8');
     else yield Buffer.from('[', 'utf8');
-    for (; chunk; chunk = await render()) yield chunk;
+    let collectedAt = 0;
+    for (; chunk; chunk = await render()) {
+      yield chunk;
+      if (tally.rows - collectedAt >= COLLECT_EVERY_ROWS) {
+        collectedAt = tally.rows;
+        collectGarbage();
+      }
+    }
     if (format === 'json') yield Buffer.from(tally.rows === 0 ? ']\n' : '\n]\n', 'utf8');
   } finally {
     // Finished, or stopped early (the client went away): the cursor closes.
