@@ -10,6 +10,7 @@ import { onCallAt } from '../alerting/oncall';
 import { audit, diff } from './audit';
 import { visibleWorkspace, workspaceFilter } from './tenancy';
 import { undeliverableKinds, type Providers } from '../alerting/channels/channel';
+import { orgWideOrInWorkspaces } from '../repo/scope';
 
 /*
  * On-call schedules, escalation policies and overrides.
@@ -33,12 +34,10 @@ export type Step = PolicyRow['steps'][number];
 type Person = { userId: string; email: string; name: string | null };
 
 const confined = (c: Caller) => c.workspaceIds !== null;
-const seenIds = (c: Caller) => (c.workspaceIds?.length ? [...c.workspaceIds] : ['']);
 
 /** Rows (of a single-table query) whose workspace_id is null or one the caller sees. */
 function wsFilter(caller: Caller): Expression<SqlBool> {
-  if (!confined(caller)) return sql<SqlBool>`true`;
-  return sql<SqlBool>`(workspace_id is null or workspace_id = any(${sql.val(seenIds(caller))}::text[]))`;
+  return orgWideOrInWorkspaces(caller.workspaceIds, sql`workspace_id`);
 }
 
 function schedules(db: Db, caller: Caller) {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { hitsOf, rankedSearch, type SearchSource } from './source';
+import { orgWideOrInWorkspaces } from '../../repo/scope';
 
 /**
  * Notification channels by name, and an `email` channel by its address (an
@@ -12,11 +13,10 @@ import { hitsOf, rankedSearch, type SearchSource } from './source';
 export const channel: SearchSource = {
   permission: 'notification_channel:read',
   async search(db, caller, t) {
-    const ws = caller.workspaceIds;
     const rows = await rankedSearch(db, {
       table: ['notification_channels', 'c'],
       visible: sql<boolean>`c.organization_id = ${caller.organizationId}
-        and ${ws === null ? sql`true` : sql`(c.workspace_id is null or c.workspace_id = any(${[...ws]}::text[]))`}`,
+        and ${orgWideOrInWorkspaces(caller.workspaceIds, sql`c.workspace_id`)}`,
       title: sql<string>`c.name`,
       columns: sql`c.id, c.kind || ' · ' || c.target as subtitle, c.workspace_id`,
       others: [{

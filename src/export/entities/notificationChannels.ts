@@ -4,9 +4,10 @@
  * kind's config or a confirmation token. A key confined to workspaces sees
  * organisation-wide channels and its workspaces' (as GET /channels).
  */
-import { sql, type SqlBool } from 'kysely';
+import { sql } from 'kysely';
 import { channelKinds, isChannelKind } from '../../alerting/channels';
 import { isoOf, within, type ExportEntity, type ExportRow } from '../entity';
+import { orgWideOrInWorkspaces } from '../../repo/scope';
 
 /**
  * The shown form of a target. Stored targets are that form already when the
@@ -37,7 +38,7 @@ export const notificationChannels: ExportEntity = {
         'c.enabled', sql<boolean>`c.confirmed_at is not null`.as('confirmed'), 'c.owner_membership_id as ownerMemberId', isoOf('c.created_at').as('createdAt'),
       ])
       .where('c.organization_id', '=', scope.organizationId)
-      .where(ws === null ? sql<SqlBool>`true` : sql<SqlBool>`(c.workspace_id is null or c.workspace_id = any(${sql.val([...ws])}::text[]))`)
+      .where(orgWideOrInWorkspaces(ws, sql`c.workspace_id`))
       .where(within('c.created_at', scope))
       .orderBy('c.created_at').orderBy('c.id');
   },
