@@ -24,6 +24,7 @@ import { startJobs } from './jobs/tasks';
 import { startGrouper } from './errors/grouper';
 import { startAnalyticsDrain } from './analytics/drain';
 import { withEventFastPath } from './analytics/ingest';
+import { withErrorFastPath } from './errors/ingest';
 import { startTrafficJudge } from './analytics/traffic';
 import { startPingDrain } from './ingest/pings';
 import { startAgentDrain } from './ingest/agents';
@@ -89,9 +90,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const traffic = config.worker ? startTrafficJudge(db, log, { minPageviews: config.trafficAlertMinPageviews }) : null;
     const pingDrain = config.worker ? startPingDrain(db, log) : null;
     const agentDrain = config.worker ? startAgentDrain(db, log) : null;
-    // Pings and analytics events skip the app's router (src/transport/ping.ts, src/analytics/ingest.ts); everything else goes to the app.
+    // Pings, analytics and error events skip the app's router (src/transport/ping.ts, src/analytics/ingest.ts, src/errors/ingest.ts); everything else goes to the app.
     const fast = { db, logger: log, closing: () => closing, baseUrl: () => baseUrl };
-    const server = http.createServer(withEventFastPath(withPingFastPath(app, fast), app, fast));
+    const server = http.createServer(withErrorFastPath(withEventFastPath(withPingFastPath(app, fast), app, fast), { ...fast, limits }));
     server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError);
     const connections = trackConnections(server);

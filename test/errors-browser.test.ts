@@ -223,7 +223,7 @@ test('debug ID: a map uploaded before the errors resolves the handled and the un
     const payloads = await server.db.selectFrom('error_events').select('payload').where('project_id', '=', project.id).execute();
     expect(payloads).toHaveLength(2);
     for (const { payload } of payloads) {
-      expect((payload as any).debug_meta.images).toEqual([{ type: 'sourcemap', code_file: app.bundleUrl, debug_id: debugId }]);
+      expect(JSON.parse(payload).debug_meta.images).toEqual([{ type: 'sourcemap', code_file: app.bundleUrl, debug_id: debugId }]);
     }
     expectResolvedThrowSite(handled, true);
     expectResolvedThrowSite(uncaught, false);
@@ -264,7 +264,7 @@ test('release + ~/file: a map uploaded after the events arrived resolves them wh
       expect(thrown.function).not.toBe('computeTotal');
     }
     const payloads = await server.db.selectFrom('error_events').select('payload').where('project_id', '=', project.id).execute();
-    for (const { payload } of payloads) expect((payload as any).debug_meta).toBeUndefined();
+    for (const { payload } of payloads) expect(JSON.parse(payload).debug_meta).toBeUndefined();
 
     ok('uploadSourceMap', await api.post('/sourcemaps', { projectRef: project.ref, filename: app.tildeName, release, map: app.map }), 201);
     const [handled, uncaught] = await Promise.all(before.ids.map(async (id) => ok('getErrorIssue', await api.get(`/errors/issues/${id}`))));

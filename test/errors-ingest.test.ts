@@ -25,7 +25,9 @@ async function project(name: string, workspaceId = org.workspaceId) {
   return ok('createErrorProject', await api.post('/errors/projects', { name, workspaceId, platform: 'node' }), 201) as { id: string; ref: number; publicKey: string; dsn: string };
 }
 
-const stored = async (projectId: string) => server.db.selectFrom('error_events').select(['event_id', 'payload']).where('project_id', '=', projectId).orderBy('seq').execute();
+// Payloads are stored as the JSON text the SDK sent (migration 0028).
+const stored = async (projectId: string) => (await server.db.selectFrom('error_events').select(['event_id', 'payload']).where('project_id', '=', projectId).orderBy('seq').execute())
+  .map((e) => ({ ...e, payload: JSON.parse(e.payload) as unknown }));
 
 async function post(p: { ref: number; publicKey: string }, body: string | Buffer, opts: { path?: string; headers?: Record<string, string>; key?: 'query' | 'header' | 'none' } = {}) {
   const key = opts.key ?? 'query';

@@ -108,7 +108,10 @@ export interface ErrorEventsTable {
   organization_id: string;
   event_id: string;
   received_at: TsDefault;
-  payload: ColumnType<unknown, string, string>;
+  /** The event as the SDK sent it: JSON text (migration 0028; checked when it was parsed at ingestion). */
+  payload: string;
+  /** What grouping reads (src/errors/ingest.ts EventSummary), as JSON; null before migration 0028. */
+  summary: ColumnType<unknown, string | null | undefined, string | null>;
   issue_id: string | null;
 }
 

@@ -24,10 +24,10 @@ export function malformed(reason: string): ApiError {
   return new ApiError(400, 'invalid_envelope', `The envelope could not be read: ${reason}.`, {}, [{ field: 'body', reason }], { 'X-Sentry-Error': reason });
 }
 
-function json(buf: Buffer, what: string): Record<string, unknown> {
+function json(buf: Buffer | string, what: string): Record<string, unknown> {
   let v: unknown;
   try {
-    v = JSON.parse(buf.toString('utf8'));
+    v = JSON.parse(typeof buf === 'string' ? buf : buf.toString('utf8'));
   } catch {
     throw malformed(`${what} is not JSON`);
   }
@@ -81,8 +81,10 @@ export function parseEnvelope(body: Buffer): Envelope {
     }
     if (type === 'event') {
       if (payload.length > MAX_EVENT_BYTES) throw tooLarge();
-      const event = json(payload, 'an event');
-      events.push({ eventId: eventIdOf(event.event_id, header.event_id), payload: event, raw: payload.toString('utf8') });
+      // Decoded once: parsed from, and stored as, the same text.
+      const raw = payload.toString('utf8');
+      const event = json(raw, 'an event');
+      events.push({ eventId: eventIdOf(event.event_id, header.event_id), payload: event, raw });
     } else {
       skipped[type] = (skipped[type] ?? 0) + 1;
     }
@@ -93,6 +95,7 @@ export function parseEnvelope(body: Buffer): Envelope {
 /** Parses the legacy `/store/` body: one event as JSON. */
 export function parseStore(body: Buffer): Envelope {
   if (body.length > MAX_EVENT_BYTES) throw tooLarge();
-  const event = json(body, 'the event');
-  return { header: {}, events: [{ eventId: eventIdOf(event.event_id), payload: event, raw: body.toString('utf8') }], skipped: {} };
+  const raw = body.toString('utf8');
+  const event = json(raw, 'the event');
+  return { header: {}, events: [{ eventId: eventIdOf(event.event_id), payload: event, raw }], skipped: {} };
 }

@@ -18,7 +18,7 @@ import type { Logger } from '../log';
 import { startLoop } from '../jobs/loop';
 import { setAsideOldest } from '../ingest/buffer';
 import { recordIssueMoments, type IssueMoment } from './alerts';
-import { groupEvent, userKey, type Grouped } from './grouping';
+import { groupEvent, parsePayload, summarise, type EventSummary, type Grouped } from './grouping';
 import { deminifiedForGrouping, mapCache, type MapCache } from './sourcemaps';
 
 const BATCH = 1000;
@@ -47,48 +47,63 @@ export async function olderRelease(db: Db, projectId: string, release: string, t
   return (seq.get(release) ?? Infinity) < (seq.get(than) ?? Infinity);
 }
 
-interface Row { seq: string; project_id: string; organization_id: string; received_at: Date; payload: unknown }
-interface Group { projectId: string; organizationId: string; g: Grouped; rows: Row[]; releases: (string | null)[]; environments: (string | null)[] }
-
-/** A short string field of an event payload, or null. */
-const field = (payload: Record<string, unknown>, key: string) => {
-  const v = payload[key];
-  return typeof v === 'string' && v ? v.slice(0, 200) : null;
-};
+interface Row { seq: string; project_id: string; organization_id: string; received_at: Date; summary: EventSummary | null }
+interface Group { projectId: string; organizationId: string; g: Grouped; rows: Row[]; releases: (string | null)[]; environments: (string | null)[]; users: (string | null)[] }
 
 const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000);
+
+/**
+ * Each row's summary: the one stored at ingestion, except for projects with
+ * source maps (minified frames group by their original source when a map is
+ * known now, reference A4) and events stored before summaries were: their
+ * payloads are read and grouped here.
+ */
+async function summariesOf(tx: Db, rows: Row[]): Promise<EventSummary[]> {
+  const projects = [...new Set(rows.map((r) => r.project_id))];
+  const withMaps = new Set((await tx.selectFrom('error_sourcemaps').select('project_id').distinct().where('project_id', 'in', projects).execute()).map((x) => x.project_id));
+  const reread = rows.filter((r) => r.summary === null || withMaps.has(r.project_id));
+  if (reread.length === 0) return rows.map((r) => r.summary!);
+  const payloads = new Map((await tx.selectFrom('error_events').select(['seq', 'payload']).where('seq', 'in', reread.map((r) => r.seq)).execute())
+    .map((p) => [p.seq, parsePayload(p.payload)]));
+  const caches = new Map<string, MapCache>();
+  try {
+    const out: EventSummary[] = [];
+    for (const r of rows) {
+      const payload = payloads.get(r.seq);
+      if (!payload) { out.push(r.summary!); continue; }
+      let view = payload;
+      if (withMaps.has(r.project_id)) {
+        if (!caches.has(r.project_id)) caches.set(r.project_id, mapCache());
+        try { view = await deminifiedForGrouping(tx, r.project_id, payload, caches.get(r.project_id)!); } catch { /* the frames as sent */ }
+      }
+      // Release, environment and user come from the payload itself; only the grouping sees de-minified frames.
+      out.push({ ...summarise(payload), g: groupEvent(view) });
+    }
+    return out;
+  } finally {
+    for (const c of caches.values()) c.free();
+  }
+}
 
 /** Groups one batch; returns how many events it took. */
 export async function groupBatch(db: Db, limit = BATCH): Promise<number> {
   return db.transaction().execute(async (tx) => {
-    const rows = await tx.selectFrom('error_events').select(['seq', 'project_id', 'organization_id', 'received_at', 'payload'])
+    const rows = await tx.selectFrom('error_events').select(['seq', 'project_id', 'organization_id', 'received_at', 'summary'])
       .where('issue_id', 'is', null).orderBy('seq').limit(limit).forUpdate().skipLocked().execute() as Row[];
     if (rows.length === 0) return 0;
     const groups = new Map<string, Group>();
-    // Minified frames group by their original source when a map is already known (reference A4).
-    const projects = [...new Set(rows.map((r) => r.project_id))];
-    const withMaps = new Set((await tx.selectFrom('error_sourcemaps').select('project_id').distinct().where('project_id', 'in', projects).execute()).map((x) => x.project_id));
-    const caches = new Map<string, MapCache>();
-    const groupingView = async (r: Row, payload: Record<string, unknown>) => {
-      if (!withMaps.has(r.project_id)) return payload;
-      if (!caches.has(r.project_id)) caches.set(r.project_id, mapCache());
-      try { return await deminifiedForGrouping(tx, r.project_id, payload, caches.get(r.project_id)!); } catch { return payload; }
-    };
-    try {
-    for (const r of rows) {
-      const payload = (r.payload ?? {}) as Record<string, unknown>;
-      const g = groupEvent(await groupingView(r, payload));
+    const summaries = await summariesOf(tx, rows);
+    rows.forEach((r, i) => {
+      const { g, release, environment, user } = summaries[i];
       const key = `${r.project_id}\u0000${g.fingerprint}`;
-      const group = groups.get(key) ?? { projectId: r.project_id, organizationId: r.organization_id, g, rows: [], releases: [], environments: [] };
+      const group = groups.get(key) ?? { projectId: r.project_id, organizationId: r.organization_id, g, rows: [], releases: [], environments: [], users: [] };
       group.g = g; // the latest event's words
       group.rows.push(r);
-      group.releases.push(field(payload, 'release'));
-      group.environments.push(field(payload, 'environment'));
+      group.releases.push(release);
+      group.environments.push(environment);
+      group.users.push(user);
       groups.set(key, group);
-    }
-    } finally {
-      for (const c of caches.values()) c.free();
-    }
+    });
     const releases = [...new Set([...groups.values()].flatMap((gr) => gr.releases.filter((x): x is string => !!x).map((rel) => `${gr.projectId}\u0000${rel}`)))];
     if (releases.length) {
       await tx.insertInto('error_releases').values(releases.map((k) => { const [project_id, release] = k.split('\u0000'); return { project_id, release }; }))
@@ -134,7 +149,7 @@ export async function groupBatch(db: Db, limit = BATCH): Promise<number> {
           moments.push({ ...moment, kind: 'regressed', at: gr.rows[at].received_at, release: gr.releases[at], environment: gr.environments[at] });
         }
       }
-      for (const r of gr.rows) {
+      gr.rows.forEach((r, i) => {
         seqs.push(r.seq);
         seqIssues.push(issue.id);
         const h = hourOf(r.received_at);
@@ -142,9 +157,9 @@ export async function groupBatch(db: Db, limit = BATCH): Promise<number> {
         const cur = hours.get(hk) ?? { issue_id: issue.id, hour: h, count: 0 };
         cur.count++;
         hours.set(hk, cur);
-        const u = userKey((r.payload ?? {}) as Record<string, unknown>);
+        const u = gr.users[i];
         if (u) users.set(`${issue.id}\u0000${u}`, { issue_id: issue.id, user_key: u });
-      }
+      });
     }
     if (reopened.length) await tx.updateTable('error_issues').set({ status: 'unresolved', resolved_in_release: null, resolved_at: null }).where('id', 'in', reopened).execute();
     await sql`update error_events e set issue_id = x.issue_id from unnest(${seqs}::bigint[], ${seqIssues}::text[]) as x(seq, issue_id) where e.seq = x.seq`.execute(tx);

@@ -105,3 +105,31 @@ export function userKey(e: Obj): string | null {
   const k = u.id ?? u.email ?? u.username ?? u.ip_address;
   return k === undefined || k === null ? null : String(k).slice(0, 200);
 }
+
+/** A short string field of an event payload, or null. */
+export function shortField(payload: Obj, key: string): string | null {
+  const v = payload[key];
+  return typeof v === 'string' && v ? v.slice(0, 200) : null;
+}
+
+/**
+ * What the grouper reads of an event: made at ingestion from the payload it
+ * parsed anyway and stored beside it (`error_events.summary`), so grouping
+ * does not read whole payloads back.
+ */
+export interface EventSummary { g: Grouped; release: string | null; environment: string | null; user: string | null }
+
+export function summarise(payload: Obj): EventSummary {
+  return { g: groupEvent(payload), release: shortField(payload, 'release'), environment: shortField(payload, 'environment'), user: userKey(payload) };
+}
+
+/** A stored payload (JSON text, parsed once already at ingestion), as an object; `{}` if it is none. */
+export function parsePayload(text: string | null | undefined): Obj {
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}

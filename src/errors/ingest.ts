@@ -8,13 +8,19 @@
  * acknowledged (`200 {"id"}`) only once it is committed (group commit: many
  * requests share one INSERT); grouping runs behind it.
  */
-import express, { type NextFunction, type Request, type Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Request, type Response } from 'express';
+import { CompiledQuery } from 'kysely';
 import { cachedRows, type Db } from '../db/connect';
 import { groupCommit } from '../db/groupCommit';
+import type { Logger } from '../log';
+import { requestObserver } from '../observability/http';
 import { ApiError } from '../pipeline/errors';
 import type { RateLimits } from '../pipeline/ratelimit';
 import { drainUnread, readBody } from '../transport/body';
+import { asExpressEnough, ownHostTest } from '../transport/fastPath';
 import { parseEnvelope, parseStore, type Envelope } from './envelope';
+import { summarise } from './grouping';
 
 /** A whole envelope, decompressed, over this is refused (413). */
 export const MAX_ENVELOPE_BYTES = 20 * 1024 * 1024;
@@ -45,7 +51,7 @@ function keyFromDsn(dsn: unknown): string | null {
  * header checks on every event: a tenth of an event's CPU in bench:errors);
  * headers set before (the request id) are kept.
  */
-function send(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     ...CORS, 'Cache-Control': 'no-store', 'Content-Type': 'application/json; charset=utf-8',
@@ -54,18 +60,56 @@ function send(res: Response, status: number, body: unknown, headers: Record<stri
   res.end(text);
 }
 
-export interface IngestDeps { db: Db; limits: RateLimits }
+export interface IngestDeps { db: Db; limits: RateLimits; log: Logger }
 
-/** Mounts the ingestion routes on `app`; returns what shutdown must flush. */
-export function mountErrorIngestion(app: express.Express, deps: IngestDeps): { flush(): Promise<void> } {
+/** What ingestion stores of an event: the payload as sent, and what grouping reads of it (grouper.ts). */
+interface StoredEvent { project_id: string; organization_id: string; event_id: string; payload: string; summary: string }
+
+/** Error-event ingestion of one database handle: the Express routes and the server's fast path share its batches and caches. */
+export interface ErrorIngestion {
+  /** Answers one envelope (or legacy store) request for project `ref`; `queryKey` is the `sentry_key` query. Never throws. */
+  accept(req: IncomingMessage, res: ServerResponse, kind: 'envelope' | 'store', ref: string, queryKey: string | null): Promise<void>;
+  /** Answers the CORS preflight. */
+  preflight(res: ServerResponse): void;
+  /** Writes what is pending (shutdown). */
+  flush(): Promise<void>;
+}
+
+const ingestions = new WeakMap<Db, ErrorIngestion>();
+
+/** The error ingestion of `db` (one per database handle). */
+export function errorIngestionFor(deps: IngestDeps): ErrorIngestion {
+  let i = ingestions.get(deps.db);
+  if (!i) ingestions.set(deps.db, (i = errorIngestion(deps)));
+  return i;
+}
+
+/** `insert … values ($1, …), …` for `n` events, made once per batch size. */
+const insertTexts = new Map<number, string>();
+function insertText(n: number): string {
+  let text = insertTexts.get(n);
+  if (text === undefined) {
+    const rows = Array.from({ length: n }, (_, i) => `($${i * 5 + 1}, $${i * 5 + 2}, $${i * 5 + 3}, $${i * 5 + 4}, $${i * 5 + 5})`);
+    text = `insert into error_events (project_id, organization_id, event_id, payload, summary) values ${rows.join(', ')}`;
+    if (insertTexts.size < 1000) insertTexts.set(n, text);
+  }
+  return text;
+}
+
+function errorIngestion(deps: IngestDeps): ErrorIngestion {
   // From the read cache, valid until error_projects changes in any process: a deleted project's DSN stops at once.
   const projectByRef = async (ref: string): Promise<Project | null> => {
     const [row] = await cachedRows(deps.db, `error_project:${ref}`, ['error_projects'],
       () => deps.db.selectFrom('error_projects').select(['id', 'organization_id', 'public_key']).where('ref', '=', ref).execute());
     return row ? { id: row.id, organizationId: row.organization_id, publicKey: row.public_key } : null;
   };
-  const events = groupCommit<{ project_id: string; organization_id: string; event_id: string; payload: string }>({
-    write: async (rows) => { await deps.db.insertInto('error_events').values(rows).execute(); },
+  const events = groupCommit<StoredEvent>({
+    // The statement text by hand: kysely's building and compiling of five parameters per event cost more than the insert's own work here.
+    write: async (rows) => {
+      const params: string[] = [];
+      for (const r of rows) params.push(r.project_id, r.organization_id, r.event_id, r.payload, r.summary);
+      await deps.db.executeQuery(CompiledQuery.raw(insertText(rows.length), params));
+    },
     // Acknowledgements need no order between requests: several batches may commit at once.
     concurrency: 3,
   });
@@ -84,37 +128,95 @@ export function mountErrorIngestion(app: express.Express, deps: IngestDeps): { f
     }
   };
 
-  const handle = (kind: 'envelope' | 'store') => async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      const ref = String(req.params.ref);
-      if (!/^\d{1,18}$/.test(ref)) throw new ApiError(404, 'not_found', 'No such project.');
-      const project = await projectByRef(ref);
-      // The key may only be in the envelope header: read the body first when the request names none.
-      const queryKey = typeof req.query.sentry_key === 'string' ? req.query.sentry_key : null;
-      const given = keyFromAuthHeader(req.headers['x-sentry-auth'] as string | undefined) ?? queryKey;
-      if (given !== null && (!project || given !== project.publicKey)) throw forbidden();
-      const body = await readBody(req, MAX_ENVELOPE_BYTES);
-      const envelope: Envelope = kind === 'envelope' ? parseEnvelope(body) : parseStore(body);
-      const headerKey = keyFromDsn(envelope.header.dsn);
-      if (!project || (given === null && headerKey !== project.publicKey) || (given !== null && headerKey !== null && headerKey !== given)) throw forbidden();
-      if (envelope.events.length > 0) {
-        await admitEvents(project, envelope.events.length);
-        await events.add(envelope.events.map((e) => ({ project_id: project.id, organization_id: project.organizationId, event_id: e.eventId, payload: e.raw })));
+  return {
+    async accept(req, res, kind, ref, queryKey) {
+      try {
+        if (!/^\d{1,18}$/.test(ref)) throw new ApiError(404, 'not_found', 'No such project.');
+        const project = await projectByRef(ref);
+        // The key may only be in the envelope header: read the body first when the request names none.
+        const given = keyFromAuthHeader(req.headers['x-sentry-auth'] as string | undefined) ?? queryKey;
+        if (given !== null && (!project || given !== project.publicKey)) throw forbidden();
+        const body = await readBody(req, MAX_ENVELOPE_BYTES);
+        const envelope: Envelope = kind === 'envelope' ? parseEnvelope(body) : parseStore(body);
+        const headerKey = keyFromDsn(envelope.header.dsn);
+        if (!project || (given === null && headerKey !== project.publicKey) || (given !== null && headerKey !== null && headerKey !== given)) throw forbidden();
+        if (envelope.events.length > 0) {
+          await admitEvents(project, envelope.events.length);
+          await events.add(envelope.events.map((e) => ({
+            project_id: project.id, organization_id: project.organizationId, event_id: e.eventId, payload: e.raw, summary: JSON.stringify(summarise(e.payload)),
+          })));
+        }
+        send(res, 200, envelope.events[0] ? { id: envelope.events[0].eventId } : {});
+      } catch (e) {
+        if (res.headersSent) return;
+        drainUnread(req);
+        if (e instanceof ApiError) {
+          return send(res, e.status, { detail: e.message, code: e.code }, { ...e.headers, ...(e.headers['X-Sentry-Error'] ? {} : { 'X-Sentry-Error': e.message }) });
+        }
+        // Never a 500: what failed is on our side (the database, most likely); the SDKs keep the event and retry.
+        deps.log.error('accepting an error event', e);
+        send(res, 503, { detail: 'The event could not be recorded now; retry later.', code: 'unavailable' }, { 'Retry-After': '5', 'X-Sentry-Error': 'unavailable' });
       }
-      send(res, 200, envelope.events[0] ? { id: envelope.events[0].eventId } : {});
-    } catch (e) {
-      if (!(e instanceof ApiError)) return next(e);
-      drainUnread(req);
-      send(res, e.status, { detail: e.message, code: e.code }, { ...e.headers, ...(e.headers['X-Sentry-Error'] ? {} : { 'X-Sentry-Error': e.message }) });
-    }
+    },
+    preflight(res) {
+      res.writeHead(200, PREFLIGHT_HEADERS);
+      res.end();
+    },
+    flush: () => events.flush(),
   };
+}
 
+const PREFLIGHT_HEADERS = Object.entries(CORS).flat();
+
+/** Mounts the ingestion routes on `app` (requests the fast path leaves to it: other spellings, other hosts); returns what shutdown must flush. */
+export function mountErrorIngestion(app: express.Express, deps: IngestDeps): { flush(): Promise<void> } {
+  const ingestion = errorIngestionFor(deps);
   const router = express.Router({ strict: false });
-  router.options(['/api/:ref/envelope', '/api/:ref/store'], (_req, res) => { for (const [k, v] of Object.entries(CORS)) res.setHeader(k, v); res.status(200).end(); });
+  router.options(['/api/:ref/envelope', '/api/:ref/store'], (_req, res) => ingestion.preflight(res));
+  const handle = (kind: 'envelope' | 'store') => (req: Request, res: Response) =>
+    void ingestion.accept(req, res, kind, String(req.params.ref), typeof req.query.sentry_key === 'string' ? req.query.sentry_key : null);
   router.post('/api/:ref/envelope', handle('envelope'));
   router.post('/api/:ref/store', handle('store'));
   app.use(router);
-  return { flush: () => events.flush() };
+  return { flush: () => ingestion.flush() };
+}
+
+/** The ingestion paths as the SDKs send them (any other spelling is left to the app's router). */
+const FAST_PATH = /^\/api\/([^/?]+)\/(envelope|store)\/?(?:\?(.*))?$/;
+
+export interface ErrorFastPathDeps { db: Db; limits: RateLimits; logger: Logger; closing: () => boolean; baseUrl: () => string }
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The server's request listener: `next`, except that envelopes posted to
+ * Vigil's own host (or an address, or localhost) are answered without
+ * Express, as pings and analytics events are (src/transport/ping.ts):
+ * Express's router and its per-request prototype change cost a tenth of an
+ * event's CPU. The answer is the same as through the app's routes, and
+ * `requestObserver` runs (request id, the log line, the metrics).
+ */
+export function withErrorFastPath(next: Listener, deps: ErrorFastPathDeps): Listener {
+  const ingestion = errorIngestionFor({ db: deps.db, limits: deps.limits, log: deps.logger });
+  const observe = requestObserver(deps.logger, deps.closing);
+  const forUs = ownHostTest(deps.baseUrl);
+  return (req, res) => {
+    const method = req.method;
+    const m = method === 'POST' || method === 'OPTIONS' ? FAST_PATH.exec(req.url ?? '') : null;
+    if (!m || !forUs(req)) return next(req, res);
+    asExpressEnough(req, res);
+    observe(req as Request, res as Response, () => {
+      if (method === 'OPTIONS') return ingestion.preflight(res);
+      void ingestion.accept(req, res, m[2] as 'envelope' | 'store', m[1], queryKey(m[3]));
+    });
+  };
+}
+
+/** `sentry_key` of a query string (the last one given, as Express's parser would take only a single one). */
+function queryKey(query: string | undefined): string | null {
+  if (!query || !query.includes('sentry_key')) return null;
+  const all = new URLSearchParams(query).getAll('sentry_key');
+  return all.length === 1 ? all[0] : null;
 }
 
 function forbidden(): ApiError {

@@ -12,7 +12,7 @@ import type { Database } from '../db/schema';
 import { audit } from '../domain/audit';
 import { iso } from '../domain/tenancy';
 import { ApiError, invalid, notFound } from '../pipeline/errors';
-import { exceptionsOf, framesOf } from './grouping';
+import { exceptionsOf, framesOf, parsePayload } from './grouping';
 import { addIssueEvents, issueActivity } from './timeline';
 import { resolveFrames } from './sourcemaps';
 import { resolveNative } from './symbols/resolve';
@@ -114,7 +114,7 @@ export async function getIssue(db: Db, caller: Caller, id: string) {
   const r = await columns(visibleIssues(db, caller)).select('i.last_event_seq').where('i.id', '=', id).executeTakeFirst() as (IssueRow & { last_event_seq: string | null }) | undefined;
   if (!r) throw notFound('issue', 'id');
   const ev = r.last_event_seq ? await db.selectFrom('error_events').select(['event_id', 'received_at', 'payload']).where('seq', '=', r.last_event_seq).executeTakeFirst() : undefined;
-  const e = (ev?.payload ?? {}) as Record<string, any>;
+  const e = parsePayload(ev?.payload) as Record<string, any>;
   const tags = Array.isArray(e.tags) ? Object.fromEntries(e.tags.filter((t: unknown) => Array.isArray(t)).map((t: unknown[]) => [String(t[0]), String(t[1])]))
     : Object.fromEntries(Object.entries(e.tags ?? {}).map(([k, v]) => [k, String(v)]));
   const user = e.user && typeof e.user === 'object' ? Object.fromEntries(Object.entries(e.user).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])) : null;

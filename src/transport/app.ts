@@ -126,7 +126,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   app.use('/confirm', confirmRouter(deps, log));
   mountInvitations(app, { db: deps.db });
   mountBillingWebhooks(app, deps, log);
-  app.locals.errorIngestion = mountErrorIngestion(app, { db: deps.db, limits: deps.limits });
+  app.locals.errorIngestion = mountErrorIngestion(app, { db: deps.db, limits: deps.limits, log: deps.logger });
   mountAnalyticsScript(app);
   app.locals.analyticsIngestion = mountAnalyticsIngestion(app, { db: deps.db, log: deps.logger });
   app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));

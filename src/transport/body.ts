@@ -48,21 +48,46 @@ function undecodable(): ApiError {
 
 type Inflate = (buf: Buffer, limit: number) => Promise<Buffer>;
 
-/** Decompresses a whole body at once in the thread pool (a tenth of the CPU of a decompression stream), at most `limit` bytes out. */
-const oneShot = (f: typeof zlib.gunzip | typeof zlib.inflate | typeof zlib.brotliDecompress): Inflate => (buf, limit) => new Promise((resolve, reject) => {
-  (f as (b: Buffer, o: zlib.ZlibOptions, cb: (e: Error | null, r: Buffer) => void) => void)(buf, { maxOutputLength: limit }, (e, r) => {
-    if (!e) return resolve(r);
-    reject((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError ? bodyTooLarge(limit) : undecodable());
+type Codec = [async: typeof zlib.gunzip | typeof zlib.inflate | typeof zlib.brotliDecompress, sync: typeof zlib.gunzipSync | typeof zlib.inflateSync | typeof zlib.brotliDecompressSync];
+
+/**
+ * Most that a body is decompressed to on the event loop itself: a small body
+ * (an error event, a ping) decompresses in a third of the CPU synchronously
+ * than through the thread pool, and this bounds how long it can hold the
+ * loop (a millisecond or two); a body that turns out larger is decompressed
+ * again in the thread pool.
+ */
+const SYNC_OUTPUT = 1 * MiB;
+/** Compressed bodies over this go to the thread pool at once. */
+const SYNC_INPUT = 256 * KiB;
+
+const tooLargeOrUndecodable = (e: unknown, limit: number) =>
+  ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError ? bodyTooLarge(limit) : undecodable());
+
+/** Decompresses a whole body at once, at most `limit` bytes out: on the event loop while small, else in the thread pool. */
+const oneShot = ([f, fSync]: Codec): Inflate => (buf, limit) => {
+  if (buf.length <= SYNC_INPUT) {
+    try {
+      return Promise.resolve((fSync as (b: Buffer, o: zlib.ZlibOptions) => Buffer)(buf, { maxOutputLength: Math.min(limit, SYNC_OUTPUT) }));
+    } catch (e) {
+      if (limit <= SYNC_OUTPUT || !((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError)) return Promise.reject(tooLargeOrUndecodable(e, limit));
+    }
+  }
+  return new Promise((resolve, reject) => {
+    (f as (b: Buffer, o: zlib.ZlibOptions, cb: (e: Error | null, r: Buffer) => void) => void)(buf, { maxOutputLength: limit }, (e, r) => {
+      if (!e) return resolve(r);
+      reject(tooLargeOrUndecodable(e, limit));
+    });
   });
-});
+};
 
 function decoderFor(header: string | undefined): Inflate | null {
   const encoding = (header ?? '').trim().toLowerCase();
   switch (encoding) {
     case '': case 'identity': return null;
-    case 'gzip': case 'x-gzip': return oneShot(zlib.gunzip);
-    case 'deflate': return oneShot(zlib.inflate);
-    case 'br': return oneShot(zlib.brotliDecompress);
+    case 'gzip': case 'x-gzip': return oneShot([zlib.gunzip, zlib.gunzipSync]);
+    case 'deflate': return oneShot([zlib.inflate, zlib.inflateSync]);
+    case 'br': return oneShot([zlib.brotliDecompress, zlib.brotliDecompressSync]);
     default: throw unsupportedEncoding(encoding);
   }
 }
