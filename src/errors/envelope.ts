@@ -15,7 +15,7 @@ export const MAX_EVENT_BYTES = 1024 * 1024;
 export interface Envelope {
   header: Record<string, unknown>;
   /** Each event parsed, and as the SDK sent it (stored as sent: `raw`, UTF-8 with invalid bytes replaced). */
-  events: { eventId: string; payload: Record<string, unknown>; raw: string }[];
+  events: { eventId: string; payload: Record<string, unknown>; raw: string; bytes: Buffer }[];
   /** Items of other types, by type (accepted, not stored). */
   skipped: Record<string, number>;
 }
@@ -84,7 +84,7 @@ export function parseEnvelope(body: Buffer): Envelope {
       // Decoded once: parsed from, and stored as, the same text.
       const raw = payload.toString('utf8');
       const event = json(raw, 'an event');
-      events.push({ eventId: eventIdOf(event.event_id, header.event_id), payload: event, raw });
+      events.push({ eventId: eventIdOf(event.event_id, header.event_id), payload: event, raw, bytes: payload });
     } else {
       skipped[type] = (skipped[type] ?? 0) + 1;
     }
@@ -97,5 +97,5 @@ export function parseStore(body: Buffer): Envelope {
   if (body.length > MAX_EVENT_BYTES) throw tooLarge();
   const raw = body.toString('utf8');
   const event = json(raw, 'the event');
-  return { header: {}, events: [{ eventId: eventIdOf(event.event_id), payload: event, raw }], skipped: {} };
+  return { header: {}, events: [{ eventId: eventIdOf(event.event_id), payload: event, raw, bytes: body }], skipped: {} };
 }
