@@ -4,9 +4,12 @@
  * comes from `X-Sentry-Auth`, the `sentry_key` query or the envelope header
  * `dsn` (reference A1); the body may come without a content type, chunked,
  * gzip/deflate/br. CORS is Relay's, so browser SDKs post from any origin
- * without a preflight and can read the rate-limit headers. An event is
- * acknowledged (`200 {"id"}`) only once it is committed (group commit: many
- * requests share one INSERT); grouping runs behind it.
+ * without a preflight and can read the rate-limit headers. Bodies are parsed
+ * on a thread of their own (parsePool.ts), which also makes each event's
+ * summary for grouping. An event is acknowledged (`200 {"id"}`) only once it
+ * is committed (group commit: many requests share one INSERT); grouping runs
+ * behind it (grouper.ts). Requests to Vigil's own host skip Express
+ * (withErrorFastPath); the app's routes answer the rest the same way.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Request, type Response } from 'express';
