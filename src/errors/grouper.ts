@@ -18,6 +18,7 @@ import type { Logger } from '../log';
 import { startLoop } from '../jobs/loop';
 import { setAsideOldest } from '../ingest/buffer';
 import { recordIssueMoments, type IssueMoment } from './alerts';
+import { errorsHousekeeping } from './housekeeping';
 import { groupEvent, parsePayload, summarise, type EventSummary, type Grouped } from './grouping';
 import { deminifiedForGrouping, mapCache, type MapCache } from './sourcemaps';
 
@@ -186,11 +187,25 @@ async function regressionAt(db: Db, projectId: string, resolvedIn: string | null
   return null;
 }
 
-/** Runs grouping in the background (src/jobs/loop.ts): at once while there is a backlog, else every `pollMs`. */
-export function startGrouper(db: Db, log: Logger, pollMs = 250): { stop(): Promise<void> } {
-  return startLoop({
+/**
+ * Runs grouping in the background (src/jobs/loop.ts): at once while there is
+ * a backlog, else every `pollMs`; and housekeeping (housekeeping.ts) at start
+ * and every `housekeepingMs`.
+ */
+export function startGrouper(db: Db, log: Logger, pollMs = 250, housekeepingMs = 10 * 60_000): { stop(): Promise<void> } {
+  const loop = startLoop({
     name: 'grouping error events', log, run: (n) => groupBatch(db, n), limit: BATCH, pollMs, gapMs: pollMs,
     // An event that cannot be grouped even alone leaves the store for ingest_rejected, whole.
     setAside: (error) => setAsideOldest(db, 'error_events', 'error_events', error, sql`t.issue_id is null`),
   });
+  const house = () => errorsHousekeeping(db).catch((e: unknown) => log.error('error tracking housekeeping', e));
+  void house();
+  const timer = setInterval(() => void house(), housekeepingMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await loop.stop();
+    },
+  };
 }
