@@ -20,9 +20,10 @@ import { analyticsHousekeeping } from './housekeeping';
 
 export type { BufferedEvent } from './count';
 
-/** `analytics_buffer` and its columns' types, for `bufferWriter`. */
+/** `analytics_buffer` and its columns' types, for `bufferWriter` (batches as JSON: 17 columns, most of them text). */
 export const ANALYTICS_BUFFER: BufferTable<BufferedEvent> = {
   table: 'analytics_buffer',
+  encoding: 'json',
   columns: [
     ['site_id', 'text'], ['at', 'timestamptz'], ['name', 'text'], ['pathname', 'text'], ['hostname', 'text'],
     ['referrer', 'text'], ['referrer_source', 'text'], ['country', 'text'], ['browser', 'text'], ['os', 'text'], ['device', 'text'],

@@ -122,7 +122,7 @@ function eventIngestion(db: Db, log: Logger): EventIngestion {
       referrer: self ? null : ev.referrer, referrer_source: self ? null : ev.referrerSource,
       country, browser: agent.browser, os: agent.os, device: agent.device,
       utm_source: ev.utmSource, utm_medium: ev.utmMedium, utm_campaign: ev.utmCampaign,
-      props: ev.props ? JSON.stringify(ev.props) : null, visitor: visitorId(salt, ip, ua, site.domain), interactive: ev.interactive,
+      props: ev.props, visitor: visitorId(salt, ip, ua, site.domain), interactive: ev.interactive,
     };
   };
 
