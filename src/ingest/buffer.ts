@@ -14,7 +14,7 @@
  * and an acknowledged item is never lost. Processing must therefore tolerate
  * seeing an item twice after a crash.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/connect';
 import { groupCommit, type GroupCommit } from '../db/groupCommit';
 import type { Logger } from '../log';
@@ -56,15 +56,19 @@ const appended = new Map<string, Set<() => void>>();
 export function bufferWriter<T>(db: Db, spec: BufferTable<T>, o: { delayMs?: number; maxRows?: number; concurrency?: number } = {}): BufferWriter<T> {
   const cols = sql.join(spec.columns.map(([c]) => sql.ref(c)));
   const table = sql.table(spec.table);
-  const insert = spec.encoding === 'json'
-    ? (items: T[]) => sql`insert into ${table} (${cols}) select ${cols} from json_populate_recordset(null::${table}, ${JSON.stringify(items)}::json)`
-    : (items: T[]) => sql`insert into ${table} (${cols}) select * from unnest(${sql.join(spec.columns.map(([c, type]) => sql`${items.map((i) => i[c])}::${sql.raw(type)}[]`))})`;
+  // The JSON statement is one text with one parameter: compiled once, not per batch.
+  const json = spec.encoding === 'json'
+    ? sql`insert into ${table} (${cols}) select ${cols} from json_populate_recordset(null::${table}, ${''}::json)`.compile(db).sql
+    : null;
+  const insert = (items: T[]) => (json !== null
+    ? db.executeQuery(CompiledQuery.raw(json, [JSON.stringify(items)]))
+    : sql`insert into ${table} (${cols}) select * from unnest(${sql.join(spec.columns.map(([c, type]) => sql`${items.map((i) => i[c])}::${sql.raw(type)}[]`))})`.execute(db));
   const gc: GroupCommit<T> = groupCommit<T>({
     delayMs: o.delayMs ?? 2,
     maxRows: o.maxRows ?? 2000,
     concurrency: o.concurrency ?? 2,
     write: async (items) => {
-      await insert(items).execute(db);
+      await insert(items);
       for (const wake of appended.get(spec.table) ?? []) wake();
     },
   });
