@@ -163,6 +163,17 @@ test('malformed events: 400 with Plausible\'s error shape, never a 500; huge or 
   expect(await buffered(s.id)).toHaveLength(0);
 });
 
+test('lone surrogates (valid JSON escapes, not valid UTF-16 text) are stored as U+FFFD, as UTF-8 would make them', async () => {
+  const s = await site('surrogate.example');
+  const r = await post({ n: 'Sign\ud800up', u: 'https://surrogate.example/a\udc00b?utm_source=x\ud800', d: 'surrogate.example', r: 'https://ref.example/p\ud800', p: { 'k\udc00': 'v\ud800' } });
+  expect(r.status).toBe(202);
+  const rows = await buffered(s.id);
+  expect(rows.map((e) => [e.name, e.props])).toEqual([['Sign\ufffdup', { 'k\ufffd': 'v\ufffd' }]]);
+  for (const v of [rows[0].pathname, rows[0].utm_source, rows[0].referrer]) expect((v as unknown as { isWellFormed(): boolean }).isWellFormed()).toBe(true);
+  await drainAnalytics(server.db);
+  expect(await buffered(s.id)).toHaveLength(0);
+});
+
 test('bots, unknown sites and data-centre addresses are dropped with 202 and x-plausible-dropped; several sites count each', async () => {
   const a = await site('multi-a.example');
   const b = await site('multi-b.example');

@@ -21,7 +21,7 @@ export type SessionDimension = typeof SESSION_DIMENSIONS[number];
 /** A session's entry values (`analytics_sessions.entry`). */
 export type Entry = Record<SessionDimension | 'path', string>;
 
-/** An event as ingestion appends it to `analytics_buffer`: parsed and hashed (no IP, no user agent; bigints and props as text). */
+/** An event as ingestion appends it to `analytics_buffer`: parsed and hashed (no IP, no user agent; the visitor's bigint as text). */
 export interface BufferedEvent {
   site_id: string;
   at: Date;
@@ -37,13 +37,13 @@ export interface BufferedEvent {
   utm_source: string | null;
   utm_medium: string | null;
   utm_campaign: string | null;
-  props: string | null;
+  props: Record<string, string> | null;
   visitor: string;
   interactive: boolean;
 }
 
-/** An event as the drain takes it (what counting reads; the rest moves to `analytics_events` inside the database). */
-export interface TakenEvent extends Omit<BufferedEvent, 'hostname' | 'referrer'> { seq: number }
+/** An event as the drain takes it (what counting reads, props as JSON text; the rest moves to `analytics_events` inside the database). */
+export interface TakenEvent extends Omit<BufferedEvent, 'hostname' | 'referrer' | 'props'> { seq: number; props: string | null }
 
 /** A session as the batch leaves it, and as it was before (null: started in this batch). */
 export interface Session {

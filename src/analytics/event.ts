@@ -6,7 +6,9 @@
  * engagement event. Pure: no I/O, no clock.
  *
  * Every string that reaches storage has NUL removed (PostgreSQL text and
- * jsonb cannot hold it) and is bounded by the URL's 2,000 bytes or the prop
+ * jsonb cannot hold it) and lone surrogates replaced by U+FFFD (what UTF-8
+ * makes of them anyway; the buffer's batch travels as JSON, whose escape of
+ * one PostgreSQL refuses), and is bounded by the URL's 2,000 bytes or the prop
  * limits, so no payload can make the buffer's INSERT fail for its batch.
  */
 
@@ -51,8 +53,13 @@ export interface ParsedEvent {
 }
 
 const NUL = /\u0000/g;
-/** Removes what PostgreSQL text cannot hold. */
-const clean = (s: string): string => (s.includes('\u0000') ? s.replace(NUL, '') : s);
+/** String.prototype.isWellFormed / toWellFormed (Node 20; ES2024, newer than the compile target's lib). */
+type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
+/** Removes what PostgreSQL text cannot hold, and makes lone surrogates U+FFFD. */
+const clean = (s: string): string => {
+  const t = s.includes('\u0000') ? s.replace(NUL, '') : s;
+  return (t as unknown as WellFormed).isWellFormed() ? t : (t as unknown as WellFormed).toWellFormed();
+};
 
 /** `www.` and surrounding space removed, lower case (as Plausible's sanitize_hostname, and URL hosts are). */
 export function sanitizeHostname(host: string): string {

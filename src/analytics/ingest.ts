@@ -16,7 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { domainToASCII } from 'node:url';
 import type express from 'express';
 import type { Request, Response } from 'express';
-import { cachedRows, type Db } from '../db/connect';
+import { cachedRows, peekCachedRows, type Db } from '../db/connect';
 import { bufferWriter } from '../ingest/buffer';
 import type { Logger } from '../log';
 import { requestObserver } from '../observability/http';
@@ -27,7 +27,7 @@ import { ANALYTICS_BUFFER, wakeAnalyticsDrain, type BufferedEvent } from './drai
 import { EventError, parseBody, parseEvent, sanitizeHostname, type ParsedEvent } from './event';
 import { countryOf } from './geo';
 import { parseAgent } from './ua';
-import { analyticsClock, Salts, SiteGone, utcDay, visitorId } from './visitor';
+import { analyticsClock, Salts, SiteGone, utcDay, visitorId, type SaltKey } from './visitor';
 
 /** Where events are posted (Plausible's path, under base_url). */
 export const EVENT_PATH = '/api/event';
@@ -43,6 +43,9 @@ const CORS: Record<string, string> = {
 };
 
 interface Site { id: string; domain: string }
+/** The read-cache key of a site by the domain (or public id) an event names, and the table it comes from. */
+const siteKey = (d: string) => `analytics_site:${d}`;
+const SITE_TABLES = ['analytics_sites'];
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -86,24 +89,32 @@ function eventIngestion(db: Db, log: Logger): EventIngestion {
 
   // From the read cache until analytics_sites changes in any process: a new site counts at once, a deleted one stops.
   // A domain as sites store it (sites.ts normaliseDomain): lower case, no `www.` or final dot, IDNs in punycode.
-  const siteOf = async (d: string): Promise<Site | null> => {
+  const loadSite = async (d: string): Promise<Site | null> => {
     const host = sanitizeHostname(d).replace(/\.$/, '');
     const domains = [...new Set([d.toLowerCase(), host, domainToASCII(host)])].filter(Boolean);
-    const [row] = await cachedRows(db, `analytics_site:${d}`, ['analytics_sites'], () =>
+    const [row] = await cachedRows(db, siteKey(d), SITE_TABLES, () =>
       db.selectFrom('analytics_sites').select(['id', 'domain'])
         .where((eb) => eb.or([eb('domain', 'in', domains), eb('public_id', '=', d)]))
         .limit(1).execute());
-    return row ? { id: row.id, domain: row.domain } : null;
+    return row ?? null;
+  };
+  /** The site `d` names: without a promise while the read cache holds it (nearly every event). */
+  const siteOf = (d: string): Site | null | Promise<Site | null> => {
+    const rows = peekCachedRows<Site>(db, siteKey(d), SITE_TABLES);
+    return rows ? rows[0] ?? null : loadSite(d);
+  };
+  /** The sites of `domains` in order (null: unknown), a promise only when one is not cached. */
+  const sitesOf = (domains: string[]): (Site | null)[] | Promise<(Site | null)[]> => {
+    let loading = false;
+    const found = domains.map((d) => {
+      const s = siteOf(d);
+      if (s instanceof Promise) loading = true;
+      return s;
+    });
+    return loading ? Promise.all(found) : (found as (Site | null)[]);
   };
 
-  const rowFor = async (ev: ParsedEvent, site: Site, at: Date, ip: string, ua: string, agent: ReturnType<typeof parseAgent>, country: string | null): Promise<BufferedEvent | null> => {
-    let salt: Buffer;
-    try {
-      salt = await salts.of(site.id, utcDay(at));
-    } catch (e) {
-      if (e instanceof SiteGone) return null;
-      throw e;
-    }
+  const rowFor = (ev: ParsedEvent, site: Site, at: Date, salt: SaltKey, ip: string, ua: string, agent: ReturnType<typeof parseAgent>, country: string | null): BufferedEvent => {
     // A referral from the site's own domain is none, as one from the page's own host is (event.ts).
     const self = ev.referrerSource === site.domain;
     return {
@@ -111,8 +122,7 @@ function eventIngestion(db: Db, log: Logger): EventIngestion {
       referrer: self ? null : ev.referrer, referrer_source: self ? null : ev.referrerSource,
       country, browser: agent.browser, os: agent.os, device: agent.device,
       utm_source: ev.utmSource, utm_medium: ev.utmMedium, utm_campaign: ev.utmCampaign,
-      props: ev.props ? JSON.stringify(ev.props) : null,
-      visitor: visitorId(salt, ip, ua, site.domain), interactive: ev.interactive,
+      props: ev.props, visitor: visitorId(salt, ip, ua, site.domain), interactive: ev.interactive,
     };
   };
 
@@ -125,14 +135,37 @@ function eventIngestion(db: Db, log: Logger): EventIngestion {
         const ua = req.headers['user-agent'];
         const agent = parseAgent(ua);
         if (agent.bot || ipType === 'dc_ip' || ipType === 'threat_ip') return accepted(res, ev.domains.length);
-        const found = await Promise.all(ev.domains.map(siteOf));
-        const sites = [...new Map(found.filter((s): s is Site => s !== null).map((s) => [s.id, s])).values()];
-        const unknown = ev.domains.length - found.filter(Boolean).length;
+        let found = sitesOf(ev.domains);
+        if (found instanceof Promise) found = await found;
+        let sites: Site[];
+        let known: number;
+        if (found.length === 1) {
+          sites = found[0] ? [found[0]] : [];
+          known = sites.length;
+        } else {
+          const listed = found.filter((s): s is Site => s !== null);
+          sites = [...new Map(listed.map((s) => [s.id, s])).values()];
+          known = listed.length;
+        }
+        const unknown = ev.domains.length - known;
         // Engagement (time on page, scroll depth) is validated and not counted: visit duration comes from the events themselves.
         if (sites.length === 0 || ev.engagement) return accepted(res, ev.engagement ? unknown : ev.domains.length);
         const at = analyticsClock.now();
+        const day = utcDay(at);
         const country = countryOf(ip);
-        const rows = (await Promise.all(sites.map((s) => rowFor(ev, s, at, ip, ua!, agent, country)))).filter((r): r is BufferedEvent => r !== null);
+        const rows: BufferedEvent[] = [];
+        for (const site of sites) {
+          let salt = salts.known(site.id, day);
+          if (salt === undefined) {
+            try {
+              salt = await salts.of(site.id, day);
+            } catch (e) {
+              if (e instanceof SiteGone) continue;
+              throw e;
+            }
+          }
+          rows.push(rowFor(ev, site, at, salt, ip, ua!, agent, country));
+        }
         if (rows.length > 0) {
           await buffer.append(rows);
           wakeAnalyticsDrain();

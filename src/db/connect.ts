@@ -44,6 +44,11 @@ export function cachedRows<R>(db: Db, key: string, tables: readonly string[], lo
   return cache ? cache.rows(key, tables, load) : load();
 }
 
+/** What `cachedRows` would answer from memory now, without a promise; undefined when it would have to load. */
+export function peekCachedRows<R>(db: Db, key: string, tables: readonly string[]): readonly R[] | undefined {
+  return caches.get(db)?.peek<R>(key, tables);
+}
+
 /** The change clock of a root `db` (null for a transaction or a handle not made by connectDb): for caches of their own. */
 export function clockOf(db: Db): ChangeClock | null {
   return clocks.get(db) ?? null;
