@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   timeSql();
   captureSql();
   // loadConfig reads some values from process.env itself, so they are set there.
-  Object.assign(process.env, { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_STORE: 'memory', RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000' });
+  Object.assign(process.env, { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_STORE: 'memory', RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000', ANALYTICS_EVENTS_PER_SITE_PER_MINUTE: '100000000' });
   const server = await startServer(loadConfig(process.env), createLogger('warn'));
   const org = await createOrganization(server.db, { name: 'Bench analytics', ownerEmail: `bench-analytics-${process.pid}@example.test`, plan: 'enterprise' });
   let stopping = false;

@@ -19,7 +19,7 @@ export interface Config {
   redisUrl: string | null;
   rateLimitStore: RateLimitStore;
   /** Per-organisation limits; overridable for benchmarks and load tests only. */
-  limits: { read: number; write: number; export: number; sourcemaps: number; symbols: number; errorsPerProject: number; errorsPerOrganization: number };
+  limits: { read: number; write: number; export: number; sourcemaps: number; symbols: number; errorsPerProject: number; errorsPerOrganization: number; analyticsPerSite: number };
   /** Plan given to the organisation created on the first start of an empty database. */
   bootstrapPlan: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -259,6 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sourcemaps: int(env, 'RATE_LIMIT_SOURCEMAPS', 300, 1),
       symbols: int(env, 'RATE_LIMIT_SYMBOLS', 20, 1),
       errorsPerProject: int(env, 'ERRORS_PER_PROJECT_PER_MINUTE', 6000, 1),
+      analyticsPerSite: int(env, 'ANALYTICS_EVENTS_PER_SITE_PER_MINUTE', 120000, 1),
       errorsPerOrganization: int(env, 'ERRORS_PER_ORGANIZATION_PER_HOUR', 100_000, 1),
     },
     bootstrapPlan: oneOf(env, 'BOOTSTRAP_PLAN', ['free', 'pro', 'business', 'enterprise'], 'enterprise'),

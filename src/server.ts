@@ -91,8 +91,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const pingDrain = config.worker ? startPingDrain(db, log) : null;
     const agentDrain = config.worker ? startAgentDrain(db, log) : null;
     // Pings, analytics and error events skip the app's router (src/transport/ping.ts, src/analytics/ingest.ts, src/errors/ingest.ts); everything else goes to the app.
-    const fast = { db, logger: log, closing: () => closing, baseUrl: () => baseUrl };
-    const server = http.createServer(withErrorFastPath(withEventFastPath(withPingFastPath(app, fast), app, fast), { ...fast, limits }));
+    const fast = { db, logger: log, limits, closing: () => closing, baseUrl: () => baseUrl };
+    const server = http.createServer(withErrorFastPath(withEventFastPath(withPingFastPath(app, fast), app, fast), fast));
     server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError);
     const connections = trackConnections(server);

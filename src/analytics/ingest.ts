@@ -21,6 +21,7 @@ import { bufferWriter } from '../ingest/buffer';
 import type { Logger } from '../log';
 import { requestObserver } from '../observability/http';
 import { ApiError } from '../pipeline/errors';
+import type { RateLimits } from '../pipeline/ratelimit';
 import { drainUnread, readBody } from '../transport/body';
 import { asExpressEnough, ownHostTest } from '../transport/fastPath';
 import { ANALYTICS_BUFFER, wakeAnalyticsDrain, type BufferedEvent } from './drain';
@@ -77,13 +78,13 @@ export interface EventIngestion {
 const ingestions = new WeakMap<Db, EventIngestion>();
 
 /** The event ingestion of `db` (one per database handle). */
-export function eventIngestionFor(db: Db, log: Logger): EventIngestion {
+export function eventIngestionFor(db: Db, log: Logger, limits: RateLimits): EventIngestion {
   let i = ingestions.get(db);
-  if (!i) ingestions.set(db, (i = eventIngestion(db, log)));
+  if (!i) ingestions.set(db, (i = eventIngestion(db, log, limits)));
   return i;
 }
 
-function eventIngestion(db: Db, log: Logger): EventIngestion {
+function eventIngestion(db: Db, log: Logger, limits: RateLimits): EventIngestion {
   const salts = new Salts(db);
   const buffer = bufferWriter(db, ANALYTICS_BUFFER);
 
@@ -154,7 +155,16 @@ function eventIngestion(db: Db, log: Logger): EventIngestion {
         const day = utcDay(at);
         const country = countryOf(ip);
         const rows: BufferedEvent[] = [];
+        let limited: ApiError | null = null;
         for (const site of sites) {
+          // A site over ANALYTICS_EVENTS_PER_SITE_PER_MINUTE loses the event; the others it names still count it.
+          try {
+            await limits.consume(`site:${site.id}`, 'analytics_site');
+          } catch (e) {
+            if (!(e instanceof ApiError) || e.status !== 429) throw e;
+            limited = e;
+            continue;
+          }
           let salt = salts.known(site.id, day);
           if (salt === undefined) {
             try {
@@ -165,6 +175,10 @@ function eventIngestion(db: Db, log: Logger): EventIngestion {
             }
           }
           rows.push(rowFor(ev, site, at, salt, ip, ua!, agent, country));
+        }
+        if (rows.length === 0 && limited) {
+          const retry = limited.headers['Retry-After'] ?? '60';
+          return refused(res, 429, 'request', `Too many events for this site; retry in ${retry} seconds.`, { 'Retry-After': retry });
         }
         if (rows.length > 0) {
           await buffer.append(rows);
@@ -189,11 +203,11 @@ function eventIngestion(db: Db, log: Logger): EventIngestion {
   };
 }
 
-export interface AnalyticsIngestDeps { db: Db; log: Logger }
+export interface AnalyticsIngestDeps { db: Db; log: Logger; limits: RateLimits }
 
 /** Mounts `POST /api/event` (and its CORS preflight) on `app` (requests the fast path leaves to the app); returns what shutdown must flush. */
 export function mountAnalyticsIngestion(app: express.Express, deps: AnalyticsIngestDeps): { flush(): Promise<void> } {
-  const ingestion = eventIngestionFor(deps.db, deps.log);
+  const ingestion = eventIngestionFor(deps.db, deps.log, deps.limits);
   app.options(EVENT_PATH, (_req, res) => ingestion.preflight(res));
   app.post(EVENT_PATH, (req, res) => void ingestion.accept(req, res, req.ip ?? req.socket.remoteAddress ?? ''));
   return { flush: () => ingestion.flush() };
@@ -216,7 +230,7 @@ export function clientAddress(req: IncomingMessage, trust: (addr: string, i: num
   return hops[hops.length - 1];
 }
 
-export interface EventFastPathDeps { db: Db; logger: Logger; closing: () => boolean; baseUrl: () => string }
+export interface EventFastPathDeps { db: Db; logger: Logger; limits: RateLimits; closing: () => boolean; baseUrl: () => string }
 
 /**
  * The server's request listener: `next`, except that events posted to
@@ -228,7 +242,7 @@ export interface EventFastPathDeps { db: Db; logger: Logger; closing: () => bool
  * client address is `req.ip`'s, from the app's own TRUST_PROXY.
  */
 export function withEventFastPath(next: Listener, app: express.Express, deps: EventFastPathDeps): Listener {
-  const ingestion = eventIngestionFor(deps.db, deps.logger);
+  const ingestion = eventIngestionFor(deps.db, deps.logger, deps.limits);
   const observe = requestObserver(deps.logger, deps.closing);
   const trust = app.get('trust proxy fn') as (addr: string, i: number) => boolean;
   const forUs = ownHostTest(deps.baseUrl);

@@ -6,7 +6,7 @@ import { metrics } from '../observability/metrics';
 
 /** The rate buckets of the contract (`x-bucket`), and the buckets of public pages (keyed by page and address, not organisation). */
 export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols' | 'page_password' | 'page_subscribe'
-  | 'signin_account' | 'signin_address' | 'reset_account' | 'reset_address' | 'signup_address' | 'sentry_project' | 'sentry_org';
+  | 'signin_account' | 'signin_address' | 'reset_account' | 'reset_address' | 'signup_address' | 'sentry_project' | 'sentry_org' | 'analytics_site';
 
 /** Spends one point of a bucket for `key` (an organisation, or a page and an address), or throws 429 `rate_limited`. */
 export interface RateLimits {
@@ -38,10 +38,11 @@ const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] |
   // Error events per project per minute, and per organisation per hour (the quota).
   sentry_project: { seconds: 60, limit: 'errorsPerProject' },
   sentry_org: { seconds: 3600, limit: 'errorsPerOrganization' },
+  analytics_site: { seconds: 60, limit: 'analyticsPerSite' },
 };
 
 /** Buckets counting ingested items (many a second), spent in blocks on shared stores. */
-const VOLUME: ReadonlySet<Bucket> = new Set(['sentry_project', 'sentry_org']);
+const VOLUME: ReadonlySet<Bucket> = new Set(['sentry_project', 'sentry_org', 'analytics_site']);
 
 /** A block is a hundredth of the window's points (1 to 200): small limits stay exact. */
 function blockSize(points: number): number {

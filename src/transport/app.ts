@@ -128,7 +128,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   mountBillingWebhooks(app, deps, log);
   app.locals.errorIngestion = mountErrorIngestion(app, { db: deps.db, limits: deps.limits, log: deps.logger });
   mountAnalyticsScript(app);
-  app.locals.analyticsIngestion = mountAnalyticsIngestion(app, { db: deps.db, log: deps.logger });
+  app.locals.analyticsIngestion = mountAnalyticsIngestion(app, { db: deps.db, log: deps.logger, limits: deps.limits });
   app.use('/probe/v1', probeRouter(deps.db, deps.secrets, log));
   app.use('/agent/v1', agentRouter(deps.db, log));
   app.use(connectMiddleware(runner, log));
