@@ -210,3 +210,17 @@ test('events are stored as sent: a NUL escape in a string (which jsonb refuses) 
   const events = await stored(p.id);
   expect(events.map((e) => (e.payload as any).message).sort()).toEqual(['nul \u0000 here', 'nul \u0000 here', 'plain']);
 });
+
+test('the ingestion paths read as the app reads them: a percent-encoded project number or key name; /api/v1 stays the API\'s', async () => {
+  const p = await project('Spellings');
+  const body = '{}\n{"type":"event"}\n{"message":"spelled"}';
+  const encodedRef = String(p.ref).split('').map((c) => `%3${c}`).join('');
+  for (const url of [`/api/${encodedRef}/envelope/?sentry_key=${p.publicKey}`, `/api/${p.ref}/envelope/?sentry%5Fkey=${p.publicKey}`, `/api/${p.ref}/store?sentry_key=${p.publicKey}`]) {
+    const res = await fetch(`${server.url}${url}`, { method: 'POST', body: url.includes('store') ? '{"message":"spelled"}' : body });
+    expect([url, res.status]).toEqual([url, 200]);
+  }
+  expect((await stored(p.id)).map((e) => (e.payload as any).message)).toEqual(['spelled', 'spelled', 'spelled']);
+  const api404 = await fetch(`${server.url}/api/v1/envelope`, { method: 'POST', body });
+  expect(api404.status).toBe(404);
+  expect(await api404.json()).not.toMatchObject({ detail: 'No such project.' });
+});

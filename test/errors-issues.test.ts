@@ -150,3 +150,14 @@ test('confined keys see their workspaces\' issues only; viewers cannot change th
   const viewer = server.api((await server.member(org.organizationId, 'viewer')).apiKey);
   expect((await viewer.patch(`/errors/issues/${i.id}`, { status: 'resolved' })).status).toBe(403);
 });
+
+test('NUL escapes in an event\'s strings (which PostgreSQL text cannot hold) neither lose it nor stall grouping', async () => {
+  const p = await project('Nul');
+  await send(p, [
+    { ...thrown('Type\u0000Error', 'bad \u0000 value'), release: 'shop@1.0\u0000', environment: 'prod\u0000', user: { id: 'u\u00001' } },
+    { ...thrown('RangeError', 'fine') },
+  ]);
+  await grouped(p.id, 2);
+  const list = await issues(p.id);
+  expect(list.map((i: any) => [i.type, i.value, i.lastRelease]).sort()).toEqual([['RangeError', 'fine', null], ['TypeError', 'bad  value', 'shop@1.0']]);
+});

@@ -12,7 +12,7 @@ test('bodies parsed on the thread and inline alike: ids, the dsn, summaries and 
   for (const [r, message] of [[large, 'on the thread'], [small, 'inline']] as const) {
     expect(r.dsn).toBe('https://k@example.test/1');
     expect(r.events).toHaveLength(1);
-    expect(JSON.parse(r.events[0].summary)).toMatchObject({ g: { title: message, level: 'error' }, release: null });
+    expect(JSON.parse(r.events[0].summary!)).toMatchObject({ g: { title: message, level: 'error' }, release: null });
     expect(JSON.parse(Buffer.from(r.events[0].raw).toString('utf8')).message).toBe(message);
   }
   expect(large.events[0].eventId).toBe('ab'.repeat(16));
@@ -31,7 +31,7 @@ test('many requests at once each get their own answer; a malformed body is refus
       expect([e.status, e.code, e.headers['X-Sentry-Error']]).toEqual([400, 'invalid_envelope', 'an event is not JSON']);
     } else {
       expect(r.status).toBe('fulfilled');
-      expect(JSON.parse((r as PromiseFulfilledResult<{ events: { summary: string }[] }>).value.events[0].summary).g.title).toBe(`event ${i}`);
+      expect(JSON.parse((r as PromiseFulfilledResult<{ events: { summary: string | null }[] }>).value.events[0].summary!).g.title).toBe(`event ${i}`);
     }
   });
 });
@@ -46,4 +46,25 @@ test('invalid UTF-8 in a payload is stored with the bytes replaced, never as inv
   const stored = Buffer.from(r.events[0].raw);
   expect(stored.toString('utf8')).toContain('caf\ufffd');
   expect(Buffer.from(stored.toString('utf8'), 'utf8').equals(stored)).toBe(true);
+});
+
+test('a thread that dies, or never answers, loses nothing: what it held is parsed on the calling thread', async () => {
+  const { Worker } = await import('node:worker_threads');
+  const errors: string[] = [];
+  const logger = { error: (m: string) => errors.push(m) } as never;
+  // Dies on its first message.
+  const dying = parsePool(logger, { thread: () => new Worker('require("node:worker_threads").parentPort.on("message", () => process.exit(3))', { eval: true }) });
+  const results = await Promise.all([1, 2, 3].map((i) => dying.parse('envelope', envelope(big(`held ${i}`)))));
+  expect(results.map((r) => JSON.parse(r.events[0].summary!).g.title)).toEqual(['held 1', 'held 2', 'held 3']);
+  expect(errors).toEqual([expect.stringMatching(/parser thread stopped/)]);
+  // Then bodies are parsed inline for a while: no new thread per request.
+  expect(JSON.parse((await dying.parse('envelope', envelope(big('after')))).events[0].summary!).g.title).toBe('after');
+  expect(errors).toHaveLength(1);
+});
+
+test('a thread that cannot start: parsed on the calling thread, logged once', async () => {
+  const errors: string[] = [];
+  const pool = parsePool({ error: (m: string) => errors.push(m) } as never, { thread: () => { throw new Error('no threads here'); } });
+  for (let i = 0; i < 3; i++) expect(JSON.parse((await pool.parse('store', Buffer.from(big(`n ${i}`)))).events[0].summary!).g.title).toBe(`n ${i}`);
+  expect(errors).toEqual([expect.stringMatching(/could not start/)]);
 });

@@ -95,7 +95,21 @@ export function groupEvent(e: Obj): Grouped {
   const message = messageOf(e);
   const title = (type ? `${type}: ${firstLine(value)}` : firstLine(message || value)) || '<unlabeled event>';
   const level = LEVELS.has(e.level) ? e.level : 'error';
-  return { fingerprint, title, type, value: value ?? (message || null), culprit: culpritOf(e), level };
+  return { fingerprint, title: storable(title)!, type: storable(type), value: storable(value ?? (message || null), MAX_VALUE), culprit: storable(culpritOf(e)), level };
+}
+
+/** The longest issue value kept (an event may be 1 MiB; its issue's value need not). */
+const MAX_VALUE = 10_000;
+
+/**
+ * A string as PostgreSQL text can hold it: without U+0000 (an event may
+ * carry it as `\u0000`; one such field would fail the grouper's whole batch)
+ * and at most `max` characters.
+ */
+function storable(s: string | null, max = 2_000): string | null {
+  if (s === null) return null;
+  const clean = s.includes('\u0000') ? s.replace(/\u0000/g, '') : s;
+  return clean.length > max ? clean.slice(0, max) : clean;
 }
 
 /** A stable key for the user of an event (id, else email, username or address), or null. */
@@ -103,13 +117,13 @@ export function userKey(e: Obj): string | null {
   const u = e.user;
   if (!u || typeof u !== 'object') return null;
   const k = u.id ?? u.email ?? u.username ?? u.ip_address;
-  return k === undefined || k === null ? null : String(k).slice(0, 200);
+  return k === undefined || k === null ? null : storable(String(k), 200) || null;
 }
 
 /** A short string field of an event payload, or null. */
 export function shortField(payload: Obj, key: string): string | null {
   const v = payload[key];
-  return typeof v === 'string' && v ? v.slice(0, 200) : null;
+  return typeof v === 'string' && v ? storable(v, 200) || null : null;
 }
 
 /**

@@ -10,36 +10,41 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 
-/** Rows deleted per statement, so a first run over a large backlog holds no lock for long. */
+/** Rows deleted per transaction, so a first run over a large backlog holds no lock, and no dead rows from vacuum, for long. */
 const CHUNK = 10_000;
 
-/**
- * Deletes what has outlived its keeping. One process at a time (every worker
- * runs it); false when another was at it. Returns the events deleted otherwise.
- */
-export async function errorsHousekeeping(db: Db, now: Date = new Date()): Promise<number | false> {
+/** Runs `work` in a transaction holding the housekeeping lock; null when another process holds it. */
+function locked<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T | null> {
   return db.transaction().execute(async (tx) => {
     const { rows: [lock] } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext('errors:housekeeping')) as ok`.execute(tx);
-    if (!lock.ok) return false;
-    let deleted = 0;
-    for (;;) {
-      // Per project, through its (project_id, received_at) index: no scan of the whole table.
-      const { numAffectedRows } = await sql`delete from error_events where seq in (
-          select e.seq from error_projects pr join organizations o on o.id = pr.organization_id join plans p on p.code = o.plan
-          cross join lateral (
-            select e.seq from error_events e
-            where e.project_id = pr.id and e.received_at < ${now}::timestamptz - make_interval(days => p.history_retention_days)
-              and e.issue_id is not null
-              and not exists (select 1 from error_issues i where i.last_event_seq = e.seq)
-            limit ${CHUNK}) e
-          limit ${CHUNK})`.execute(tx);
-      const n = Number(numAffectedRows ?? 0);
-      deleted += n;
-      if (n < CHUNK) break;
-    }
-    await sql`delete from error_issue_hours h using error_issues i, organizations o, plans p
-      where h.issue_id = i.id and o.id = i.organization_id and p.code = o.plan
-        and h.hour < ${now}::timestamptz - make_interval(days => p.history_retention_days)`.execute(tx);
-    return deleted;
+    return lock.ok ? work(tx) : null;
   });
+}
+
+/**
+ * Deletes what has outlived its keeping, a chunk per transaction. One process
+ * at a time (every worker runs it); false when another was at it. Returns
+ * the events deleted otherwise.
+ */
+export async function errorsHousekeeping(db: Db, now: Date = new Date()): Promise<number | false> {
+  let deleted = 0;
+  for (;;) {
+    // Per project, through its (project_id, received_at) index; `= any(array(…))` keeps the delete to those rows (an `in` made it a scan of the table).
+    const n = await locked(db, async (tx) => Number((await sql`delete from error_events where seq = any(array(
+        select e.seq from error_projects pr join organizations o on o.id = pr.organization_id join plans p on p.code = o.plan
+        cross join lateral (
+          select e.seq from error_events e
+          where e.project_id = pr.id and e.received_at < ${now}::timestamptz - make_interval(days => p.history_retention_days)
+            and e.issue_id is not null
+            and not exists (select 1 from error_issues i where i.last_event_seq = e.seq)
+          limit ${CHUNK}) e
+        limit ${CHUNK}))`.execute(tx)).numAffectedRows ?? 0));
+    if (n === null) return deleted > 0 ? deleted : false;
+    deleted += n;
+    if (n < CHUNK) break;
+  }
+  await locked(db, (tx) => sql`delete from error_issue_hours h using error_issues i, organizations o, plans p
+    where h.issue_id = i.id and o.id = i.organization_id and p.code = o.plan
+      and h.hour < ${now}::timestamptz - make_interval(days => p.history_retention_days)`.execute(tx));
+  return deleted;
 }

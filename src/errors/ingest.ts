@@ -12,6 +12,7 @@
  * (withErrorFastPath); the app's routes answer the rest the same way.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import querystring from 'node:querystring';
 import express, { type Request, type Response } from 'express';
 import { CompiledQuery } from 'kysely';
 import { cachedRows, type Db } from '../db/connect';
@@ -65,7 +66,7 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 export interface IngestDeps { db: Db; limits: RateLimits; log: Logger }
 
 /** What ingestion stores of an event: the payload as sent, and what grouping reads of it (grouper.ts). */
-interface StoredEvent { project_id: string; organization_id: string; event_id: string; payload: Buffer; summary: string }
+interface StoredEvent { project_id: string; organization_id: string; event_id: string; payload: Buffer; summary: string | null }
 
 /** Error-event ingestion of one database handle: the Express routes and the server's fast path share its batches and caches. */
 export interface ErrorIngestion {
@@ -110,7 +111,7 @@ function errorIngestion(deps: IngestDeps): ErrorIngestion {
     // The statement text by hand: kysely's building and compiling of five parameters per event cost more than the insert's own work here.
     write: async (rows) => {
       // The payload goes as bytes (valid UTF-8, checked on the parser thread): PostgreSQL takes them as text without a decode here.
-      const params: (string | Buffer)[] = [];
+      const params: (string | Buffer | null)[] = [];
       for (const r of rows) params.push(r.project_id, r.organization_id, r.event_id, r.payload, r.summary);
       await deps.db.executeQuery(CompiledQuery.raw(insertText(rows.length), params));
     },
@@ -158,7 +159,7 @@ function errorIngestion(deps: IngestDeps): ErrorIngestion {
         if (e instanceof ApiError) {
           return send(res, e.status, { detail: e.message, code: e.code }, { ...e.headers, ...(e.headers['X-Sentry-Error'] ? {} : { 'X-Sentry-Error': e.message }) });
         }
-        // Never a 500: what failed is on our side (the database, most likely); the SDKs keep the event and retry.
+        // Never a 500: what failed is on our side (the database, most likely). The SDKs drop an event on a 5xx (only 429 makes them wait and send later), so this is for failures, never for load.
         deps.log.error('accepting an error event', e);
         send(res, 503, { detail: 'The event could not be recorded now; retry later.', code: 'unavailable' }, { 'Retry-After': '5', 'X-Sentry-Error': 'unavailable' });
       }
@@ -208,20 +209,30 @@ export function withErrorFastPath(next: Listener, deps: ErrorFastPathDeps): List
   return (req, res) => {
     const method = req.method;
     const m = method === 'POST' || method === 'OPTIONS' ? FAST_PATH.exec(req.url ?? '') : null;
-    if (!m || !forUs(req)) return next(req, res);
+    // A project number as the app's route reads it (percent-decoded); anything but digits is left to the app (e.g. `/api/v1/…`).
+    const ref = m ? decodedRef(m[1]) : null;
+    if (!m || ref === null || !forUs(req)) return next(req, res);
     asExpressEnough(req, res);
     observe(req as Request, res as Response, () => {
       if (method === 'OPTIONS') return ingestion.preflight(res);
-      void ingestion.accept(req, res, m[2] as 'envelope' | 'store', m[1], queryKey(m[3]));
+      void ingestion.accept(req, res, m[2] as 'envelope' | 'store', ref, queryKey(m[3]));
     });
   };
 }
 
-/** `sentry_key` of a query string (the last one given, as Express's parser would take only a single one). */
+function decodedRef(raw: string): string | null {
+  let ref = raw;
+  if (raw.includes('%')) {
+    try { ref = decodeURIComponent(raw); } catch { return null; }
+  }
+  return /^\d{1,18}$/.test(ref) ? ref : null;
+}
+
+/** `sentry_key` of a query string, parsed as the app's (Express's "simple" parser: node:querystring); only a single value counts. */
 function queryKey(query: string | undefined): string | null {
-  if (!query || !query.includes('sentry_key')) return null;
-  const all = new URLSearchParams(query).getAll('sentry_key');
-  return all.length === 1 ? all[0] : null;
+  if (!query) return null;
+  const v = querystring.parse(query).sentry_key;
+  return typeof v === 'string' ? v : null;
 }
 
 function forbidden(): ApiError {

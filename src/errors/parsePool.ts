@@ -5,8 +5,10 @@
  * KB event (more than a third of an event's CPU in bench:errors). Requests
  * made in one turn of the event loop go over as one message. Bodies under
  * INLINE_BYTES are parsed here: for them the message costs more than the
- * parse. If the thread fails, what it held fails (answered 503, the SDKs
- * retry) and the next request starts a new one.
+ * parse. If the thread fails, cannot start, or holds a batch past
+ * DEADLINE_MS (it is then ended), the requests it held are parsed here
+ * instead: the SDKs do not retry a failed answer, so a failure of the
+ * thread must not lose their events. The next request starts a new thread.
  */
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -15,6 +17,8 @@ import { parseRequest, refusalError, type ParsedEvent, type ParseRequest, type P
 
 /** Bodies smaller than this are parsed on the calling thread. */
 const INLINE_BYTES = 2048;
+/** A batch the thread has not answered within this is taken back (the largest envelope, 20 MiB, parses in about a second). */
+const DEADLINE_MS = 15_000;
 
 export interface Parsed { dsn: string | null; events: ParsedEvent[] }
 
@@ -35,22 +39,27 @@ function startWorker(): Worker {
   return new Worker(code, { eval: true });
 }
 
-export function parsePool(log: Logger): ParsePool {
+/** `thread` makes the parser thread (tests give one that fails). */
+export function parsePool(log: Logger, o: { thread?: () => Worker } = {}): ParsePool {
+  const makeThread = o.thread ?? startWorker;
   let worker: Worker | null = null;
   let nextId = 1;
   let queue: { req: ParseRequest; transfer: ArrayBuffer | null }[] = [];
   const pending = new Map<number, { resolve: (r: ParseResult) => void; reject: (e: unknown) => void }>();
+  /** Until then bodies are parsed here: a thread failed or could not start (no new thread per request while it keeps failing). */
+  let inlineUntil = 0;
 
   const fail = (w: Worker, e: unknown) => {
     if (worker !== w) return;
     worker = null;
-    log.error('the envelope parser thread stopped', e);
+    inlineUntil = Date.now() + 10_000;
+    log.error('the envelope parser thread stopped; parsing on the main thread for 10 s', e);
     for (const p of pending.values()) p.reject(e instanceof Error ? e : new Error(String(e)));
     pending.clear();
   };
   const ensure = (): Worker => {
     if (worker) return worker;
-    const w = startWorker();
+    const w = makeThread();
     w.on('message', (results: ParseResult[]) => {
       for (const r of results) {
         const p = pending.get(r.id);
@@ -67,27 +76,44 @@ export function parsePool(log: Logger): ParsePool {
   const send = () => {
     const batch = queue;
     queue = [];
+    let w: Worker;
     try {
-      ensure().postMessage(batch.map((b) => b.req), batch.flatMap((b) => (b.transfer ? [b.transfer] : [])));
+      w = ensure();
+      w.postMessage(batch.map((b) => b.req), batch.flatMap((b) => (b.transfer ? [b.transfer] : [])));
     } catch (e) {
+      inlineUntil = Date.now() + 60_000;
+      log.error('the envelope parser thread could not start; parsing on the main thread for a minute', e);
       for (const b of batch) {
         pending.get(b.req.id)?.reject(e);
         pending.delete(b.req.id);
       }
+      return;
     }
+    // A wedged thread is ended: its 'exit' takes back everything it held.
+    const ids = batch.map((b) => b.req.id);
+    const timer = setTimeout(() => {
+      if (ids.some((id) => pending.has(id))) void w.terminate();
+    }, DEADLINE_MS);
+    timer.unref();
   };
 
   return {
     async parse(kind, body) {
-      if (body.length < INLINE_BYTES) return settle(parseRequest({ id: 0, kind, body }));
-      // The body crosses over without a copy when it owns its memory; else in a copy that does.
-      const alone = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
-      const bytes = alone ? body : new Uint8Array(body);
+      if (body.length < INLINE_BYTES || Date.now() < inlineUntil) return settle(parseRequest({ id: 0, kind, body }));
+      // The thread gets a copy (transferred, not copied again): the body itself stays readable here for the fallback.
+      const bytes = new Uint8Array(body);
       const req: ParseRequest = { id: nextId++, kind, body: bytes };
       const result = new Promise<ParseResult>((resolve, reject) => pending.set(req.id, { resolve, reject }));
       if (queue.length === 0) setImmediate(send);
       queue.push({ req, transfer: bytes.buffer as ArrayBuffer });
-      return settle(await result);
+      let r: ParseResult;
+      try {
+        r = await result;
+      } catch {
+        // The thread failed (logged once by `fail`): this body is parsed here.
+        r = parseRequest({ id: 0, kind, body });
+      }
+      return settle(r);
     },
   };
 }

@@ -13,8 +13,8 @@ export interface ParseRequest { id: number; kind: 'envelope' | 'store'; body: Ui
 
 export interface ParsedEvent {
   eventId: string;
-  /** EventSummary as JSON. */
-  summary: string;
+  /** EventSummary as JSON; null when it could not be made (the grouper then groups from the payload, or sets the event aside). */
+  summary: string | null;
   /** The payload: valid UTF-8 JSON text (the bytes as sent, or with invalid sequences replaced). */
   raw: Uint8Array;
 }
@@ -31,6 +31,15 @@ function own(b: Uint8Array): Uint8Array {
   return u;
 }
 
+/** One event's summary: a payload that defeats it (say, nesting too deep) costs that event its summary, not its envelope its acceptance. */
+function summaryOf(payload: Record<string, unknown>): string | null {
+  try {
+    return JSON.stringify(summarise(payload));
+  } catch {
+    return null;
+  }
+}
+
 export function parseRequest(r: ParseRequest): ParseResult {
   try {
     const body = Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength);
@@ -40,7 +49,7 @@ export function parseRequest(r: ParseRequest): ParseResult {
       dsn: typeof envelope.header.dsn === 'string' ? envelope.header.dsn : null,
       events: envelope.events.map((e) => ({
         eventId: e.eventId,
-        summary: JSON.stringify(summarise(e.payload)),
+        summary: summaryOf(e.payload),
         raw: isUtf8(e.bytes) ? own(e.bytes) : own(Buffer.from(e.raw, 'utf8')),
       })),
     };

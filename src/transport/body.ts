@@ -48,25 +48,30 @@ function undecodable(): ApiError {
 
 type Inflate = (buf: Buffer, limit: number) => Promise<Buffer>;
 
-type Codec = [async: typeof zlib.gunzip | typeof zlib.inflate | typeof zlib.brotliDecompress, sync: typeof zlib.gunzipSync | typeof zlib.inflateSync | typeof zlib.brotliDecompressSync];
+type Codec = [async: typeof zlib.gunzip | typeof zlib.inflate | typeof zlib.brotliDecompress, sync: typeof zlib.gunzipSync | typeof zlib.inflateSync | null];
 
 /**
  * Most that a body is decompressed to on the event loop itself: a small body
  * (an error event, a ping) decompresses in a third of the CPU synchronously
- * than through the thread pool, and this bounds how long it can hold the
- * loop (a millisecond or two); a body that turns out larger is decompressed
- * again in the thread pool.
+ * than through the thread pool, and this bounds how long a hostile one (a
+ * few bytes that expand without end) can hold the loop (under a
+ * millisecond for gzip and deflate); a body that turns out larger is
+ * decompressed again in the thread pool.
  */
-const SYNC_OUTPUT = 1 * MiB;
+const SYNC_OUTPUT = 128 * KiB;
 /** Compressed bodies over this go to the thread pool at once. */
 const SYNC_INPUT = 256 * KiB;
 
 const tooLargeOrUndecodable = (e: unknown, limit: number) =>
   ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError ? bodyTooLarge(limit) : undecodable());
 
-/** Decompresses a whole body at once, at most `limit` bytes out: on the event loop while small, else in the thread pool. */
+/**
+ * Decompresses a whole body at once, at most `limit` bytes out: on the event
+ * loop while small, else (and brotli always: a brotli decoder costs ~8 ms
+ * whatever it is given) in the thread pool.
+ */
 const oneShot = ([f, fSync]: Codec): Inflate => (buf, limit) => {
-  if (buf.length <= SYNC_INPUT) {
+  if (fSync && buf.length <= SYNC_INPUT) {
     try {
       return Promise.resolve((fSync as (b: Buffer, o: zlib.ZlibOptions) => Buffer)(buf, { maxOutputLength: Math.min(limit, SYNC_OUTPUT) }));
     } catch (e) {
@@ -87,7 +92,7 @@ function decoderFor(header: string | undefined): Inflate | null {
     case '': case 'identity': return null;
     case 'gzip': case 'x-gzip': return oneShot([zlib.gunzip, zlib.gunzipSync]);
     case 'deflate': return oneShot([zlib.inflate, zlib.inflateSync]);
-    case 'br': return oneShot([zlib.brotliDecompress, zlib.brotliDecompressSync]);
+    case 'br': return oneShot([zlib.brotliDecompress, null]);
     default: throw unsupportedEncoding(encoding);
   }
 }
