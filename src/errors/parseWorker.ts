@@ -7,7 +7,10 @@
 import { parentPort } from 'node:worker_threads';
 import { parseRequest, type ParseRequest } from './parsed';
 
+// Each body is answered as soon as it is parsed, not with its batch: a request waits for its own parse only.
 parentPort!.on('message', (batch: ParseRequest[]) => {
-  const out = batch.map(parseRequest);
-  parentPort!.postMessage(out, out.flatMap((r) => (r.events ? r.events.map((e) => e.raw.buffer as ArrayBuffer) : [])));
+  for (const req of batch) {
+    const r = parseRequest(req);
+    parentPort!.postMessage([r], r.events ? r.events.map((e) => e.raw.buffer as ArrayBuffer) : []);
+  }
 });
