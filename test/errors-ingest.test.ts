@@ -224,3 +224,13 @@ test('the ingestion paths read as the app reads them: a percent-encoded project 
   expect(api404.status).toBe(404);
   expect(await api404.json()).not.toMatchObject({ detail: 'No such project.' });
 });
+
+test('as Relay: a zstd body is read (a fixture made by the zstd tool), and old sentry-java\'s `Content-Encoding: UTF-8` is ignored', async () => {
+  const p = await project('Encodings');
+  const zst = fs.readFileSync(path.join(ROOT, 'test/fixtures/errors-ingest/envelope.zst'));
+  expect((await post(p, zst, { headers: { 'content-encoding': 'zstd' } })).status).toBe(200);
+  expect((await post(p, '{}\n{"type":"event"}\n{"message":"utf-8 encoding"}', { headers: { 'content-encoding': 'UTF-8' } })).status).toBe(200);
+  const bad = await post(p, Buffer.from('not zstd at all'), { headers: { 'content-encoding': 'zstd' } });
+  expect(bad.status).toBe(400);
+  expect((await stored(p.id)).map((e) => (e.payload as any).message)).toEqual(['zstd body', 'utf-8 encoding']);
+});

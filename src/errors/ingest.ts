@@ -3,7 +3,7 @@
  * `POST {base_url}/api/<ref>/envelope/` and the legacy `/store/`. The key
  * comes from `X-Sentry-Auth`, the `sentry_key` query or the envelope header
  * `dsn` (reference A1); the body may come without a content type, chunked,
- * gzip/deflate/br. CORS is Relay's, so browser SDKs post from any origin
+ * gzip/deflate/br/zstd (`UTF-8`, as old sentry-java says, ignored). CORS is Relay's, so browser SDKs post from any origin
  * without a preflight and can read the rate-limit headers. Bodies are parsed
  * on a thread of their own (parsePool.ts), which also makes each event's
  * summary for grouping. An event is acknowledged (`200 {"id"}`) only once it
