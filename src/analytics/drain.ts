@@ -11,7 +11,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { arrayLiteral } from '../db/arrayLiteral';
+// Array parameters as their literal text: cheaper than the driver's conversion of thousands of elements.
+import { arrayLiteral as arr } from '../db/arrayLiteral';
 import type { Db } from '../db/connect';
 import { setAsideOldest, type BufferTable } from '../ingest/buffer';
 import type { Logger } from '../log';
@@ -46,9 +47,6 @@ function newSessionIds(): () => string {
     return id;
   };
 }
-
-/** An array parameter as its literal text (arrayLiteral: cheaper than the driver's conversion of thousands of elements). */
-const arr = (values: readonly unknown[]) => arrayLiteral(values);
 
 /** INSERT … SELECT FROM unnest(arrays): one statement text whatever the row count. */
 function unnest(columns: readonly (readonly [string, string])[], values: unknown[][]) {

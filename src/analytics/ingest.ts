@@ -15,15 +15,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { domainToASCII } from 'node:url';
 import type express from 'express';
-import type { Request, Response } from 'express';
 import { cachedRows, peekCachedRows, type Db } from '../db/connect';
 import { bufferWriter } from '../ingest/buffer';
 import type { Logger } from '../log';
-import { requestObserver } from '../observability/http';
 import { ApiError } from '../pipeline/errors';
 import type { RateLimits } from '../pipeline/ratelimit';
 import { drainUnread, readBody } from '../transport/body';
-import { asExpressEnough, ownHostTest } from '../transport/fastPath';
+import { withFastPath, type Listener } from '../transport/fastPath';
 import { ANALYTICS_BUFFER, wakeAnalyticsDrain, type BufferedEvent } from './drain';
 import { EventError, parseBody, parseEvent, sanitizeHostname, type ParsedEvent } from './event';
 import { countryOf } from './geo';
@@ -47,8 +45,6 @@ interface Site { id: string; domain: string }
 /** The read-cache key of a site by the domain (or public id) an event names, and the table it comes from. */
 const siteKey = (d: string) => `analytics_site:${d}`;
 const SITE_TABLES = ['analytics_sites'];
-
-type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 function send(res: ServerResponse, status: number, body: string, type: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { ...CORS, ...headers, 'Content-Type': type, 'Cache-Control': 'no-store', 'Content-Length': String(Buffer.byteLength(body)) });
@@ -237,17 +233,12 @@ export interface EventFastPathDeps { db: Db; logger: Logger; limits: RateLimits;
  */
 export function withEventFastPath(next: Listener, app: express.Express, deps: EventFastPathDeps): Listener {
   const ingestion = eventIngestionFor(deps.db, deps.logger, deps.limits);
-  const observe = requestObserver(deps.logger, deps.closing);
   const trust = app.get('trust proxy fn') as (addr: string, i: number) => boolean;
-  const forUs = ownHostTest(deps.baseUrl);
-  return (req, res) => {
+  const preflight: Listener = (_req, res) => ingestion.preflight(res);
+  const accept: Listener = (req, res) => void ingestion.accept(req, res, clientAddress(req, trust));
+  return withFastPath(next, deps, (req) => {
     const method = req.method;
-    const mine = (method === 'POST' || method === 'OPTIONS') && FAST_PATH.test(req.url ?? '');
-    if (!mine || !forUs(req)) return next(req, res);
-    asExpressEnough(req, res);
-    observe(req as Request, res as Response, () => {
-      if (method === 'OPTIONS') ingestion.preflight(res);
-      else void ingestion.accept(req, res, clientAddress(req, trust));
-    });
-  };
+    if ((method !== 'POST' && method !== 'OPTIONS') || !FAST_PATH.test(req.url ?? '')) return null;
+    return method === 'OPTIONS' ? preflight : accept;
+  });
 }

@@ -18,11 +18,10 @@ import { CompiledQuery } from 'kysely';
 import { cachedRows, type Db } from '../db/connect';
 import { groupCommit } from '../db/groupCommit';
 import type { Logger } from '../log';
-import { requestObserver } from '../observability/http';
 import { ApiError } from '../pipeline/errors';
 import type { RateLimits } from '../pipeline/ratelimit';
 import { drainUnread, readBody } from '../transport/body';
-import { asExpressEnough, ownHostTest } from '../transport/fastPath';
+import { withFastPath, type Listener } from '../transport/fastPath';
 import { parsePool } from './parsePool';
 
 /** A whole envelope, decompressed, over this is refused (413). */
@@ -192,8 +191,6 @@ const FAST_PATH = /^\/api\/([^/?]+)\/(envelope|store)\/?(?:\?(.*))?$/;
 
 export interface ErrorFastPathDeps { db: Db; limits: RateLimits; logger: Logger; closing: () => boolean; baseUrl: () => string }
 
-type Listener = (req: IncomingMessage, res: ServerResponse) => void;
-
 /**
  * The server's request listener: `next`, except that envelopes posted to
  * Vigil's own host (or an address, or localhost) are answered without
@@ -204,20 +201,15 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
  */
 export function withErrorFastPath(next: Listener, deps: ErrorFastPathDeps): Listener {
   const ingestion = errorIngestionFor({ db: deps.db, limits: deps.limits, log: deps.logger });
-  const observe = requestObserver(deps.logger, deps.closing);
-  const forUs = ownHostTest(deps.baseUrl);
-  return (req, res) => {
+  const preflight: Listener = (_req, res) => ingestion.preflight(res);
+  return withFastPath(next, deps, (req) => {
     const method = req.method;
     const m = method === 'POST' || method === 'OPTIONS' ? FAST_PATH.exec(req.url ?? '') : null;
     // A project number as the app's route reads it (percent-decoded); anything but digits is left to the app (e.g. `/api/v1/…`).
     const ref = m ? decodedRef(m[1]) : null;
-    if (!m || ref === null || !forUs(req)) return next(req, res);
-    asExpressEnough(req, res);
-    observe(req as Request, res as Response, () => {
-      if (method === 'OPTIONS') return ingestion.preflight(res);
-      void ingestion.accept(req, res, m[2] as 'envelope' | 'store', ref, queryKey(m[3]));
-    });
-  };
+    if (!m || ref === null) return null;
+    return method === 'OPTIONS' ? preflight : (rq, rs) => void ingestion.accept(rq, rs, m[2] as 'envelope' | 'store', ref, queryKey(m[3]));
+  });
 }
 
 function decodedRef(raw: string): string | null {

@@ -5,11 +5,10 @@ import type { Db } from '../db/connect';
 import type { PingKind } from '../engine/ping';
 import { pingIngestFor, type PingIngest } from '../ingest/pings';
 import type { Logger } from '../log';
-import { requestObserver } from '../observability/http';
 import { ApiError } from '../pipeline/errors';
 import { qualities, sendBytes, sendError } from './respond';
 import { BODY_LIMITS, readBody } from './body';
-import { asExpressEnough, ownHostTest } from './fastPath';
+import { withFastPath, type Listener } from './fastPath';
 
 type Log = (msg: string, e: unknown) => void;
 
@@ -83,11 +82,9 @@ export interface PingFastPathDeps { db: Db; logger: Logger; closing: () => boole
  * a status page's custom domain, where the app serves that page and nothing
  * else.
  */
-export function withPingFastPath(app: express.Express, deps: PingFastPathDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function withPingFastPath(app: express.Express, deps: PingFastPathDeps): Listener {
   const pings = pingIngestFor(deps.db);
-  const observe = requestObserver(deps.logger, deps.closing);
   const log: Log = (m, e) => deps.logger.error(m, e);
-  const forUs = ownHostTest(deps.baseUrl);
   /** The error answer through Express's request and response, as app.handle would have made them. */
   const fail = (req: IncomingMessage, res: ServerResponse, e: unknown) => {
     const r = req as Request;
@@ -108,13 +105,8 @@ export function withPingFastPath(app: express.Express, deps: PingFastPathDeps): 
       fail(req, res, e);
     }
   };
-  return (req, res) => {
+  return withFastPath(app, deps, (req) => {
     const m = req.method === 'GET' || req.method === 'HEAD' || req.method === 'POST' ? PING_PATH.exec(req.url ?? '') : null;
-    if (!m || !forUs(req)) {
-      app(req, res);
-      return;
-    }
-    asExpressEnough(req, res);
-    observe(req as Request, res as Response, () => void take(req, res, m[1], KINDS[m[2] ?? '']));
-  };
+    return m ? (rq, rs) => void take(rq, rs, m[1], KINDS[m[2] ?? '']) : null;
+  });
 }
