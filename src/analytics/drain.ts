@@ -14,6 +14,7 @@ import { sql } from 'kysely';
 // Array parameters as their literal text: cheaper than the driver's conversion of thousands of elements.
 import { arrayLiteral as arr } from '../db/arrayLiteral';
 import type { Db } from '../db/connect';
+import { withTryLock } from '../db/locked';
 import { setAsideOldest, type BufferTable } from '../ingest/buffer';
 import type { Logger } from '../log';
 import { startLoop } from '../jobs/loop';
@@ -267,9 +268,7 @@ async function countBatch(tx: Db, taken: TakenEvent[]): Promise<void> {
  * the events taken, or null when another process is draining now.
  */
 export async function drainAnalyticsOnce(db: Db, limit = 5000): Promise<number | null> {
-  return db.transaction().execute(async (tx) => {
-    const { rows: [lock] } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext(${`ingest:${NAME}`})) as ok`.execute(tx);
-    if (!lock.ok) return null;
+  return withTryLock(db, `ingest:${NAME}`, async (tx) => {
     const list = sql.join(ANALYTICS_BUFFER.columns.filter(([c]) => c !== 'hostname' && c !== 'referrer')
       .map(([c, type]) => (type === 'bigint' || type === 'jsonb' ? sql`${sql.ref(`t.${c}`)}::text as ${sql.ref(c)}` : sql.ref(`t.${c}`))));
     // Locked now, deleted as they move into analytics_events (moveEvents).

@@ -8,6 +8,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db/connect';
+import { withTryLock } from '../db/locked';
 import { analyticsClock } from './visitor';
 
 /** How long salts, sessions and seen-visitor rows are kept. */
@@ -19,9 +20,7 @@ export const VISITOR_STATE_HOURS = 48;
  * rows in different orders could deadlock); false when another was at it.
  */
 export async function analyticsHousekeeping(db: Db, now: Date = analyticsClock.now()): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
-    const { rows: [lock] } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext('analytics:housekeeping')) as ok`.execute(tx);
-    if (!lock.ok) return false;
+  const done = await withTryLock(db, 'analytics:housekeeping', async (tx) => {
     // A day's salt is in use until the day ends; from 48 h after it began it is gone (today's and yesterday's stay).
     const cutoffDay = new Date(now.getTime() - VISITOR_STATE_HOURS * 3600_000).toISOString().slice(0, 10);
     await sql`delete from analytics_salts where day <= ${cutoffDay}::date`.execute(tx);
@@ -32,4 +31,5 @@ export async function analyticsHousekeeping(db: Db, now: Date = analyticsClock.n
         and e.at < ${now}::timestamptz - make_interval(days => p.history_retention_days)`.execute(tx);
     return true;
   });
+  return done ?? false;
 }

@@ -9,17 +9,12 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db/connect';
+import { withTryLock } from '../db/locked';
 
 /** Rows deleted per transaction, so a first run over a large backlog holds no lock, and no dead rows from vacuum, for long. */
 const CHUNK = 10_000;
 
-/** Runs `work` in a transaction holding the housekeeping lock; null when another process holds it. */
-function locked<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T | null> {
-  return db.transaction().execute(async (tx) => {
-    const { rows: [lock] } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext('errors:housekeeping')) as ok`.execute(tx);
-    return lock.ok ? work(tx) : null;
-  });
-}
+const locked = <T>(db: Db, work: (tx: Db) => Promise<T>) => withTryLock(db, 'errors:housekeeping', work);
 
 /**
  * Deletes what has outlived its keeping, a chunk per transaction. One process
