@@ -42,8 +42,14 @@ export interface BufferedEvent {
   interactive: boolean;
 }
 
-/** An event as the drain takes it (what counting reads, props as JSON text; the rest moves to `analytics_events` inside the database). */
-export interface TakenEvent extends Omit<BufferedEvent, 'hostname' | 'referrer' | 'props'> { seq: number; props: string | null }
+/**
+ * An event as counting reads it: taken from the buffer by the drain (props
+ * as JSON text; the rest moves to `analytics_events` inside the database),
+ * or handed over whole by ingestion (props as an object).
+ */
+export interface CountedEvent extends Omit<BufferedEvent, 'hostname' | 'referrer' | 'props'> { props: string | Record<string, string> | null }
+/** An event as the drain takes it from `analytics_buffer`. */
+export interface TakenEvent extends CountedEvent { seq: number; props: string | null }
 
 /** A session as the batch leaves it, and as it was before (null: started in this batch). */
 export interface Session {
@@ -71,7 +77,7 @@ export function bounded(v: string): string {
 const orNone = (v: string | null): string => (v === null || v === '' ? NONE : bounded(v));
 
 /** The session dimensions an entry event fixes. */
-export function entryOf(e: TakenEvent): Entry {
+export function entryOf(e: CountedEvent): Entry {
   return {
     path: bounded(e.pathname),
     referrer: orNone(e.referrer_source),
@@ -86,7 +92,7 @@ export function entryOf(e: TakenEvent): Entry {
 }
 
 export const sessionKey = (siteId: string, visitor: string): string => `${siteId}\u0000${visitor}`;
-export const isPageview = (e: TakenEvent): boolean => e.name === 'pageview';
+export const isPageview = (e: CountedEvent): boolean => e.name === 'pageview';
 
 /**
  * Assigns each event (sorted by time) a session: the visitor's open one when
@@ -94,7 +100,7 @@ export const isPageview = (e: TakenEvent): boolean => e.name === 'pageview';
  * this event. `open` holds each visitor's latest stored session (its
  * `before` a copy of what is stored) and is updated. Returns each event's session and the sessions the batch touched.
  */
-export function assignSessions(events: TakenEvent[], open: Map<string, Session>, newId: () => string): { sessionOf: Session[]; touched: Session[] } {
+export function assignSessions(events: CountedEvent[], open: Map<string, Session>, newId: () => string): { sessionOf: Session[]; touched: Session[] } {
   const sessionOf: Session[] = [];
   const touched = new Set<Session>();
   for (const e of events) {
@@ -129,11 +135,12 @@ export function sessionPairs(s: Session): [string, string][] {
 }
 
 /** The pairs of an event itself: its page, for a custom event its name, and its props (`prop`, name, key and value joined). */
-export function ownPairs(e: TakenEvent): [string, string][] {
+export function ownPairs(e: CountedEvent): [string, string][] {
   const pairs: [string, string][] = [['path', bounded(e.pathname)]];
   if (!isPageview(e)) pairs.push(['event', bounded(e.name)]);
   if (e.props) {
-    for (const [k, v] of Object.entries(JSON.parse(e.props) as Record<string, string>)) {
+    const props = typeof e.props === 'string' ? (JSON.parse(e.props) as Record<string, string>) : e.props;
+    for (const [k, v] of Object.entries(props)) {
       pairs.push(['prop', bounded(`${e.name}${PROP_SEPARATOR}${k}${PROP_SEPARATOR}${v}`)]);
     }
   }

@@ -22,7 +22,7 @@ import { ApiError } from '../pipeline/errors';
 import type { RateLimits } from '../pipeline/ratelimit';
 import { drainUnread, readBody } from '../transport/body';
 import { withFastPath, type Listener } from '../transport/fastPath';
-import { ANALYTICS_BUFFER, wakeAnalyticsDrain, type BufferedEvent } from './drain';
+import { ANALYTICS_BUFFER, type BufferedEvent } from './drain';
 import { EventError, parseBody, parseEvent, sanitizeHostname, type ParsedEvent } from './event';
 import { countryOf } from './geo';
 import { parseAgent } from './ua';
@@ -170,10 +170,8 @@ function eventIngestion(db: Db, log: Logger, limits: RateLimits): EventIngestion
           }
           rows.push(rowFor(ev, site, at, salt, ip, ua!, agent, country));
         }
-        if (rows.length > 0) {
-          await buffer.append(rows);
-          wakeAnalyticsDrain();
-        }
+        // Committed to the buffer, which wakes this process's drain (onAppend).
+        if (rows.length > 0) await buffer.append(rows);
         accepted(res, ev.domains.length - rows.length);
       } catch (e) {
         if (res.headersSent) return;

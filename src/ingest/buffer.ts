@@ -47,13 +47,29 @@ export interface BufferWriter<T> {
 /** Local listeners of appends, so a drain in the same process starts at once instead of at its next poll. */
 const appended = new Map<string, Set<() => void>>();
 
+/** Calls `wake` after every append to `table` in this process; returns the undoing. */
+export function onAppend(table: string, wake: () => void): () => void {
+  const listeners = appended.get(table) ?? appended.set(table, new Set()).get(table)!;
+  listeners.add(wake);
+  return () => listeners.delete(wake);
+}
+
+export interface BufferWriterOptions {
+  /** How long the first item of a batch waits for others (2 ms). */
+  delayMs?: number;
+  /** Items of one batch at most (2000). */
+  maxRows?: number;
+  /** Batches committing at once (2). */
+  concurrency?: number;
+}
+
 /**
  * Appends to `spec.table` by group commit: one `INSERT … SELECT FROM unnest()`
  * (or `json_populate_recordset`, `spec.encoding`) per batch (one statement
  * text, prepared once per connection, whatever the batch size), up to
  * `concurrency` batches committing at once.
  */
-export function bufferWriter<T>(db: Db, spec: BufferTable<T>, o: { delayMs?: number; maxRows?: number; concurrency?: number } = {}): BufferWriter<T> {
+export function bufferWriter<T>(db: Db, spec: BufferTable<T>, o: BufferWriterOptions = {}): BufferWriter<T> {
   const cols = sql.join(spec.columns.map(([c]) => sql.ref(c)));
   const table = sql.table(spec.table);
   // The JSON statement is one text with one parameter: compiled once, not per batch.
@@ -159,13 +175,11 @@ export function startDrain<T, R = T & { seq: number }>(db: Db, o: DrainOptions<T
     pollMs: o.pollMs, gapMs: o.gapMs, retryMs: o.retryMs, concurrency: o.concurrency,
     setAside: (error) => setAsideOldest(db, o.name, o.buffer.table, error),
   });
-  const listeners = appended.get(o.buffer.table) ?? appended.set(o.buffer.table, new Set()).get(o.buffer.table)!;
-  const wake = () => loop.wake();
-  listeners.add(wake);
+  const unlisten = onAppend(o.buffer.table, () => loop.wake());
   return {
     runOnce: () => drainBatch(db, o, limit),
     async stop(finishMs = 1000) {
-      listeners.delete(wake);
+      unlisten();
       await loop.stop();
       const end = Date.now() + finishMs;
       try {
