@@ -296,6 +296,44 @@ test('a session ends after 30 minutes without an event; the visitor is still one
   expect(await server.db.selectFrom('analytics_sessions').select('started_at').where('site_id', '=', s.id).execute()).toHaveLength(2);
 });
 
+test('a visit under way at midnight continues into the new day (the hash under yesterday\'s salt finds it), and each day still counts its own visitor', async () => {
+  const s = await site('midnight.example');
+  const other = await site('midnight-other.example');
+  const ev = (path: string, d = 'midnight.example') => ({ n: 'pageview', u: `https://${d}${path}`, d });
+  const day1 = Date.parse('2026-04-01T23:50:00Z');
+  await post(ev('/late'), { at: day1 });
+  await post(ev('/late', 'midnight-other.example'), { at: day1 + 5 * 60_000 });
+  await drainAnalytics(server.db);
+  await post(ev('/after-midnight'), { at: day1 + 20 * 60_000 }); // 00:10: yesterday's visit goes on
+  await drainAnalytics(server.db);
+  await post(ev('/still'), { at: day1 + 45 * 60_000 }); // 00:35: past the 30-minute window, found by today's hash alone
+  // Another visitor after midnight, same page: a visit of its own.
+  await post(ev('/after-midnight'), { ua: UA.windows, at: day1 + 21 * 60_000 });
+  // The same visitor's visit of the other site (23:55 → 00:05) continues there too, apart (each site has its own salts and sessions).
+  await post(ev('/x', 'midnight-other.example'), { at: day1 + 15 * 60_000 });
+  await drainAnalytics(server.db);
+
+  const daily = await server.db.selectFrom('analytics_daily').select(['day', 'visitors', 'pageviews', 'visits', 'bounces', 'duration_s'])
+    .where('site_id', '=', s.id).where('dimension', '=', '').orderBy('day').execute();
+  // The visit (23:50 → 00:35) counts once, on the day it began; its visitor once on each day; the second visitor's bounce on the 2nd.
+  expect(daily.map((d) => [d.day, Number(d.visitors), Number(d.pageviews), Number(d.visits), Number(d.bounces), Number(d.duration_s)])).toEqual([
+    ['2026-04-01', 1, 1, 1, 0, 45 * 60],
+    ['2026-04-02', 2, 3, 1, 1, 0],
+  ]);
+  const sessions = await server.db.selectFrom('analytics_sessions').select([sql<string>`visitor::text`.as('visitor'), 'pageviews', 'started_at', 'last_at']).where('site_id', '=', s.id).orderBy('started_at').execute();
+  expect(sessions.map((r) => [r.started_at.toISOString(), r.last_at.toISOString(), r.pageviews])).toEqual([
+    ['2026-04-01T23:50:00.000Z', '2026-04-02T00:35:00.000Z', 3],
+    ['2026-04-02T00:11:00.000Z', '2026-04-02T00:11:00.000Z', 1],
+  ]);
+  // The continued visit's row now carries the new day's hash, which its events after midnight have.
+  const raw = await server.db.selectFrom('analytics_events').select([sql<string>`visitor::text`.as('visitor'), 'pathname', 'session']).where('site_id', '=', s.id).orderBy('at').execute();
+  expect(raw[0].visitor).not.toBe(raw[1].visitor);
+  expect(sessions[0].visitor).toBe(raw[1].visitor);
+  expect(new Set([raw[0].session, raw[1].session, raw[3].session]).size).toBe(1);
+  const others = await server.db.selectFrom('analytics_sessions').select(['started_at', 'pageviews']).where('site_id', '=', other.id).execute();
+  expect(others.map((r) => [r.started_at.toISOString(), r.pageviews])).toEqual([['2026-04-01T23:55:00.000Z', 2]]);
+});
+
 test('salts rotate daily: two visitors, one of them on two days, count three daily uniques; old salts, sessions and seen rows go after 48 h', async () => {
   const s = await site('salt.example');
   const ev = { n: 'pageview', u: 'https://salt.example/', d: 'salt.example' };

@@ -64,6 +64,7 @@ async function readState(tx: Db, events: CountedEvent[]): Promise<State> {
   for (const e of events) {
     sites.add(e.site_id);
     visitors.set(sessionKey(e.site_id, e.visitor), [e.site_id, e.visitor]);
+    if (e.previous_visitor !== null) visitors.set(sessionKey(e.site_id, e.previous_visitor), [e.site_id, e.previous_visitor]);
     const day = whenOf(e.at).day;
     days.set(visitorDay(e.site_id, day, e.visitor), [e.site_id, day, e.visitor]);
     first = Math.min(first, e.at.getTime());
@@ -89,7 +90,7 @@ async function readState(tx: Db, events: CountedEvent[]): Promise<State> {
     open.set(sessionKey(s.site_id, s.visitor), {
       siteId: s.site_id, visitor: s.visitor, id: s.session, startedAt: new Date(s.started_at), lastAt,
       pageviews: s.pageviews, interactiveEvents: s.interactive_events, entry: s.entry,
-      before: { lastAt, pageviews: s.pageviews, interactiveEvents: s.interactive_events },
+      before: { lastAt, pageviews: s.pageviews, interactiveEvents: s.interactive_events, visitor: s.visitor },
     });
   }
   return { live: new Set(r.live), open, seen: new Map(r.seen.map((s) => [visitorDay(s.site_id, s.day, s.visitor), Buffer.from(s.keys, 'hex')])) };
@@ -146,7 +147,7 @@ function has(keys: StoredKeys, h: string): boolean {
   return false;
 }
 
-/** New sessions inserted with their entry; continuing ones updated in place (HOT: migration 0022). */
+/** New sessions inserted with their entry; continuing ones updated in place (HOT: migration 0022; not for the few continued across midnight, whose visitor changes). */
 function sessionWrites(touched: Session[]): Write[] {
   const out: Write[] = [];
   const fresh = touched.filter((s) => s.before === null);
@@ -159,11 +160,12 @@ function sessionWrites(touched: Session[]): Write[] {
         fresh.map((s) => s.lastAt), fresh.map((s) => s.pageviews), fresh.map((s) => s.interactiveEvents), fresh.map((s) => JSON.stringify(s.entry))])})`]);
   }
   if (going.length > 0) {
-    out.push(['sessions_on', sql`update analytics_sessions s set last_at = u.last_at, pageviews = u.pageviews, interactive_events = u.interactive_events
-      from unnest(${arr(going.map((s) => s.siteId))}::text[], ${arr(going.map((s) => s.visitor))}::bigint[], ${arr(going.map((s) => s.startedAt))}::timestamptz[],
-        ${arr(going.map((s) => s.lastAt))}::timestamptz[], ${arr(going.map((s) => s.pageviews))}::int4[], ${arr(going.map((s) => s.interactiveEvents))}::int4[])
-        u(site_id, visitor, started_at, last_at, pageviews, interactive_events)
-      where s.site_id = u.site_id and s.visitor = u.visitor and s.started_at = u.started_at`]);
+    out.push(['sessions_on', sql`update analytics_sessions s set visitor = u.visitor, last_at = u.last_at, pageviews = u.pageviews, interactive_events = u.interactive_events
+      from unnest(${arr(going.map((s) => s.siteId))}::text[], ${arr(going.map((s) => s.before!.visitor))}::bigint[], ${arr(going.map((s) => s.visitor))}::bigint[],
+        ${arr(going.map((s) => s.startedAt))}::timestamptz[], ${arr(going.map((s) => s.lastAt))}::timestamptz[], ${arr(going.map((s) => s.pageviews))}::int4[],
+        ${arr(going.map((s) => s.interactiveEvents))}::int4[])
+        u(site_id, stored, visitor, started_at, last_at, pageviews, interactive_events)
+      where s.site_id = u.site_id and s.visitor = u.stored and s.started_at = u.started_at`]);
   }
   return out;
 }

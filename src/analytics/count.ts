@@ -40,6 +40,8 @@ export interface BufferedEvent {
   props: Record<string, string> | null;
   visitor: string;
   interactive: boolean;
+  /** In the first 30 minutes of a UTC day, the visitor's hash under the day before's salt (else null): a visit under way at midnight continues. */
+  previous_visitor: string | null;
 }
 
 /**
@@ -61,7 +63,7 @@ export interface Session {
   pageviews: number;
   interactiveEvents: number;
   entry: Entry;
-  before: { lastAt: Date; pageviews: number; interactiveEvents: number } | null;
+  before: { lastAt: Date; pageviews: number; interactiveEvents: number; visitor: string } | null;
 }
 
 /** A value cut to MAX_VALUE_BYTES of UTF-8 (never inside a character). */
@@ -98,15 +100,29 @@ export const isPageview = (e: CountedEvent): boolean => e.name === 'pageview';
  * Assigns each event (sorted by time) a session: the visitor's open one when
  * its last event is at most 30 minutes before, else a new one whose entry is
  * this event. `open` holds each visitor's latest stored session (its
- * `before` a copy of what is stored) and is updated. Returns each event's session and the sessions the batch touched.
+ * `before` a copy of what is stored, with the visitor its row has) and is
+ * updated. A visitor with no open session under today's hash continues the
+ * one of its hash under yesterday's salt (`previous_visitor`), which is
+ * then known by today's (its row's visitor changes when written). Returns
+ * each event's session and the sessions the batch touched.
  */
 export function assignSessions(events: CountedEvent[], open: Map<string, Session>, newId: () => string): { sessionOf: Session[]; touched: Session[] } {
   const sessionOf: Session[] = [];
   const touched = new Set<Session>();
+  const within = (s: Session | undefined, e: CountedEvent): s is Session => s !== undefined && e.at.getTime() - s.lastAt.getTime() <= SESSION_GAP_MS;
   for (const e of events) {
     const key = sessionKey(e.site_id, e.visitor);
     let s = open.get(key);
-    if (!s || e.at.getTime() - s.lastAt.getTime() > SESSION_GAP_MS) {
+    if (!within(s, e) && e.previous_visitor !== null) {
+      const before = sessionKey(e.site_id, e.previous_visitor);
+      const last = open.get(before);
+      if (within(last, e)) {
+        open.delete(before);
+        last.visitor = e.visitor;
+        open.set(key, (s = last));
+      }
+    }
+    if (!within(s, e)) {
       s = { siteId: e.site_id, visitor: e.visitor, id: newId(), startedAt: e.at, lastAt: e.at, pageviews: 0, interactiveEvents: 0, entry: entryOf(e), before: null };
       open.set(key, s);
     }

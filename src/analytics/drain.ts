@@ -30,14 +30,15 @@ export const ANALYTICS_BUFFER: BufferTable<BufferedEvent> = {
     ['site_id', 'text'], ['at', 'timestamptz'], ['name', 'text'], ['pathname', 'text'], ['hostname', 'text'],
     ['referrer', 'text'], ['referrer_source', 'text'], ['country', 'text'], ['browser', 'text'], ['os', 'text'], ['device', 'text'],
     ['utm_source', 'text'], ['utm_medium', 'text'], ['utm_campaign', 'text'], ['props', 'jsonb'], ['visitor', 'bigint'], ['interactive', 'boolean'],
+    ['previous_visitor', 'bigint'],
   ],
 };
 
 /** Its name in `ingest_drained` and the key of its advisory lock. */
 const NAME = 'analytics_buffer';
 
-/** The buffer's columns, which `analytics_events` has too. */
-const EVENT_COLUMNS = sql.join(ANALYTICS_BUFFER.columns.map(([c]) => sql.ref(c)));
+/** The buffer's columns that `analytics_events` has too (all but the previous day's visitor hash). */
+const EVENT_COLUMNS = sql.join(ANALYTICS_BUFFER.columns.filter(([c]) => c !== 'previous_visitor').map(([c]) => sql.ref(c)));
 
 /** Deletes the taken rows from the buffer and inserts the counted ones (those given a session) into `analytics_events`: only their sessions are sent. */
 function moveEvents(taken: TakenEvent[], sessions: (string | null)[]): Write[] {

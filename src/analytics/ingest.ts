@@ -26,7 +26,10 @@ import { ANALYTICS_BUFFER, type BufferedEvent } from './drain';
 import { EventError, parseBody, parseEvent, sanitizeHostname, type ParsedEvent } from './event';
 import { countryOf } from './geo';
 import { parseAgent } from './ua';
+import { SESSION_GAP_MS } from './count';
 import { analyticsClock, Salts, SiteGone, utcDay, visitorId, type SaltKey } from './visitor';
+
+const DAY_MS = 86_400_000;
 
 /** Where events are posted (Plausible's path, under base_url). */
 export const EVENT_PATH = '/api/event';
@@ -111,7 +114,7 @@ function eventIngestion(db: Db, log: Logger, limits: RateLimits): EventIngestion
     return loading ? Promise.all(found) : (found as (Site | null)[]);
   };
 
-  const rowFor = (ev: ParsedEvent, site: Site, at: Date, salt: SaltKey, ip: string, ua: string, agent: ReturnType<typeof parseAgent>, country: string | null): BufferedEvent => {
+  const rowFor = (ev: ParsedEvent, site: Site, at: Date, salt: SaltKey, previous: SaltKey | null, ip: string, ua: string, agent: ReturnType<typeof parseAgent>, country: string | null): BufferedEvent => {
     // A referral from the site's own domain is none, as one from the page's own host is (event.ts).
     const self = ev.referrerSource === site.domain;
     return {
@@ -120,6 +123,7 @@ function eventIngestion(db: Db, log: Logger, limits: RateLimits): EventIngestion
       country, browser: agent.browser, os: agent.os, device: agent.device,
       utm_source: ev.utmSource, utm_medium: ev.utmMedium, utm_campaign: ev.utmCampaign,
       props: ev.props, visitor: visitorId(salt, ip, ua, site.domain), interactive: ev.interactive,
+      previous_visitor: previous ? visitorId(previous, ip, ua, site.domain) : null,
     };
   };
 
@@ -168,7 +172,13 @@ function eventIngestion(db: Db, log: Logger, limits: RateLimits): EventIngestion
               throw e;
             }
           }
-          rows.push(rowFor(ev, site, at, salt, ip, ua!, agent, country));
+          // Within a visit's reach of midnight, the hash under yesterday's salt too, so a visit under way continues (reference B2).
+          let previous: SaltKey | null | Promise<SaltKey | null> = null;
+          if (at.getTime() % DAY_MS < SESSION_GAP_MS) {
+            previous = salts.existing(site.id, utcDay(new Date(at.getTime() - DAY_MS)));
+            if (previous instanceof Promise) previous = await previous;
+          }
+          rows.push(rowFor(ev, site, at, salt, previous, ip, ua!, agent, country));
         }
         // Committed to the buffer, which wakes this process's drain (onAppend).
         if (rows.length > 0) await buffer.append(rows);

@@ -51,6 +51,8 @@ const MAX_SALTS = 100_000;
 export class Salts {
   private readonly salts = new Map<string, SaltKey>();
   private readonly loading = new Map<string, Promise<SaltKey>>();
+  /** Salts of past days looked up without making them (previous): null when there is none. */
+  private readonly past = new Map<string, SaltKey | null | Promise<SaltKey | null>>();
   private today = '';
 
   constructor(private readonly db: Db) {}
@@ -82,12 +84,37 @@ export class Salts {
     return load;
   }
 
+  /**
+   * The salt `siteId` had on `day` if it exists (a past day's: never made
+   * now; none when the site had no event that day, or housekeeping deleted
+   * it), without a promise once looked up.
+   */
+  existing(siteId: string, day: string): SaltKey | null | Promise<SaltKey | null> {
+    const key = `${siteId}|${day}`;
+    const hit = this.salts.get(key) ?? this.past.get(key);
+    if (hit !== undefined) return hit;
+    if (this.past.size >= MAX_SALTS) this.past.clear();
+    const load = this.db.selectFrom('analytics_salts').select('salt').where('site_id', '=', siteId).where('day', '=', day).executeTakeFirst()
+      .then((row) => {
+        const salt = row ? createSecretKey(row.salt) : null;
+        this.past.set(key, salt);
+        return salt;
+      }, (e: unknown) => {
+        this.past.delete(key);
+        throw e;
+      });
+    this.past.set(key, load);
+    return load;
+  }
+
   /** Forgets salts of days before yesterday (a late event may still name yesterday). */
   private rollOver(day: string): void {
     if (day < this.today) return;
     this.today = day;
     const yesterday = utcDay(new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000));
     for (const key of this.salts.keys()) if (key.slice(key.lastIndexOf('|') + 1) < yesterday) this.salts.delete(key);
+    // Past salts looked up are yesterday's at most: a new day asks about a new yesterday (and a salt made since is not missed).
+    this.past.clear();
   }
 
   private async load(siteId: string, day: string): Promise<SaltKey> {

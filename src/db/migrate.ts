@@ -26,6 +26,7 @@ import * as m0024 from './migrations/0024_search';
 import * as m0026 from './migrations/0026_analytics_monthly';
 import * as m0027 from './migrations/0027_ingest_rejected';
 import * as m0028 from './migrations/0028_error_event_summary';
+import * as m0029 from './migrations/0029_analytics_previous_visitor';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -56,6 +57,7 @@ const migrations: Record<string, Migration> = {
   '0026_analytics_monthly': m0026,
   '0027_ingest_rejected': m0027,
   '0028_error_event_summary': m0028,
+  '0029_analytics_previous_visitor': m0029,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -585,7 +585,11 @@ export interface AnalyticsEventColumns {
   visitor: ColumnType<string, string | bigint, string | bigint>;
   interactive: boolean;
 }
-export interface AnalyticsBufferTable extends AnalyticsEventColumns { seq: ColumnType<string, never, never> }
+export interface AnalyticsBufferTable extends AnalyticsEventColumns {
+  seq: ColumnType<string, never, never>;
+  /** In the first 30 minutes of a UTC day, the visitor hash under the day before's salt (migration 0029), to continue a visit across midnight. */
+  previous_visitor: ColumnType<string | null, string | bigint | null, string | bigint | null>;
+}
 export interface AnalyticsEventsTable extends AnalyticsEventColumns { session: ColumnType<string, string | bigint, string | bigint> }
 export interface AnalyticsSessionsTable {
   site_id: string;
