@@ -360,9 +360,17 @@ test('salts rotate daily: two visitors, one of them on two days, count three dai
   await analyticsHousekeeping(server.db, new Date(T0 + 86_400_000 + 48 * 3600_000 + 1000));
   expect(await server.db.selectFrom('analytics_sessions').select('visitor').where('site_id', '=', s.id).execute()).toHaveLength(0);
   expect(await server.db.selectFrom('analytics_events').select('at').where('site_id', '=', s.id).execute()).toHaveLength(3);
+  const hourly = () => server.db.selectFrom('analytics_hourly').select('dimension').distinct().where('site_id', '=', s.id).orderBy('dimension').execute();
+  expect((await hourly()).map((r) => r.dimension)).toEqual(['', 'browser', 'country', 'device', 'os', 'path', 'referrer', 'utm_campaign', 'utm_medium', 'utm_source']);
+  // Raw events and hourly roll-ups after the plan's retention (free: 90 days); daily (and monthly) roll-ups stay with the site.
+  await analyticsHousekeeping(server.db, new Date(T0 + 90 * 86_400_000 + 1000));
+  expect(await server.db.selectFrom('analytics_events').select('at').where('site_id', '=', s.id).execute()).toHaveLength(2);
+  expect(await hourly()).toHaveLength(10);
   await analyticsHousekeeping(server.db, new Date(T0 + 92 * 86_400_000));
   expect(await server.db.selectFrom('analytics_events').select('at').where('site_id', '=', s.id).execute()).toHaveLength(0);
+  expect(await hourly()).toHaveLength(0);
   expect(await server.db.selectFrom('analytics_daily').select('day').where('site_id', '=', s.id).where('dimension', '=', '').execute()).toHaveLength(2);
+  expect(await server.db.selectFrom('analytics_monthly').select('month').where('site_id', '=', s.id).where('dimension', '=', '').execute()).toHaveLength(1);
 });
 
 test('a visitor met under many values is still counted once per value and day (its seen set searched as a set once large)', async () => {

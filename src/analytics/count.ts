@@ -18,6 +18,8 @@ export const MAX_VALUE_BYTES = 2000;
 /** Dimensions a session's entry event fixes. */
 export const SESSION_DIMENSIONS = ['referrer', 'country', 'browser', 'os', 'device', 'utm_source', 'utm_medium', 'utm_campaign'] as const;
 export type SessionDimension = typeof SESSION_DIMENSIONS[number];
+/** Every `dimension` a roll-up row has: '' for the totals, the event's own (path, event, prop) and the session's. */
+export const ROLLUP_DIMENSIONS: readonly string[] = ['', 'path', 'event', 'prop', ...SESSION_DIMENSIONS];
 /** A session's entry values (`analytics_sessions.entry`). */
 export type Entry = Record<SessionDimension | 'path', string>;
 

@@ -3,12 +3,15 @@
  * minutes: salts, sessions (from their start) and seen-visitor rows go after
  * 48 h (so no key
  * joins two days, and nothing about a visitor outlives the next day), raw
- * events after the organisation's plan retention (`plans.history_retention_days`,
- * as check results). Roll-ups stay: every read answers from them.
+ * events and hourly roll-ups after the organisation's plan retention
+ * (`plans.history_retention_days`, as check results). Daily and monthly
+ * roll-ups stay with the site: reports read them (a year at most), and they
+ * hold a 24th of the hourly rows or less.
  */
 import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import { withTryLock } from '../db/locked';
+import { ROLLUP_DIMENSIONS } from './count';
 import { analyticsClock } from './visitor';
 
 /** How long salts, sessions and seen-visitor rows are kept. */
@@ -29,6 +32,10 @@ export async function analyticsHousekeeping(db: Db, now: Date = analyticsClock.n
     await sql`delete from analytics_events e using analytics_sites s, organizations o, plans p
       where e.site_id = s.id and s.organization_id = o.id and p.code = o.plan
         and e.at < ${now}::timestamptz - make_interval(days => p.history_retention_days)`.execute(tx);
+    // Per site and dimension, so each delete walks the primary key (site_id, dimension, hour, value) from the oldest hour only.
+    await sql`delete from analytics_hourly h using analytics_sites s, organizations o, plans p
+      where h.site_id = s.id and s.organization_id = o.id and p.code = o.plan
+        and h.dimension = any(${[...ROLLUP_DIMENSIONS]}::text[]) and h.hour < ${now}::timestamptz - make_interval(days => p.history_retention_days)`.execute(tx);
     return true;
   });
   return done ?? false;
