@@ -137,6 +137,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{id}/metrics/hourly": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent's hourly metric roll-ups
+         * @description The agent's figures per hour over the last `days` days, newest hour
+         *     first: for each figure the average, minimum, maximum and sum of the
+         *     samples that had it, and the number of samples in the hour. This is
+         *     what a chart over weeks reads (the samples themselves are served for
+         *     a week at most); the current hour is included as far as it went. An
+         *     hour without samples has no entry. Roll-ups are kept for the plan's
+         *     history retention, like the samples; docs/agents.md describes the
+         *     figures.
+         */
+        get: operations["getAgentHourlyMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/analytics": {
         parameters: {
             query?: never;
@@ -2481,6 +2508,47 @@ export interface components {
             /** @description Send throughput: `networkTxBytes` over the seconds since the previous sample. */
             networkTxBytesPerSecond: number | null;
         };
+        /**
+         * @description One hour of an agent's samples, rolled up. Each figure is null when
+         *     no sample of the hour had it (the agent could not read it).
+         */
+        AgentHour: {
+            /**
+             * Format: date-time
+             * @description The start of the hour (UTC).
+             */
+            hour: string;
+            /** @description Samples taken in the hour. */
+            samples: number;
+            cpuPercent: components["schemas"]["AgentFigureStats"] | null;
+            memoryPercent: components["schemas"]["AgentFigureStats"] | null;
+            memoryUsedBytes: components["schemas"]["AgentFigureStats"] | null;
+            memoryTotalBytes: components["schemas"]["AgentFigureStats"] | null;
+            swapPercent: components["schemas"]["AgentFigureStats"] | null;
+            swapUsedBytes: components["schemas"]["AgentFigureStats"] | null;
+            swapTotalBytes: components["schemas"]["AgentFigureStats"] | null;
+            diskPercent: components["schemas"]["AgentFigureStats"] | null;
+            load1: components["schemas"]["AgentFigureStats"] | null;
+            load5: components["schemas"]["AgentFigureStats"] | null;
+            load15: components["schemas"]["AgentFigureStats"] | null;
+            networkRxBytes: components["schemas"]["AgentFigureStats"] | null;
+            networkTxBytes: components["schemas"]["AgentFigureStats"] | null;
+            networkRxBytesPerSecond: components["schemas"]["AgentFigureStats"] | null;
+            networkTxBytesPerSecond: components["schemas"]["AgentFigureStats"] | null;
+        };
+        /**
+         * @description One figure over an hour's samples that had it. `sum` is what a byte
+         *     counter (`networkRxBytes`, `networkTxBytes`) moved in the hour; for
+         *     other figures the average is the one to read.
+         */
+        AgentFigureStats: {
+            avg: number;
+            min: number;
+            max: number;
+            sum: number;
+            /** @description Samples of the hour that had the figure. */
+            count: number;
+        };
         AnalyticsBreakdown: {
             /** @enum {string} */
             dimension: "path" | "referrer" | "country" | "browser" | "os" | "device" | "utm_source" | "utm_medium" | "utm_campaign" | "event";
@@ -3322,6 +3390,9 @@ export interface components {
             severity: "info" | "warning" | "critical";
             /** @description English sentence for humans. */
             message: string;
+        };
+        GetAgentHourlyMetricsResponse: {
+            data: components["schemas"]["AgentHour"][];
         };
         GetAgentMetricsResponse: {
             data: components["schemas"]["AgentSample"][];
@@ -5011,6 +5082,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GetAgentMetricsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getAgentHourlyMetrics: {
+        parameters: {
+            query?: {
+                /** @description The window in days ending now; default 7, values above 366 are clamped to 366 and values below 1 to 1 (never refused). Hours past the plan's history retention are no longer kept. */
+                days?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The agent's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hours. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAgentHourlyMetricsResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -2624,15 +2624,1400 @@ return errors === 0;
 }
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listAnalyticsSites"] = validate96;
-const schema45 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListAnalyticsSitesResponse"};
-const schema46 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/AnalyticsSite"}}}};
-const schema47 = {"type":"object","description":"A measured site.","additionalProperties":false,"required":["id","publicId","domain","viewsLast24h","trafficAlerting","createdAt","workspaceId","name","scriptTag"],"properties":{"id":{"type":"string"},"publicId":{"type":"string","description":"The identifier the page script sends; public by design."},"domain":{"type":"string","description":"The host name, lower-case, without `www.`; unique on the server."},"viewsLast24h":{"type":"integer","description":"Pageviews in the last 24 hours."},"trafficAlerting":{"type":"boolean","description":"True while traffic is below the usual for that hour."},"createdAt":{"type":"string","format":"date-time"},"workspaceId":{"type":"string","description":"The workspace the site belongs to (keys confined to workspaces see only theirs)."},"name":{"type":"string"},"scriptTag":{"type":"string","description":"The line to put in the site's pages: a deferred `script` element\nwhose `data-site` is the `publicId` and whose `src` is\n`{base_url}/js/script.js`.\nThe official Plausible tracker works too, with\n`endpoint: '{base_url}/api/event'` and `domain` set to the site's domain.\n"}}};
+exports["response:getAgentHourlyMetrics"] = validate96;
+const schema45 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetAgentHourlyMetricsResponse"};
+const schema46 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/AgentHour"}}}};
+const schema47 = {"type":"object","description":"One hour of an agent's samples, rolled up. Each figure is null when\nno sample of the hour had it (the agent could not read it).\n","additionalProperties":false,"required":["hour","samples","cpuPercent","memoryPercent","memoryUsedBytes","memoryTotalBytes","swapPercent","swapUsedBytes","swapTotalBytes","diskPercent","load1","load5","load15","networkRxBytes","networkTxBytes","networkRxBytesPerSecond","networkTxBytesPerSecond"],"properties":{"hour":{"type":"string","format":"date-time","description":"The start of the hour (UTC)."},"samples":{"type":"integer","description":"Samples taken in the hour."},"cpuPercent":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"memoryPercent":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"memoryUsedBytes":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"memoryTotalBytes":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"swapPercent":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"swapUsedBytes":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"swapTotalBytes":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"diskPercent":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"load1":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"load5":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"load15":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"networkRxBytes":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"networkTxBytes":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"networkRxBytesPerSecond":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]},"networkTxBytesPerSecond":{"oneOf":[{"$ref":"#/components/schemas/AgentFigureStats"},{"type":"null"}]}}};
+const schema48 = {"type":"object","description":"One figure over an hour's samples that had it. `sum` is what a byte\ncounter (`networkRxBytes`, `networkTxBytes`) moved in the hour; for\nother figures the average is the one to read.\n","additionalProperties":false,"required":["avg","min","max","sum","count"],"properties":{"avg":{"type":"number"},"min":{"type":"number"},"max":{"type":"number"},"sum":{"type":"number"},"count":{"type":"integer","description":"Samples of the hour that had the figure."}}};
+
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate99.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.avg === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "avg"},message:"must have required property '"+"avg"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.min === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "min"},message:"must have required property '"+"min"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.max === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max"},message:"must have required property '"+"max"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.sum === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sum"},message:"must have required property '"+"sum"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.count === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "avg") || (key0 === "min")) || (key0 === "max")) || (key0 === "sum")) || (key0 === "count"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.avg !== undefined){
+let data0 = data.avg;
+if(!((typeof data0 == "number") && (isFinite(data0)))){
+const err6 = {instancePath:instancePath+"/avg",schemaPath:"#/properties/avg/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.min !== undefined){
+let data1 = data.min;
+if(!((typeof data1 == "number") && (isFinite(data1)))){
+const err7 = {instancePath:instancePath+"/min",schemaPath:"#/properties/min/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.max !== undefined){
+let data2 = data.max;
+if(!((typeof data2 == "number") && (isFinite(data2)))){
+const err8 = {instancePath:instancePath+"/max",schemaPath:"#/properties/max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.sum !== undefined){
+let data3 = data.sum;
+if(!((typeof data3 == "number") && (isFinite(data3)))){
+const err9 = {instancePath:instancePath+"/sum",schemaPath:"#/properties/sum/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.count !== undefined){
+let data4 = data.count;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err10 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate99.errors = vErrors;
+return errors === 0;
+}
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate98.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.hour === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "hour"},message:"must have required property '"+"hour"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.samples === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "samples"},message:"must have required property '"+"samples"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.cpuPercent === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cpuPercent"},message:"must have required property '"+"cpuPercent"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.memoryPercent === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "memoryPercent"},message:"must have required property '"+"memoryPercent"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.memoryUsedBytes === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "memoryUsedBytes"},message:"must have required property '"+"memoryUsedBytes"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.memoryTotalBytes === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "memoryTotalBytes"},message:"must have required property '"+"memoryTotalBytes"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.swapPercent === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "swapPercent"},message:"must have required property '"+"swapPercent"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.swapUsedBytes === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "swapUsedBytes"},message:"must have required property '"+"swapUsedBytes"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.swapTotalBytes === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "swapTotalBytes"},message:"must have required property '"+"swapTotalBytes"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.diskPercent === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "diskPercent"},message:"must have required property '"+"diskPercent"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.load1 === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "load1"},message:"must have required property '"+"load1"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.load5 === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "load5"},message:"must have required property '"+"load5"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.load15 === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "load15"},message:"must have required property '"+"load15"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.networkRxBytes === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "networkRxBytes"},message:"must have required property '"+"networkRxBytes"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data.networkTxBytes === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "networkTxBytes"},message:"must have required property '"+"networkTxBytes"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data.networkRxBytesPerSecond === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "networkRxBytesPerSecond"},message:"must have required property '"+"networkRxBytesPerSecond"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data.networkTxBytesPerSecond === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "networkTxBytesPerSecond"},message:"must have required property '"+"networkTxBytesPerSecond"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func3.call(schema47.properties, key0))){
+const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.hour !== undefined){
+let data0 = data.hour;
+if(typeof data0 === "string"){
+if(!(formats0.validate(data0))){
+const err18 = {instancePath:instancePath+"/hour",schemaPath:"#/properties/hour/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/hour",schemaPath:"#/properties/hour/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.samples !== undefined){
+let data1 = data.samples;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err20 = {instancePath:instancePath+"/samples",schemaPath:"#/properties/samples/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.cpuPercent !== undefined){
+let data2 = data.cpuPercent;
+const _errs7 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs8 = errors;
+if(!(validate99(data2, {instancePath:instancePath+"/cpuPercent",parentData:data,parentDataProperty:"cpuPercent",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs8 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs9 = errors;
+if(data2 !== null){
+const err21 = {instancePath:instancePath+"/cpuPercent",schemaPath:"#/properties/cpuPercent/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err22 = {instancePath:instancePath+"/cpuPercent",schemaPath:"#/properties/cpuPercent/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.memoryPercent !== undefined){
+let data3 = data.memoryPercent;
+const _errs12 = errors;
+let valid2 = false;
+let passing1 = null;
+const _errs13 = errors;
+if(!(validate99(data3, {instancePath:instancePath+"/memoryPercent",parentData:data,parentDataProperty:"memoryPercent",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid1 = _errs13 === errors;
+if(_valid1){
+valid2 = true;
+passing1 = 0;
+}
+const _errs14 = errors;
+if(data3 !== null){
+const err23 = {instancePath:instancePath+"/memoryPercent",schemaPath:"#/properties/memoryPercent/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid1 = _errs14 === errors;
+if(_valid1 && valid2){
+valid2 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid2 = true;
+passing1 = 1;
+}
+}
+if(!valid2){
+const err24 = {instancePath:instancePath+"/memoryPercent",schemaPath:"#/properties/memoryPercent/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+else {
+errors = _errs12;
+if(vErrors !== null){
+if(_errs12){
+vErrors.length = _errs12;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.memoryUsedBytes !== undefined){
+let data4 = data.memoryUsedBytes;
+const _errs17 = errors;
+let valid3 = false;
+let passing2 = null;
+const _errs18 = errors;
+if(!(validate99(data4, {instancePath:instancePath+"/memoryUsedBytes",parentData:data,parentDataProperty:"memoryUsedBytes",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid2 = _errs18 === errors;
+if(_valid2){
+valid3 = true;
+passing2 = 0;
+}
+const _errs19 = errors;
+if(data4 !== null){
+const err25 = {instancePath:instancePath+"/memoryUsedBytes",schemaPath:"#/properties/memoryUsedBytes/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+if(_valid2 && valid3){
+valid3 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid3 = true;
+passing2 = 1;
+}
+}
+if(!valid3){
+const err26 = {instancePath:instancePath+"/memoryUsedBytes",schemaPath:"#/properties/memoryUsedBytes/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+else {
+errors = _errs17;
+if(vErrors !== null){
+if(_errs17){
+vErrors.length = _errs17;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.memoryTotalBytes !== undefined){
+let data5 = data.memoryTotalBytes;
+const _errs22 = errors;
+let valid4 = false;
+let passing3 = null;
+const _errs23 = errors;
+if(!(validate99(data5, {instancePath:instancePath+"/memoryTotalBytes",parentData:data,parentDataProperty:"memoryTotalBytes",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid3 = _errs23 === errors;
+if(_valid3){
+valid4 = true;
+passing3 = 0;
+}
+const _errs24 = errors;
+if(data5 !== null){
+const err27 = {instancePath:instancePath+"/memoryTotalBytes",schemaPath:"#/properties/memoryTotalBytes/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid3 = _errs24 === errors;
+if(_valid3 && valid4){
+valid4 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid3){
+valid4 = true;
+passing3 = 1;
+}
+}
+if(!valid4){
+const err28 = {instancePath:instancePath+"/memoryTotalBytes",schemaPath:"#/properties/memoryTotalBytes/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.swapPercent !== undefined){
+let data6 = data.swapPercent;
+const _errs27 = errors;
+let valid5 = false;
+let passing4 = null;
+const _errs28 = errors;
+if(!(validate99(data6, {instancePath:instancePath+"/swapPercent",parentData:data,parentDataProperty:"swapPercent",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid4 = _errs28 === errors;
+if(_valid4){
+valid5 = true;
+passing4 = 0;
+}
+const _errs29 = errors;
+if(data6 !== null){
+const err29 = {instancePath:instancePath+"/swapPercent",schemaPath:"#/properties/swapPercent/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid4 = _errs29 === errors;
+if(_valid4 && valid5){
+valid5 = false;
+passing4 = [passing4, 1];
+}
+else {
+if(_valid4){
+valid5 = true;
+passing4 = 1;
+}
+}
+if(!valid5){
+const err30 = {instancePath:instancePath+"/swapPercent",schemaPath:"#/properties/swapPercent/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+else {
+errors = _errs27;
+if(vErrors !== null){
+if(_errs27){
+vErrors.length = _errs27;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.swapUsedBytes !== undefined){
+let data7 = data.swapUsedBytes;
+const _errs32 = errors;
+let valid6 = false;
+let passing5 = null;
+const _errs33 = errors;
+if(!(validate99(data7, {instancePath:instancePath+"/swapUsedBytes",parentData:data,parentDataProperty:"swapUsedBytes",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid5 = _errs33 === errors;
+if(_valid5){
+valid6 = true;
+passing5 = 0;
+}
+const _errs34 = errors;
+if(data7 !== null){
+const err31 = {instancePath:instancePath+"/swapUsedBytes",schemaPath:"#/properties/swapUsedBytes/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid5 = _errs34 === errors;
+if(_valid5 && valid6){
+valid6 = false;
+passing5 = [passing5, 1];
+}
+else {
+if(_valid5){
+valid6 = true;
+passing5 = 1;
+}
+}
+if(!valid6){
+const err32 = {instancePath:instancePath+"/swapUsedBytes",schemaPath:"#/properties/swapUsedBytes/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+else {
+errors = _errs32;
+if(vErrors !== null){
+if(_errs32){
+vErrors.length = _errs32;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.swapTotalBytes !== undefined){
+let data8 = data.swapTotalBytes;
+const _errs37 = errors;
+let valid7 = false;
+let passing6 = null;
+const _errs38 = errors;
+if(!(validate99(data8, {instancePath:instancePath+"/swapTotalBytes",parentData:data,parentDataProperty:"swapTotalBytes",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid6 = _errs38 === errors;
+if(_valid6){
+valid7 = true;
+passing6 = 0;
+}
+const _errs39 = errors;
+if(data8 !== null){
+const err33 = {instancePath:instancePath+"/swapTotalBytes",schemaPath:"#/properties/swapTotalBytes/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid6 = _errs39 === errors;
+if(_valid6 && valid7){
+valid7 = false;
+passing6 = [passing6, 1];
+}
+else {
+if(_valid6){
+valid7 = true;
+passing6 = 1;
+}
+}
+if(!valid7){
+const err34 = {instancePath:instancePath+"/swapTotalBytes",schemaPath:"#/properties/swapTotalBytes/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs37;
+if(vErrors !== null){
+if(_errs37){
+vErrors.length = _errs37;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.diskPercent !== undefined){
+let data9 = data.diskPercent;
+const _errs42 = errors;
+let valid8 = false;
+let passing7 = null;
+const _errs43 = errors;
+if(!(validate99(data9, {instancePath:instancePath+"/diskPercent",parentData:data,parentDataProperty:"diskPercent",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid7 = _errs43 === errors;
+if(_valid7){
+valid8 = true;
+passing7 = 0;
+}
+const _errs44 = errors;
+if(data9 !== null){
+const err35 = {instancePath:instancePath+"/diskPercent",schemaPath:"#/properties/diskPercent/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+var _valid7 = _errs44 === errors;
+if(_valid7 && valid8){
+valid8 = false;
+passing7 = [passing7, 1];
+}
+else {
+if(_valid7){
+valid8 = true;
+passing7 = 1;
+}
+}
+if(!valid8){
+const err36 = {instancePath:instancePath+"/diskPercent",schemaPath:"#/properties/diskPercent/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.load1 !== undefined){
+let data10 = data.load1;
+const _errs47 = errors;
+let valid9 = false;
+let passing8 = null;
+const _errs48 = errors;
+if(!(validate99(data10, {instancePath:instancePath+"/load1",parentData:data,parentDataProperty:"load1",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid8 = _errs48 === errors;
+if(_valid8){
+valid9 = true;
+passing8 = 0;
+}
+const _errs49 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/load1",schemaPath:"#/properties/load1/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs49 === errors;
+if(_valid8 && valid9){
+valid9 = false;
+passing8 = [passing8, 1];
+}
+else {
+if(_valid8){
+valid9 = true;
+passing8 = 1;
+}
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/load1",schemaPath:"#/properties/load1/oneOf",keyword:"oneOf",params:{passingSchemas: passing8},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs47;
+if(vErrors !== null){
+if(_errs47){
+vErrors.length = _errs47;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.load5 !== undefined){
+let data11 = data.load5;
+const _errs52 = errors;
+let valid10 = false;
+let passing9 = null;
+const _errs53 = errors;
+if(!(validate99(data11, {instancePath:instancePath+"/load5",parentData:data,parentDataProperty:"load5",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid9 = _errs53 === errors;
+if(_valid9){
+valid10 = true;
+passing9 = 0;
+}
+const _errs54 = errors;
+if(data11 !== null){
+const err39 = {instancePath:instancePath+"/load5",schemaPath:"#/properties/load5/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+var _valid9 = _errs54 === errors;
+if(_valid9 && valid10){
+valid10 = false;
+passing9 = [passing9, 1];
+}
+else {
+if(_valid9){
+valid10 = true;
+passing9 = 1;
+}
+}
+if(!valid10){
+const err40 = {instancePath:instancePath+"/load5",schemaPath:"#/properties/load5/oneOf",keyword:"oneOf",params:{passingSchemas: passing9},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+else {
+errors = _errs52;
+if(vErrors !== null){
+if(_errs52){
+vErrors.length = _errs52;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.load15 !== undefined){
+let data12 = data.load15;
+const _errs57 = errors;
+let valid11 = false;
+let passing10 = null;
+const _errs58 = errors;
+if(!(validate99(data12, {instancePath:instancePath+"/load15",parentData:data,parentDataProperty:"load15",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid10 = _errs58 === errors;
+if(_valid10){
+valid11 = true;
+passing10 = 0;
+}
+const _errs59 = errors;
+if(data12 !== null){
+const err41 = {instancePath:instancePath+"/load15",schemaPath:"#/properties/load15/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid10 = _errs59 === errors;
+if(_valid10 && valid11){
+valid11 = false;
+passing10 = [passing10, 1];
+}
+else {
+if(_valid10){
+valid11 = true;
+passing10 = 1;
+}
+}
+if(!valid11){
+const err42 = {instancePath:instancePath+"/load15",schemaPath:"#/properties/load15/oneOf",keyword:"oneOf",params:{passingSchemas: passing10},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+else {
+errors = _errs57;
+if(vErrors !== null){
+if(_errs57){
+vErrors.length = _errs57;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.networkRxBytes !== undefined){
+let data13 = data.networkRxBytes;
+const _errs62 = errors;
+let valid12 = false;
+let passing11 = null;
+const _errs63 = errors;
+if(!(validate99(data13, {instancePath:instancePath+"/networkRxBytes",parentData:data,parentDataProperty:"networkRxBytes",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid11 = _errs63 === errors;
+if(_valid11){
+valid12 = true;
+passing11 = 0;
+}
+const _errs64 = errors;
+if(data13 !== null){
+const err43 = {instancePath:instancePath+"/networkRxBytes",schemaPath:"#/properties/networkRxBytes/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid11 = _errs64 === errors;
+if(_valid11 && valid12){
+valid12 = false;
+passing11 = [passing11, 1];
+}
+else {
+if(_valid11){
+valid12 = true;
+passing11 = 1;
+}
+}
+if(!valid12){
+const err44 = {instancePath:instancePath+"/networkRxBytes",schemaPath:"#/properties/networkRxBytes/oneOf",keyword:"oneOf",params:{passingSchemas: passing11},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+else {
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.networkTxBytes !== undefined){
+let data14 = data.networkTxBytes;
+const _errs67 = errors;
+let valid13 = false;
+let passing12 = null;
+const _errs68 = errors;
+if(!(validate99(data14, {instancePath:instancePath+"/networkTxBytes",parentData:data,parentDataProperty:"networkTxBytes",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid12 = _errs68 === errors;
+if(_valid12){
+valid13 = true;
+passing12 = 0;
+}
+const _errs69 = errors;
+if(data14 !== null){
+const err45 = {instancePath:instancePath+"/networkTxBytes",schemaPath:"#/properties/networkTxBytes/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid12 = _errs69 === errors;
+if(_valid12 && valid13){
+valid13 = false;
+passing12 = [passing12, 1];
+}
+else {
+if(_valid12){
+valid13 = true;
+passing12 = 1;
+}
+}
+if(!valid13){
+const err46 = {instancePath:instancePath+"/networkTxBytes",schemaPath:"#/properties/networkTxBytes/oneOf",keyword:"oneOf",params:{passingSchemas: passing12},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+else {
+errors = _errs67;
+if(vErrors !== null){
+if(_errs67){
+vErrors.length = _errs67;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.networkRxBytesPerSecond !== undefined){
+let data15 = data.networkRxBytesPerSecond;
+const _errs72 = errors;
+let valid14 = false;
+let passing13 = null;
+const _errs73 = errors;
+if(!(validate99(data15, {instancePath:instancePath+"/networkRxBytesPerSecond",parentData:data,parentDataProperty:"networkRxBytesPerSecond",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid13 = _errs73 === errors;
+if(_valid13){
+valid14 = true;
+passing13 = 0;
+}
+const _errs74 = errors;
+if(data15 !== null){
+const err47 = {instancePath:instancePath+"/networkRxBytesPerSecond",schemaPath:"#/properties/networkRxBytesPerSecond/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid13 = _errs74 === errors;
+if(_valid13 && valid14){
+valid14 = false;
+passing13 = [passing13, 1];
+}
+else {
+if(_valid13){
+valid14 = true;
+passing13 = 1;
+}
+}
+if(!valid14){
+const err48 = {instancePath:instancePath+"/networkRxBytesPerSecond",schemaPath:"#/properties/networkRxBytesPerSecond/oneOf",keyword:"oneOf",params:{passingSchemas: passing13},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+else {
+errors = _errs72;
+if(vErrors !== null){
+if(_errs72){
+vErrors.length = _errs72;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.networkTxBytesPerSecond !== undefined){
+let data16 = data.networkTxBytesPerSecond;
+const _errs77 = errors;
+let valid15 = false;
+let passing14 = null;
+const _errs78 = errors;
+if(!(validate99(data16, {instancePath:instancePath+"/networkTxBytesPerSecond",parentData:data,parentDataProperty:"networkTxBytesPerSecond",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid14 = _errs78 === errors;
+if(_valid14){
+valid15 = true;
+passing14 = 0;
+}
+const _errs79 = errors;
+if(data16 !== null){
+const err49 = {instancePath:instancePath+"/networkTxBytesPerSecond",schemaPath:"#/properties/networkTxBytesPerSecond/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid14 = _errs79 === errors;
+if(_valid14 && valid15){
+valid15 = false;
+passing14 = [passing14, 1];
+}
+else {
+if(_valid14){
+valid15 = true;
+passing14 = 1;
+}
+}
+if(!valid15){
+const err50 = {instancePath:instancePath+"/networkTxBytesPerSecond",schemaPath:"#/properties/networkTxBytesPerSecond/oneOf",keyword:"oneOf",params:{passingSchemas: passing14},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+else {
+errors = _errs77;
+if(vErrors !== null){
+if(_errs77){
+vErrors.length = _errs77;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err51 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+validate98.errors = vErrors;
+return errors === 0;
+}
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate97.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate98(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate97.errors = vErrors;
+return errors === 0;
+}
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate96.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate97(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+errors = vErrors.length;
+}
+validate96.errors = vErrors;
+return errors === 0;
+}
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:listAnalyticsSites"] = validate117;
+const schema49 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListAnalyticsSitesResponse"};
+const schema50 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/AnalyticsSite"}}}};
+const schema51 = {"type":"object","description":"A measured site.","additionalProperties":false,"required":["id","publicId","domain","viewsLast24h","trafficAlerting","createdAt","workspaceId","name","scriptTag"],"properties":{"id":{"type":"string"},"publicId":{"type":"string","description":"The identifier the page script sends; public by design."},"domain":{"type":"string","description":"The host name, lower-case, without `www.`; unique on the server."},"viewsLast24h":{"type":"integer","description":"Pageviews in the last 24 hours."},"trafficAlerting":{"type":"boolean","description":"True while traffic is below the usual for that hour."},"createdAt":{"type":"string","format":"date-time"},"workspaceId":{"type":"string","description":"The workspace the site belongs to (keys confined to workspaces see only theirs)."},"name":{"type":"string"},"scriptTag":{"type":"string","description":"The line to put in the site's pages: a deferred `script` element\nwhose `data-site` is the `publicId` and whose `src` is\n`{base_url}/js/script.js`.\nThe official Plausible tracker works too, with\n`endpoint: '{base_url}/api/event'` and `domain` set to the site's domain.\n"}}};
+
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2731,7 +4116,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema47.properties, key0))){
+if(!(func3.call(schema51.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -2875,16 +4260,16 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2919,8 +4304,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate98(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate119(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
 errors = vErrors.length;
 }
 }
@@ -2947,39 +4332,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate97(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate118(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
-validate96.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createAnalyticsSite"] = validate101;
-const schema48 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateAnalyticsSiteBody"};
-const schema49 = {"type":"object","additionalProperties":false,"required":["domain","workspaceId"],"properties":{"domain":{"type":"string","minLength":1,"maxLength":300,"description":"The host name (`example.com`); see `createAnalyticsSite`."},"workspaceId":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80,"description":"Default the domain."}}};
+exports["body:createAnalyticsSite"] = validate122;
+const schema52 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateAnalyticsSiteBody"};
+const schema53 = {"type":"object","additionalProperties":false,"required":["domain","workspaceId"],"properties":{"domain":{"type":"string","minLength":1,"maxLength":300,"description":"The host name (`example.com`); see `createAnalyticsSite`."},"workspaceId":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80,"description":"Default the domain."}}};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3112,39 +4497,39 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate102(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate123(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
 errors = vErrors.length;
 }
-validate101.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createAnalyticsSite"] = validate104;
-const schema50 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateAnalyticsSiteResponse"};
-const schema51 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/AnalyticsSite"}}};
+exports["response:createAnalyticsSite"] = validate125;
+const schema54 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateAnalyticsSiteResponse"};
+const schema55 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/AnalyticsSite"}}};
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3175,8 +4560,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate98(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate119(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
 errors = vErrors.length;
 }
 }
@@ -3191,42 +4576,42 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate105.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+if(!(validate126(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
-validate104.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getAnalyticsSite"] = validate108;
-const schema52 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetAnalyticsSiteResponse"};
-const schema53 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/AnalyticsSiteDetail"}}};
-const schema54 = {"type":"object","description":"A site with its figures over a window of days.","additionalProperties":false,"required":["id","publicId","domain","viewsLast24h","trafficAlerting","createdAt","days","visitors","pageviews","dailyUniqueVisitors","bounceRate","series","breakdowns","workspaceId","name","scriptTag","visits","visitDurationSeconds","events"],"properties":{"id":{"type":"string"},"publicId":{"type":"string"},"domain":{"type":"string"},"viewsLast24h":{"type":"integer"},"trafficAlerting":{"type":"boolean"},"createdAt":{"type":"string","format":"date-time"},"workspaceId":{"type":"string"},"name":{"type":"string"},"scriptTag":{"type":"string","description":"As on `AnalyticsSite`."},"visits":{"type":"integer","description":"Visits that started in the window."},"visitDurationSeconds":{"type":["number","null"],"description":"Mean visit duration in seconds (a bounce lasts 0 s); null when there were no visits."},"events":{"type":"integer","description":"Custom events (not pageviews) over the window."},"days":{"type":"integer","description":"The window in days."},"visitors":{"type":"integer","description":"Visitors over the window, counted per day and summed (the sum of `series[].visitors`); the same figure as `dailyUniqueVisitors`."},"pageviews":{"type":"integer","description":"Pageviews over the window."},"dailyUniqueVisitors":{"type":"integer","description":"The sum of daily uniques: a visitor on two days counts twice; no key joins them."},"bounceRate":{"type":["number","null"],"description":"Percentage (0 to 100) of visits with one pageview and no interactive event (100 × bounces / visits); null when there were no visits."},"series":{"type":"array","description":"One entry per day of the window, oldest first, every day present.","items":{"$ref":"#/components/schemas/AnalyticsDay"}},"breakdowns":{"type":"array","description":"One per requested dimension, in the order asked; empty when none was asked.","items":{"$ref":"#/components/schemas/AnalyticsBreakdown"}}}};
-const schema55 = {"type":"object","additionalProperties":false,"required":["date","visitors","pageviews","visits"],"properties":{"date":{"type":"string","format":"date","description":"The UTC day, `YYYY-MM-DD`."},"visitors":{"type":"integer","description":"Unique visitors that day."},"pageviews":{"type":"integer"},"visits":{"type":"integer","description":"Visits that started that day."}}};
-const formats14 = require("ajv-formats/dist/formats").fullFormats.date;
+exports["response:getAnalyticsSite"] = validate129;
+const schema56 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetAnalyticsSiteResponse"};
+const schema57 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/AnalyticsSiteDetail"}}};
+const schema58 = {"type":"object","description":"A site with its figures over a window of days.","additionalProperties":false,"required":["id","publicId","domain","viewsLast24h","trafficAlerting","createdAt","days","visitors","pageviews","dailyUniqueVisitors","bounceRate","series","breakdowns","workspaceId","name","scriptTag","visits","visitDurationSeconds","events"],"properties":{"id":{"type":"string"},"publicId":{"type":"string"},"domain":{"type":"string"},"viewsLast24h":{"type":"integer"},"trafficAlerting":{"type":"boolean"},"createdAt":{"type":"string","format":"date-time"},"workspaceId":{"type":"string"},"name":{"type":"string"},"scriptTag":{"type":"string","description":"As on `AnalyticsSite`."},"visits":{"type":"integer","description":"Visits that started in the window."},"visitDurationSeconds":{"type":["number","null"],"description":"Mean visit duration in seconds (a bounce lasts 0 s); null when there were no visits."},"events":{"type":"integer","description":"Custom events (not pageviews) over the window."},"days":{"type":"integer","description":"The window in days."},"visitors":{"type":"integer","description":"Visitors over the window, counted per day and summed (the sum of `series[].visitors`); the same figure as `dailyUniqueVisitors`."},"pageviews":{"type":"integer","description":"Pageviews over the window."},"dailyUniqueVisitors":{"type":"integer","description":"The sum of daily uniques: a visitor on two days counts twice; no key joins them."},"bounceRate":{"type":["number","null"],"description":"Percentage (0 to 100) of visits with one pageview and no interactive event (100 × bounces / visits); null when there were no visits."},"series":{"type":"array","description":"One entry per day of the window, oldest first, every day present.","items":{"$ref":"#/components/schemas/AnalyticsDay"}},"breakdowns":{"type":"array","description":"One per requested dimension, in the order asked; empty when none was asked.","items":{"$ref":"#/components/schemas/AnalyticsBreakdown"}}}};
+const schema59 = {"type":"object","additionalProperties":false,"required":["date","visitors","pageviews","visits"],"properties":{"date":{"type":"string","format":"date","description":"The UTC day, `YYYY-MM-DD`."},"visitors":{"type":"integer","description":"Unique visitors that day."},"pageviews":{"type":"integer"},"visits":{"type":"integer","description":"Visits that started that day."}}};
+const formats16 = require("ajv-formats/dist/formats").fullFormats.date;
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3289,7 +4674,7 @@ errors++;
 if(data.date !== undefined){
 let data0 = data.date;
 if(typeof data0 === "string"){
-if(!(formats14.validate(data0))){
+if(!(formats16.validate(data0))){
 const err5 = {instancePath:instancePath+"/date",schemaPath:"#/properties/date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -3361,19 +4746,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema56 = {"type":"object","additionalProperties":false,"required":["dimension","rows"],"properties":{"dimension":{"type":"string","enum":["path","referrer","country","browser","os","device","utm_source","utm_medium","utm_campaign","event"]},"rows":{"type":"array","description":"The top 50 values by visitors, most first.","items":{"$ref":"#/components/schemas/AnalyticsBreakdownRow"}}}};
-const schema57 = {"type":"object","additionalProperties":false,"required":["value","visitors","pageviews","visits","bounceRate","visitDurationSeconds"],"properties":{"value":{"type":"string","description":"The value (a path, a referrer host, an ISO country code, …); `(none)` for visits without one."},"visitors":{"type":"integer","description":"Visitors with this value, counted per day and summed."},"pageviews":{"type":"integer","description":"Pageviews with this value; for dimension `event`, the occurrences of that event."},"visits":{"type":["integer","null"],"description":"Visits that started with this value (for `path`, the entry page); null for dimension `event`, which has no visits."},"bounceRate":{"type":["number","null"],"description":"Percentage (0 to 100) of those visits that bounced (100 × bounces / visits); null without visits."},"visitDurationSeconds":{"type":["number","null"],"description":"Mean duration of those visits in seconds; null without visits."},"props":{"type":"array","description":"Dimension `event` only: the event's properties, by key, each key's 10 values with the most visitors (then events), keys in alphabetical order.","items":{"$ref":"#/components/schemas/AnalyticsEventProp"}}}};
-const schema58 = {"type":"object","description":"One value of one property of a custom event.","additionalProperties":false,"required":["key","value","events","visitors"],"properties":{"key":{"type":"string"},"value":{"type":"string"},"events":{"type":"integer","description":"Occurrences of the event with this value."},"visitors":{"type":"integer","description":"Visitors who sent it, counted per day and summed."}}};
+const schema60 = {"type":"object","additionalProperties":false,"required":["dimension","rows"],"properties":{"dimension":{"type":"string","enum":["path","referrer","country","browser","os","device","utm_source","utm_medium","utm_campaign","event"]},"rows":{"type":"array","description":"The top 50 values by visitors, most first.","items":{"$ref":"#/components/schemas/AnalyticsBreakdownRow"}}}};
+const schema61 = {"type":"object","additionalProperties":false,"required":["value","visitors","pageviews","visits","bounceRate","visitDurationSeconds"],"properties":{"value":{"type":"string","description":"The value (a path, a referrer host, an ISO country code, …); `(none)` for visits without one."},"visitors":{"type":"integer","description":"Visitors with this value, counted per day and summed."},"pageviews":{"type":"integer","description":"Pageviews with this value; for dimension `event`, the occurrences of that event."},"visits":{"type":["integer","null"],"description":"Visits that started with this value (for `path`, the entry page); null for dimension `event`, which has no visits."},"bounceRate":{"type":["number","null"],"description":"Percentage (0 to 100) of those visits that bounced (100 × bounces / visits); null without visits."},"visitDurationSeconds":{"type":["number","null"],"description":"Mean duration of those visits in seconds; null without visits."},"props":{"type":"array","description":"Dimension `event` only: the event's properties, by key, each key's 10 values with the most visitors (then events), keys in alphabetical order.","items":{"$ref":"#/components/schemas/AnalyticsEventProp"}}}};
+const schema62 = {"type":"object","description":"One value of one property of a custom event.","additionalProperties":false,"required":["key","value","events","visitors"],"properties":{"key":{"type":"string"},"value":{"type":"string"},"events":{"type":"integer","description":"Occurrences of the event with this value."},"visitors":{"type":"integer","description":"Visitors who sent it, counted per day and summed."}}};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3494,16 +4879,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3624,7 +5009,7 @@ errors++;
 if(data.visits !== undefined){
 let data3 = data.visits;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err10 = {instancePath:instancePath+"/visits",schemaPath:"#/properties/visits/type",keyword:"type",params:{type: schema57.properties.visits.type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/visits",schemaPath:"#/properties/visits/type",keyword:"type",params:{type: schema61.properties.visits.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3637,7 +5022,7 @@ errors++;
 if(data.bounceRate !== undefined){
 let data4 = data.bounceRate;
 if((!((typeof data4 == "number") && (isFinite(data4)))) && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/bounceRate",schemaPath:"#/properties/bounceRate/type",keyword:"type",params:{type: schema57.properties.bounceRate.type},message:"must be number,null"};
+const err11 = {instancePath:instancePath+"/bounceRate",schemaPath:"#/properties/bounceRate/type",keyword:"type",params:{type: schema61.properties.bounceRate.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3650,7 +5035,7 @@ errors++;
 if(data.visitDurationSeconds !== undefined){
 let data5 = data.visitDurationSeconds;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err12 = {instancePath:instancePath+"/visitDurationSeconds",schemaPath:"#/properties/visitDurationSeconds/type",keyword:"type",params:{type: schema57.properties.visitDurationSeconds.type},message:"must be number,null"};
+const err12 = {instancePath:instancePath+"/visitDurationSeconds",schemaPath:"#/properties/visitDurationSeconds/type",keyword:"type",params:{type: schema61.properties.visitDurationSeconds.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3665,8 +5050,8 @@ let data6 = data.props;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate115(data6[i0], {instancePath:instancePath+"/props/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate136(data6[i0], {instancePath:instancePath+"/props/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 }
@@ -3693,16 +5078,16 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3755,7 +5140,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((((((((((data0 === "path") || (data0 === "referrer")) || (data0 === "country")) || (data0 === "browser")) || (data0 === "os")) || (data0 === "device")) || (data0 === "utm_source")) || (data0 === "utm_medium")) || (data0 === "utm_campaign")) || (data0 === "event"))){
-const err4 = {instancePath:instancePath+"/dimension",schemaPath:"#/properties/dimension/enum",keyword:"enum",params:{allowedValues: schema56.properties.dimension.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/dimension",schemaPath:"#/properties/dimension/enum",keyword:"enum",params:{allowedValues: schema60.properties.dimension.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3770,8 +5155,8 @@ let data1 = data.rows;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate114(data1[i0], {instancePath:instancePath+"/rows/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate135(data1[i0], {instancePath:instancePath+"/rows/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 }
@@ -3798,16 +5183,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4006,7 +5391,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema54.properties, key0))){
+if(!(func3.call(schema58.properties, key0))){
 const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -4155,7 +5540,7 @@ errors++;
 if(data.visitDurationSeconds !== undefined){
 let data10 = data.visitDurationSeconds;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err31 = {instancePath:instancePath+"/visitDurationSeconds",schemaPath:"#/properties/visitDurationSeconds/type",keyword:"type",params:{type: schema54.properties.visitDurationSeconds.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/visitDurationSeconds",schemaPath:"#/properties/visitDurationSeconds/type",keyword:"type",params:{type: schema58.properties.visitDurationSeconds.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4233,7 +5618,7 @@ errors++;
 if(data.bounceRate !== undefined){
 let data16 = data.bounceRate;
 if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
-const err37 = {instancePath:instancePath+"/bounceRate",schemaPath:"#/properties/bounceRate/type",keyword:"type",params:{type: schema54.properties.bounceRate.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/bounceRate",schemaPath:"#/properties/bounceRate/type",keyword:"type",params:{type: schema58.properties.bounceRate.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -4248,8 +5633,8 @@ let data17 = data.series;
 if(Array.isArray(data17)){
 const len0 = data17.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate111(data17[i0], {instancePath:instancePath+"/series/" + i0,parentData:data17,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+if(!(validate132(data17[i0], {instancePath:instancePath+"/series/" + i0,parentData:data17,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 }
@@ -4270,8 +5655,8 @@ let data19 = data.breakdowns;
 if(Array.isArray(data19)){
 const len1 = data19.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate113(data19[i1], {instancePath:instancePath+"/breakdowns/" + i1,parentData:data19,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate134(data19[i1], {instancePath:instancePath+"/breakdowns/" + i1,parentData:data19,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 }
@@ -4298,16 +5683,16 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4338,8 +5723,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate110(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate131(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
 }
@@ -4354,39 +5739,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate109(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+if(!(validate130(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
-validate108.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateAnalyticsSite"] = validate121;
-const schema59 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateAnalyticsSiteBody"};
-const schema60 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"domain":{"type":"string","minLength":1,"maxLength":300}}};
+exports["body:updateAnalyticsSite"] = validate142;
+const schema63 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateAnalyticsSiteBody"};
+const schema64 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"domain":{"type":"string","minLength":1,"maxLength":300}}};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4497,39 +5882,39 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+if(!(validate143(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
-validate121.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateAnalyticsSite"] = validate124;
-const schema61 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateAnalyticsSiteResponse"};
-const schema62 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/AnalyticsSite"}}};
+exports["response:updateAnalyticsSite"] = validate145;
+const schema65 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateAnalyticsSiteResponse"};
+const schema66 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/AnalyticsSite"}}};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4560,8 +5945,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate98(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate119(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
 errors = vErrors.length;
 }
 }
@@ -4576,39 +5961,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate146(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate146.errors : vErrors.concat(validate146.errors);
 errors = vErrors.length;
 }
-validate124.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteAnalyticsSite"] = validate128;
-const schema63 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteAnalyticsSiteResponse"};
-const schema64 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteAnalyticsSite"] = validate149;
+const schema67 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteAnalyticsSiteResponse"};
+const schema68 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4655,41 +6040,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate129.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate129(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate150(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate150.errors : vErrors.concat(validate150.errors);
 errors = vErrors.length;
 }
-validate128.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listAnalyticsSiteChannels"] = validate132;
-const schema65 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListAnalyticsSiteChannelsResponse"};
-const schema66 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
-const schema67 = {"type":"object","description":"A notification channel.","additionalProperties":false,"required":["id","kind","name","target","workspaceId","enabled","confirmed","owner","config","secretStored","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm","sms","whatsapp","satellite","push"]},"name":{"type":"string"},"target":{"type":"string","description":"Where alerts go, in the kind's format (see `createChannel`). A target\nthat is a credential by itself is never returned whole: `slack`,\n`teams` and `discord` webhook URLs come back as scheme and host\nfollowed by `/…`, `pagerduty` and `jsm` keys as `…` and their last\nfour characters, `sms` and `whatsapp` numbers with all but the last\nfour digits masked.\n"},"workspaceId":{"type":["string","null"],"description":"The workspace the channel belongs to; null for an organisation-wide channel."},"enabled":{"type":"boolean","description":"False while the channel is switched off."},"confirmed":{"type":"boolean","description":"False for an email address (or enrolled number) that has not agreed yet; true for kinds that never ask."},"owner":{"description":"Who created the channel; null for channels made by the system.","oneOf":[{"$ref":"#/components/schemas/ChannelOwner"},{"type":"null"}]},"config":{"type":"string","description":"The non-secret fields of the channel's config, as a JSON object carried in a string (e.g. `{\"method\":\"POST\"}`); `{}` when it has none."},"secretStored":{"type":"boolean","description":"True when the channel holds a secret (a signing key, or a target that is a credential)."},"createdAt":{"type":"string","format":"date-time"}}};
-const schema68 = {"type":"object","description":"The person who created a channel.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
+exports["response:listAnalyticsSiteChannels"] = validate153;
+const schema69 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListAnalyticsSiteChannelsResponse"};
+const schema70 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+const schema71 = {"type":"object","description":"A notification channel.","additionalProperties":false,"required":["id","kind","name","target","workspaceId","enabled","confirmed","owner","config","secretStored","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm","sms","whatsapp","satellite","push"]},"name":{"type":"string"},"target":{"type":"string","description":"Where alerts go, in the kind's format (see `createChannel`). A target\nthat is a credential by itself is never returned whole: `slack`,\n`teams` and `discord` webhook URLs come back as scheme and host\nfollowed by `/…`, `pagerduty` and `jsm` keys as `…` and their last\nfour characters, `sms` and `whatsapp` numbers with all but the last\nfour digits masked.\n"},"workspaceId":{"type":["string","null"],"description":"The workspace the channel belongs to; null for an organisation-wide channel."},"enabled":{"type":"boolean","description":"False while the channel is switched off."},"confirmed":{"type":"boolean","description":"False for an email address (or enrolled number) that has not agreed yet; true for kinds that never ask."},"owner":{"description":"Who created the channel; null for channels made by the system.","oneOf":[{"$ref":"#/components/schemas/ChannelOwner"},{"type":"null"}]},"config":{"type":"string","description":"The non-secret fields of the channel's config, as a JSON object carried in a string (e.g. `{\"method\":\"POST\"}`); `{}` when it has none."},"secretStored":{"type":"boolean","description":"True when the channel holds a secret (a signing key, or a target that is a credential)."},"createdAt":{"type":"string","format":"date-time"}}};
+const schema72 = {"type":"object","description":"The person who created a channel.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4766,7 +6151,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema68.properties.name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema72.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4787,16 +6172,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4915,7 +6300,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema67.properties, key0))){
+if(!(func3.call(schema71.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -4951,7 +6336,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((((((((data1 === "email") || (data1 === "webhook")) || (data1 === "telegram")) || (data1 === "slack")) || (data1 === "teams")) || (data1 === "discord")) || (data1 === "pagerduty")) || (data1 === "jsm")) || (data1 === "sms")) || (data1 === "whatsapp")) || (data1 === "satellite")) || (data1 === "push"))){
-const err14 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema67.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema71.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4988,7 +6373,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data4 = data.workspaceId;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema67.properties.workspaceId.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema71.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5028,8 +6413,8 @@ const _errs17 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs18 = errors;
-if(!(validate135(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate156(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs18 === errors;
@@ -5141,16 +6526,16 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5185,8 +6570,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate134(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate155(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
 errors = vErrors.length;
 }
 }
@@ -5213,39 +6598,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
 errors = vErrors.length;
 }
-validate132.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setAnalyticsSiteChannels"] = validate139;
-const schema69 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetAnalyticsSiteChannelsBody"};
-const schema70 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is paged."}}};
+exports["body:setAnalyticsSiteChannels"] = validate160;
+const schema73 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetAnalyticsSiteChannelsBody"};
+const schema74 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is paged."}}};
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5292,39 +6677,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate140(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
 errors = vErrors.length;
 }
-validate139.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setAnalyticsSiteChannels"] = validate143;
-const schema71 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetAnalyticsSiteChannelsResponse"};
-const schema72 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+exports["response:setAnalyticsSiteChannels"] = validate164;
+const schema75 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetAnalyticsSiteChannelsResponse"};
+const schema76 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5359,8 +6744,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate134(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate155(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
 errors = vErrors.length;
 }
 }
@@ -5387,41 +6772,41 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate144(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
-validate143.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listApiKeys"] = validate147;
-const schema73 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListApiKeysResponse"};
-const schema74 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ApiKey"}}}};
-const schema75 = {"type":"object","description":"An API key, identified by its prefix; the token is never returned after creation.","additionalProperties":false,"required":["id","name","prefix","scopes","workspaceIds","owner","createdAt","lastUsedAt","expiresAt","revokedAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string","description":"The first characters of the token, to recognise it."},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its creator's permissions.","items":{"type":"string"}},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the key is confined to; null when not confined."},"owner":{"$ref":"#/components/schemas/KeyOwner"},"createdAt":{"type":"string","format":"date-time"},"lastUsedAt":{"type":["string","null"],"format":"date-time","description":"Null when never used."},"expiresAt":{"type":["string","null"],"format":"date-time","description":"Null when it never expires."},"revokedAt":{"type":["string","null"],"format":"date-time","description":"Null while not revoked."}}};
-const schema76 = {"type":"object","description":"The member who created the key; the key carries their role.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
+exports["response:listApiKeys"] = validate168;
+const schema77 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListApiKeysResponse"};
+const schema78 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ApiKey"}}}};
+const schema79 = {"type":"object","description":"An API key, identified by its prefix; the token is never returned after creation.","additionalProperties":false,"required":["id","name","prefix","scopes","workspaceIds","owner","createdAt","lastUsedAt","expiresAt","revokedAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string","description":"The first characters of the token, to recognise it."},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its creator's permissions.","items":{"type":"string"}},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the key is confined to; null when not confined."},"owner":{"$ref":"#/components/schemas/KeyOwner"},"createdAt":{"type":"string","format":"date-time"},"lastUsedAt":{"type":["string","null"],"format":"date-time","description":"Null when never used."},"expiresAt":{"type":["string","null"],"format":"date-time","description":"Null when it never expires."},"revokedAt":{"type":["string","null"],"format":"date-time","description":"Null while not revoked."}}};
+const schema80 = {"type":"object","description":"The member who created the key; the key carries their role.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate151.evaluated;
+const evaluated0 = validate172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5498,7 +6883,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema76.properties.name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema80.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5519,16 +6904,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate151.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
-validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5637,7 +7022,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema75.properties, key0))){
+if(!(func3.call(schema79.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -5719,8 +7104,8 @@ errors = vErrors.length;
 }
 }
 if(data.owner !== undefined){
-if(!(validate151(data.owner, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate151.errors : vErrors.concat(validate151.errors);
+if(!(validate172(data.owner, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
 errors = vErrors.length;
 }
 }
@@ -5752,7 +7137,7 @@ errors++;
 if(data.lastUsedAt !== undefined){
 let data8 = data.lastUsedAt;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err18 = {instancePath:instancePath+"/lastUsedAt",schemaPath:"#/properties/lastUsedAt/type",keyword:"type",params:{type: schema75.properties.lastUsedAt.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/lastUsedAt",schemaPath:"#/properties/lastUsedAt/type",keyword:"type",params:{type: schema79.properties.lastUsedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5777,7 +7162,7 @@ errors++;
 if(data.expiresAt !== undefined){
 let data9 = data.expiresAt;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err20 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/type",keyword:"type",params:{type: schema75.properties.expiresAt.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/type",keyword:"type",params:{type: schema79.properties.expiresAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5802,7 +7187,7 @@ errors++;
 if(data.revokedAt !== undefined){
 let data10 = data.revokedAt;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err22 = {instancePath:instancePath+"/revokedAt",schemaPath:"#/properties/revokedAt/type",keyword:"type",params:{type: schema75.properties.revokedAt.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/revokedAt",schemaPath:"#/properties/revokedAt/type",keyword:"type",params:{type: schema79.properties.revokedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5835,16 +7220,16 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5879,8 +7264,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate149(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
+if(!(validate170(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
 errors = vErrors.length;
 }
 }
@@ -5907,39 +7292,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate148.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate148(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+if(!(validate169(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
 errors = vErrors.length;
 }
-validate147.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createApiKey"] = validate155;
-const schema77 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateApiKeyBody"};
-const schema78 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty or missing means all of the creator's permissions.","items":{"type":"string","enum":["monitor:read","monitor:create","monitor:update","monitor:pause","monitor:delete","incident:read","incident:acknowledge","incident:resolve","incident:comment","status_page:read","status_page:manage","notification_channel:read","notification_channel:manage","workspace:read","workspace:update","member:read","member:invite","member:update_role","member:remove","maintenance:manage","oncall:read","agent:read","agent:enroll","agent:delete","api_key:read","api_key:manage","audit_log:read","billing:read","billing:manage","org:update"]}},"workspaceIds":{"type":"array","description":"Confine the key to these workspaces (within the creator's); empty or missing means the creator's own confinement.","items":{"type":"string"}},"expiresInDays":{"type":["integer","null"],"minimum":1,"description":"The key expires this many days after creation; null or missing means never."}}};
+exports["body:createApiKey"] = validate176;
+const schema81 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateApiKeyBody"};
+const schema82 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty or missing means all of the creator's permissions.","items":{"type":"string","enum":["monitor:read","monitor:create","monitor:update","monitor:pause","monitor:delete","incident:read","incident:acknowledge","incident:resolve","incident:comment","status_page:read","status_page:manage","notification_channel:read","notification_channel:manage","workspace:read","workspace:update","member:read","member:invite","member:update_role","member:remove","maintenance:manage","oncall:read","agent:read","agent:enroll","agent:delete","api_key:read","api_key:manage","audit_log:read","billing:read","billing:manage","org:update"]}},"workspaceIds":{"type":"array","description":"Confine the key to these workspaces (within the creator's); empty or missing means the creator's own confinement.","items":{"type":"string"}},"expiresInDays":{"type":["integer","null"],"minimum":1,"description":"The key expires this many days after creation; null or missing means never."}}};
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6021,7 +7406,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((data2 === "monitor:read") || (data2 === "monitor:create")) || (data2 === "monitor:update")) || (data2 === "monitor:pause")) || (data2 === "monitor:delete")) || (data2 === "incident:read")) || (data2 === "incident:acknowledge")) || (data2 === "incident:resolve")) || (data2 === "incident:comment")) || (data2 === "status_page:read")) || (data2 === "status_page:manage")) || (data2 === "notification_channel:read")) || (data2 === "notification_channel:manage")) || (data2 === "workspace:read")) || (data2 === "workspace:update")) || (data2 === "member:read")) || (data2 === "member:invite")) || (data2 === "member:update_role")) || (data2 === "member:remove")) || (data2 === "maintenance:manage")) || (data2 === "oncall:read")) || (data2 === "agent:read")) || (data2 === "agent:enroll")) || (data2 === "agent:delete")) || (data2 === "api_key:read")) || (data2 === "api_key:manage")) || (data2 === "audit_log:read")) || (data2 === "billing:read")) || (data2 === "billing:manage")) || (data2 === "org:update"))){
-const err6 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/enum",keyword:"enum",params:{allowedValues: schema78.properties.scopes.items.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/enum",keyword:"enum",params:{allowedValues: schema82.properties.scopes.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6074,7 +7459,7 @@ errors++;
 if(data.expiresInDays !== undefined){
 let data5 = data.expiresInDays;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/expiresInDays",schemaPath:"#/properties/expiresInDays/type",keyword:"type",params:{type: schema78.properties.expiresInDays.type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/expiresInDays",schemaPath:"#/properties/expiresInDays/type",keyword:"type",params:{type: schema82.properties.expiresInDays.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6107,40 +7492,40 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate177(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
 errors = vErrors.length;
 }
-validate155.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createApiKey"] = validate158;
-const schema79 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateApiKeyResponse"};
-const schema80 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CreatedApiKey"}}};
-const schema81 = {"type":"object","description":"A new key with its token, returned only by createApiKey.","additionalProperties":false,"required":["id","name","prefix","scopes","workspaceIds","owner","createdAt","lastUsedAt","expiresAt","revokedAt","token"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string","description":"The first characters of the token, to recognise it."},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its creator's permissions.","items":{"type":"string"}},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the key is confined to; null when not confined."},"owner":{"$ref":"#/components/schemas/KeyOwner"},"createdAt":{"type":"string","format":"date-time"},"lastUsedAt":{"type":["string","null"],"format":"date-time","description":"Null (never used)."},"expiresAt":{"type":["string","null"],"format":"date-time","description":"Null when it never expires."},"revokedAt":{"type":["string","null"],"format":"date-time","description":"Null (not revoked)."},"token":{"type":"string","description":"The bearer token (`vk_...`), shown this once; only its SHA-256 is stored."}}};
+exports["response:createApiKey"] = validate179;
+const schema83 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateApiKeyResponse"};
+const schema84 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CreatedApiKey"}}};
+const schema85 = {"type":"object","description":"A new key with its token, returned only by createApiKey.","additionalProperties":false,"required":["id","name","prefix","scopes","workspaceIds","owner","createdAt","lastUsedAt","expiresAt","revokedAt","token"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string","description":"The first characters of the token, to recognise it."},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its creator's permissions.","items":{"type":"string"}},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the key is confined to; null when not confined."},"owner":{"$ref":"#/components/schemas/KeyOwner"},"createdAt":{"type":"string","format":"date-time"},"lastUsedAt":{"type":["string","null"],"format":"date-time","description":"Null (never used)."},"expiresAt":{"type":["string","null"],"format":"date-time","description":"Null when it never expires."},"revokedAt":{"type":["string","null"],"format":"date-time","description":"Null (not revoked)."},"token":{"type":"string","description":"The bearer token (`vk_...`), shown this once; only its SHA-256 is stored."}}};
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6259,7 +7644,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema81.properties, key0))){
+if(!(func3.call(schema85.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -6341,8 +7726,8 @@ errors = vErrors.length;
 }
 }
 if(data.owner !== undefined){
-if(!(validate151(data.owner, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate151.errors : vErrors.concat(validate151.errors);
+if(!(validate172(data.owner, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
 errors = vErrors.length;
 }
 }
@@ -6374,7 +7759,7 @@ errors++;
 if(data.lastUsedAt !== undefined){
 let data8 = data.lastUsedAt;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err19 = {instancePath:instancePath+"/lastUsedAt",schemaPath:"#/properties/lastUsedAt/type",keyword:"type",params:{type: schema81.properties.lastUsedAt.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/lastUsedAt",schemaPath:"#/properties/lastUsedAt/type",keyword:"type",params:{type: schema85.properties.lastUsedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6399,7 +7784,7 @@ errors++;
 if(data.expiresAt !== undefined){
 let data9 = data.expiresAt;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/type",keyword:"type",params:{type: schema81.properties.expiresAt.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/type",keyword:"type",params:{type: schema85.properties.expiresAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6424,7 +7809,7 @@ errors++;
 if(data.revokedAt !== undefined){
 let data10 = data.revokedAt;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/revokedAt",schemaPath:"#/properties/revokedAt/type",keyword:"type",params:{type: schema81.properties.revokedAt.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/revokedAt",schemaPath:"#/properties/revokedAt/type",keyword:"type",params:{type: schema85.properties.revokedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6469,16 +7854,16 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6509,8 +7894,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate160(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate181(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
 errors = vErrors.length;
 }
 }
@@ -6525,39 +7910,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+if(!(validate180(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
 errors = vErrors.length;
 }
-validate158.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:revokeApiKey"] = validate165;
-const schema82 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeApiKeyBody"};
-const schema83 = {"type":"object","description":"Optional; the query parameter `id` (the documented form) may name the key instead.","additionalProperties":false,"properties":{"id":{"type":"string"}}};
+exports["body:revokeApiKey"] = validate186;
+const schema86 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeApiKeyBody"};
+const schema87 = {"type":"object","description":"Optional; the query parameter `id` (the documented form) may name the key instead.","additionalProperties":false,"properties":{"id":{"type":"string"}}};
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate187.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6600,39 +7985,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate187.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate166(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
+if(!(validate187(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
 errors = vErrors.length;
 }
-validate165.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:revokeApiKey"] = validate168;
-const schema84 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeApiKeyResponse"};
-const schema85 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:revokeApiKey"] = validate189;
+const schema88 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeApiKeyResponse"};
+const schema89 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
+const evaluated0 = validate190.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6679,41 +8064,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate189.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate169(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+if(!(validate190(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
 errors = vErrors.length;
 }
-validate168.errors = vErrors;
+validate189.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listAuditEntries"] = validate172;
-const schema86 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListAuditEntriesResponse"};
-const schema87 = {"type":"object","additionalProperties":false,"required":["data","nextBefore"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/AuditEntry"}},"nextBefore":{"type":["string","null"],"description":"Pass as `before` for the next (older) page; null on the last page."}}};
-const schema88 = {"type":"object","description":"A configuration change.","additionalProperties":false,"required":["id","at","action","resourceType","resourceId","workspaceId","actor","changes"],"properties":{"id":{"type":"string"},"at":{"type":"string","format":"date-time"},"action":{"type":"string","description":"`<resourceType>.<verb>`, e.g. `monitor.created`, `monitor.updated`, `api_key.revoked`; new actions are added over time."},"resourceType":{"type":"string","description":"e.g. `monitor`, `host`, `workspace`, `member`, `api_key`."},"resourceId":{"type":["string","null"],"description":"The changed record; null for organisation-wide changes."},"workspaceId":{"type":["string","null"],"description":"The workspace of the changed record; null when it has none."},"actor":{"$ref":"#/components/schemas/Actor"},"changes":{"type":"object","additionalProperties":true,"description":"What changed: field name → `{from, to}` (`from` null on creation,\n`to` null on deletion). Never holds credentials, hashes or\nsecrets: such fields are left out, and a monitor `config` is\nrecorded with credential-like fields removed.\n"}}};
-const schema89 = {"type":"object","description":"Who made a change.","additionalProperties":false,"required":["type","id","name"],"properties":{"type":{"type":"string","enum":["user","api_key","system"],"description":"user: a person in a session; api_key: a key (id and name are the key's); system: the service itself."},"id":{"type":["string","null"],"description":"The user or key id; null for system."},"name":{"type":["string","null"],"description":"The person's name (or email) or the key's name; null for system or when unknown."}}};
+exports["response:listAuditEntries"] = validate193;
+const schema90 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListAuditEntriesResponse"};
+const schema91 = {"type":"object","additionalProperties":false,"required":["data","nextBefore"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/AuditEntry"}},"nextBefore":{"type":["string","null"],"description":"Pass as `before` for the next (older) page; null on the last page."}}};
+const schema92 = {"type":"object","description":"A configuration change.","additionalProperties":false,"required":["id","at","action","resourceType","resourceId","workspaceId","actor","changes"],"properties":{"id":{"type":"string"},"at":{"type":"string","format":"date-time"},"action":{"type":"string","description":"`<resourceType>.<verb>`, e.g. `monitor.created`, `monitor.updated`, `api_key.revoked`; new actions are added over time."},"resourceType":{"type":"string","description":"e.g. `monitor`, `host`, `workspace`, `member`, `api_key`."},"resourceId":{"type":["string","null"],"description":"The changed record; null for organisation-wide changes."},"workspaceId":{"type":["string","null"],"description":"The workspace of the changed record; null when it has none."},"actor":{"$ref":"#/components/schemas/Actor"},"changes":{"type":"object","additionalProperties":true,"description":"What changed: field name → `{from, to}` (`from` null on creation,\n`to` null on deletion). Never holds credentials, hashes or\nsecrets: such fields are left out, and a monitor `config` is\nrecorded with credential-like fields removed.\n"}}};
+const schema93 = {"type":"object","description":"Who made a change.","additionalProperties":false,"required":["type","id","name"],"properties":{"type":{"type":"string","enum":["user","api_key","system"],"description":"user: a person in a session; api_key: a key (id and name are the key's); system: the service itself."},"id":{"type":["string","null"],"description":"The user or key id; null for system."},"name":{"type":["string","null"],"description":"The person's name (or email) or the key's name; null for system or when unknown."}}};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate196.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6776,7 +8161,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((data0 === "user") || (data0 === "api_key")) || (data0 === "system"))){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema89.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema93.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6789,7 +8174,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema89.properties.id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema93.properties.id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6802,7 +8187,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema89.properties.name.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema93.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6823,16 +8208,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate175.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6996,7 +8381,7 @@ errors++;
 if(data.resourceId !== undefined){
 let data4 = data.resourceId;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/resourceId",schemaPath:"#/properties/resourceId/type",keyword:"type",params:{type: schema88.properties.resourceId.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/resourceId",schemaPath:"#/properties/resourceId/type",keyword:"type",params:{type: schema92.properties.resourceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7009,7 +8394,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data5 = data.workspaceId;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema88.properties.workspaceId.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema92.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7020,8 +8405,8 @@ errors++;
 }
 }
 if(data.actor !== undefined){
-if(!(validate175(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+if(!(validate196(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
 errors = vErrors.length;
 }
 }
@@ -7051,16 +8436,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7105,8 +8490,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate174(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
+if(!(validate195(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
 }
 }
@@ -7125,7 +8510,7 @@ errors++;
 if(data.nextBefore !== undefined){
 let data2 = data.nextBefore;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err4 = {instancePath:instancePath+"/nextBefore",schemaPath:"#/properties/nextBefore/type",keyword:"type",params:{type: schema87.properties.nextBefore.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/nextBefore",schemaPath:"#/properties/nextBefore/type",keyword:"type",params:{type: schema91.properties.nextBefore.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7146,41 +8531,41 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate173(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+if(!(validate194(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
 errors = vErrors.length;
 }
-validate172.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getBilling"] = validate179;
-const schema90 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetBillingResponse"};
-const schema91 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Billing"}}};
-const schema92 = {"type":"object","description":"The organisation's plan and subscription.","additionalProperties":false,"required":["plan","status","cadence","currentPeriodEnd","cancelAt","addOnPacks","receipts","source","canCheckoutOnWeb","canPurchaseInApp"],"properties":{"plan":{"type":"string","description":"The plan's identifier."},"status":{"type":"string","enum":["active","trialing","past_due","canceled","none"]},"cadence":{"type":["string","null"],"enum":["monthly","yearly",null]},"currentPeriodEnd":{"type":["string","null"],"format":"date-time","description":"End of the paid or trial period; null without a subscription."},"cancelAt":{"type":["string","null"],"format":"date-time","description":"When a cancelled subscription ends; null otherwise."},"addOnPacks":{"type":"integer"},"receipts":{"type":"array","description":"The latest twelve receipts, latest first.","maxItems":12,"items":{"$ref":"#/components/schemas/Receipt"}},"source":{"type":"string","enum":["web_processor","app_store","manual","none"],"description":"Where the subscription comes from; an `app_store` one is changed only in the store."},"canCheckoutOnWeb":{"type":"boolean"},"canPurchaseInApp":{"type":"boolean"}}};
-const schema93 = {"type":"object","additionalProperties":false,"required":["id","amountCents","currency","issuedAt","url"],"properties":{"id":{"type":"string"},"amountCents":{"type":"integer","description":"In the smallest unit of the currency."},"currency":{"type":"string","description":"ISO 4217 (`EUR`)."},"issuedAt":{"type":"string","format":"date-time"},"url":{"type":["string","null"],"description":"Where to download it; null when there is no document."}}};
+exports["response:getBilling"] = validate200;
+const schema94 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetBillingResponse"};
+const schema95 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Billing"}}};
+const schema96 = {"type":"object","description":"The organisation's plan and subscription.","additionalProperties":false,"required":["plan","status","cadence","currentPeriodEnd","cancelAt","addOnPacks","receipts","source","canCheckoutOnWeb","canPurchaseInApp"],"properties":{"plan":{"type":"string","description":"The plan's identifier."},"status":{"type":"string","enum":["active","trialing","past_due","canceled","none"]},"cadence":{"type":["string","null"],"enum":["monthly","yearly",null]},"currentPeriodEnd":{"type":["string","null"],"format":"date-time","description":"End of the paid or trial period; null without a subscription."},"cancelAt":{"type":["string","null"],"format":"date-time","description":"When a cancelled subscription ends; null otherwise."},"addOnPacks":{"type":"integer"},"receipts":{"type":"array","description":"The latest twelve receipts, latest first.","maxItems":12,"items":{"$ref":"#/components/schemas/Receipt"}},"source":{"type":"string","enum":["web_processor","app_store","manual","none"],"description":"Where the subscription comes from; an `app_store` one is changed only in the store."},"canCheckoutOnWeb":{"type":"boolean"},"canPurchaseInApp":{"type":"boolean"}}};
+const schema97 = {"type":"object","additionalProperties":false,"required":["id","amountCents","currency","issuedAt","url"],"properties":{"id":{"type":"string"},"amountCents":{"type":"integer","description":"In the smallest unit of the currency."},"currency":{"type":"string","description":"ISO 4217 (`EUR`)."},"issuedAt":{"type":"string","format":"date-time"},"url":{"type":["string","null"],"description":"Where to download it; null when there is no document."}}};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7315,7 +8700,7 @@ errors++;
 if(data.url !== undefined){
 let data4 = data.url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema93.properties.url.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema97.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7336,16 +8721,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate182.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7454,7 +8839,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema92.properties, key0))){
+if(!(func3.call(schema96.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -7490,7 +8875,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data1 === "active") || (data1 === "trialing")) || (data1 === "past_due")) || (data1 === "canceled")) || (data1 === "none"))){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema92.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema96.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7503,7 +8888,7 @@ errors++;
 if(data.cadence !== undefined){
 let data2 = data.cadence;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err14 = {instancePath:instancePath+"/cadence",schemaPath:"#/properties/cadence/type",keyword:"type",params:{type: schema92.properties.cadence.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/cadence",schemaPath:"#/properties/cadence/type",keyword:"type",params:{type: schema96.properties.cadence.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7513,7 +8898,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data2 === "monthly") || (data2 === "yearly")) || (data2 === null))){
-const err15 = {instancePath:instancePath+"/cadence",schemaPath:"#/properties/cadence/enum",keyword:"enum",params:{allowedValues: schema92.properties.cadence.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/cadence",schemaPath:"#/properties/cadence/enum",keyword:"enum",params:{allowedValues: schema96.properties.cadence.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7526,7 +8911,7 @@ errors++;
 if(data.currentPeriodEnd !== undefined){
 let data3 = data.currentPeriodEnd;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err16 = {instancePath:instancePath+"/currentPeriodEnd",schemaPath:"#/properties/currentPeriodEnd/type",keyword:"type",params:{type: schema92.properties.currentPeriodEnd.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/currentPeriodEnd",schemaPath:"#/properties/currentPeriodEnd/type",keyword:"type",params:{type: schema96.properties.currentPeriodEnd.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7551,7 +8936,7 @@ errors++;
 if(data.cancelAt !== undefined){
 let data4 = data.cancelAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/cancelAt",schemaPath:"#/properties/cancelAt/type",keyword:"type",params:{type: schema92.properties.cancelAt.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/cancelAt",schemaPath:"#/properties/cancelAt/type",keyword:"type",params:{type: schema96.properties.cancelAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7601,8 +8986,8 @@ errors++;
 }
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate182(data6[i0], {instancePath:instancePath+"/receipts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate203(data6[i0], {instancePath:instancePath+"/receipts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 }
@@ -7631,7 +9016,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((data8 === "web_processor") || (data8 === "app_store")) || (data8 === "manual")) || (data8 === "none"))){
-const err24 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema92.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema96.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7676,16 +9061,16 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate181.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate201.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7716,8 +9101,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate181(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+if(!(validate202(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
 errors = vErrors.length;
 }
 }
@@ -7732,39 +9117,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate180.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate180(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
+if(!(validate201(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
 }
-validate179.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createCheckoutSession"] = validate186;
-const schema94 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateCheckoutSessionBody"};
-const schema95 = {"type":"object","additionalProperties":false,"required":["plan","cadence"],"properties":{"plan":{"type":"string","enum":["pro","business"]},"cadence":{"type":"string","enum":["monthly","yearly"]},"addOnPacks":{"type":"integer","minimum":0,"maximum":50,"description":"Add-on packs to buy with the plan; 0 when missing."}}};
+exports["body:createCheckoutSession"] = validate207;
+const schema98 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateCheckoutSessionBody"};
+const schema99 = {"type":"object","additionalProperties":false,"required":["plan","cadence"],"properties":{"plan":{"type":"string","enum":["pro","business"]},"cadence":{"type":"string","enum":["monthly","yearly"]},"addOnPacks":{"type":"integer","minimum":0,"maximum":50,"description":"Add-on packs to buy with the plan; 0 when missing."}}};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7817,7 +9202,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((data0 === "pro") || (data0 === "business"))){
-const err4 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema95.properties.plan.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema99.properties.plan.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7840,7 +9225,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((data1 === "monthly") || (data1 === "yearly"))){
-const err6 = {instancePath:instancePath+"/cadence",schemaPath:"#/properties/cadence/enum",keyword:"enum",params:{allowedValues: schema95.properties.cadence.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/cadence",schemaPath:"#/properties/cadence/enum",keyword:"enum",params:{allowedValues: schema99.properties.cadence.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7896,40 +9281,40 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate187(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
 errors = vErrors.length;
 }
-validate186.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createCheckoutSession"] = validate189;
-const schema96 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateCheckoutSessionResponse"};
-const schema97 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CheckoutSession"}}};
-const schema98 = {"type":"object","description":"A hosted checkout page.","additionalProperties":false,"required":["id","url"],"properties":{"id":{"type":"string","description":"Stripe's Checkout Session id."},"url":{"type":"string","description":"Where to send the buyer."}}};
+exports["response:createCheckoutSession"] = validate210;
+const schema100 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateCheckoutSessionResponse"};
+const schema101 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CheckoutSession"}}};
+const schema102 = {"type":"object","description":"A hosted checkout page.","additionalProperties":false,"required":["id","url"],"properties":{"id":{"type":"string","description":"Stripe's Checkout Session id."},"url":{"type":"string","description":"Where to send the buyer."}}};
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate191.evaluated;
+const evaluated0 = validate212.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8004,16 +9389,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate191.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
-validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate190.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8044,8 +9429,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate191(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+if(!(validate212(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
 errors = vErrors.length;
 }
 }
@@ -8060,39 +9445,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate190.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate189.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate190(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
 errors = vErrors.length;
 }
-validate189.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:verifyStorePurchase"] = validate194;
-const schema99 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStorePurchaseBody"};
-const schema100 = {"type":"object","additionalProperties":false,"required":["transactionId"],"properties":{"transactionId":{"type":"string","minLength":1,"maxLength":100,"description":"The store's transaction id."}}};
+exports["body:verifyStorePurchase"] = validate215;
+const schema103 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStorePurchaseBody"};
+const schema104 = {"type":"object","additionalProperties":false,"required":["transactionId"],"properties":{"transactionId":{"type":"string","minLength":1,"maxLength":100,"description":"The store's transaction id."}}};
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8168,40 +9553,40 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate195.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+if(!(validate216(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
 errors = vErrors.length;
 }
-validate194.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:verifyStorePurchase"] = validate197;
-const schema101 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStorePurchaseResponse"};
-const schema102 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StoreVerificationData"}}};
-const schema103 = {"type":"object","description":"The entitlement after a store purchase was verified.","additionalProperties":false,"required":["plan","status","expiresAt","source"],"properties":{"plan":{"type":"string"},"status":{"type":"string","enum":["active","trialing","past_due","canceled","none"]},"expiresAt":{"type":["string","null"],"format":"date-time"},"source":{"type":"string","enum":["web_processor","app_store","manual","none"]}}};
+exports["response:verifyStorePurchase"] = validate218;
+const schema105 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStorePurchaseResponse"};
+const schema106 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StoreVerificationData"}}};
+const schema107 = {"type":"object","description":"The entitlement after a store purchase was verified.","additionalProperties":false,"required":["plan","status","expiresAt","source"],"properties":{"plan":{"type":"string"},"status":{"type":"string","enum":["active","trialing","past_due","canceled","none"]},"expiresAt":{"type":["string","null"],"format":"date-time"},"source":{"type":"string","enum":["web_processor","app_store","manual","none"]}}};
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate220.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8286,7 +9671,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((data1 === "active") || (data1 === "trialing")) || (data1 === "past_due")) || (data1 === "canceled")) || (data1 === "none"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema103.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema107.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8299,7 +9684,7 @@ errors++;
 if(data.expiresAt !== undefined){
 let data2 = data.expiresAt;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err8 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/type",keyword:"type",params:{type: schema103.properties.expiresAt.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/type",keyword:"type",params:{type: schema107.properties.expiresAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8334,7 +9719,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((data3 === "web_processor") || (data3 === "app_store")) || (data3 === "manual")) || (data3 === "none"))){
-const err11 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema103.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema107.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8355,16 +9740,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8395,8 +9780,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate199(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate220(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
 errors = vErrors.length;
 }
 }
@@ -8411,39 +9796,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate198.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate218.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate198(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
+if(!(validate219(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
 errors = vErrors.length;
 }
-validate197.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listChannels"] = validate202;
-const schema104 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListChannelsResponse"};
-const schema105 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+exports["response:listChannels"] = validate223;
+const schema108 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListChannelsResponse"};
+const schema109 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8478,8 +9863,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate134(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate155(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
 errors = vErrors.length;
 }
 }
@@ -8506,39 +9891,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate203.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate203(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
+if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
 }
-validate202.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createChannel"] = validate206;
-const schema106 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateChannelBody"};
-const schema107 = {"type":"object","additionalProperties":false,"required":["kind","name","target"],"properties":{"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm"],"description":"A creatable kind; `sms`, `whatsapp`, `satellite` and `push` are enrolled by their recipient."},"name":{"type":"string","minLength":1,"maxLength":100},"target":{"type":"string","minLength":1,"maxLength":2000,"description":"Where alerts go, in the kind's format (see the operation)."},"workspaceId":{"type":["string","null"],"description":"The workspace; null or absent for an organisation-wide channel."}}};
+exports["body:createChannel"] = validate227;
+const schema110 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateChannelBody"};
+const schema111 = {"type":"object","additionalProperties":false,"required":["kind","name","target"],"properties":{"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm"],"description":"A creatable kind; `sms`, `whatsapp`, `satellite` and `push` are enrolled by their recipient."},"name":{"type":"string","minLength":1,"maxLength":100},"target":{"type":"string","minLength":1,"maxLength":2000,"description":"Where alerts go, in the kind's format (see the operation)."},"workspaceId":{"type":["string","null"],"description":"The workspace; null or absent for an organisation-wide channel."}}};
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate228.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8601,7 +9986,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((((((data0 === "email") || (data0 === "webhook")) || (data0 === "telegram")) || (data0 === "slack")) || (data0 === "teams")) || (data0 === "discord")) || (data0 === "pagerduty")) || (data0 === "jsm"))){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema107.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema111.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8684,7 +10069,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data3 = data.workspaceId;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema107.properties.workspaceId.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema111.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8705,40 +10090,40 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate206.evaluated;
+const evaluated0 = validate227.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate207(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
 errors = vErrors.length;
 }
-validate206.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createChannel"] = validate209;
-const schema108 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateChannelResponse"};
-const schema109 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CreatedChannel"}}};
-const schema110 = {"type":"object","description":"A channel as created, with its secret shown once.","additionalProperties":false,"required":["id","kind","name","target","workspaceId","enabled","confirmed","owner","config","secretStored","createdAt","secret"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm","sms","whatsapp","satellite","push"]},"name":{"type":"string"},"target":{"type":"string","description":"As in `Channel.target` (masked where it is a credential)."},"workspaceId":{"type":["string","null"]},"enabled":{"type":"boolean"},"confirmed":{"type":"boolean"},"owner":{"oneOf":[{"$ref":"#/components/schemas/ChannelOwner"},{"type":"null"}]},"config":{"type":"string","description":"Non-secret config as a JSON object in a string."},"secretStored":{"type":"boolean"},"createdAt":{"type":"string","format":"date-time"},"secret":{"type":["string","null"],"description":"A webhook's signing key, shown this once; null for other kinds."}}};
+exports["response:createChannel"] = validate230;
+const schema112 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateChannelResponse"};
+const schema113 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CreatedChannel"}}};
+const schema114 = {"type":"object","description":"A channel as created, with its secret shown once.","additionalProperties":false,"required":["id","kind","name","target","workspaceId","enabled","confirmed","owner","config","secretStored","createdAt","secret"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm","sms","whatsapp","satellite","push"]},"name":{"type":"string"},"target":{"type":"string","description":"As in `Channel.target` (masked where it is a credential)."},"workspaceId":{"type":["string","null"]},"enabled":{"type":"boolean"},"confirmed":{"type":"boolean"},"owner":{"oneOf":[{"$ref":"#/components/schemas/ChannelOwner"},{"type":"null"}]},"config":{"type":"string","description":"Non-secret config as a JSON object in a string."},"secretStored":{"type":"boolean"},"createdAt":{"type":"string","format":"date-time"},"secret":{"type":["string","null"],"description":"A webhook's signing key, shown this once; null for other kinds."}}};
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate232.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8867,7 +10252,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema110.properties, key0))){
+if(!(func3.call(schema114.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -8903,7 +10288,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((((((((((((data1 === "email") || (data1 === "webhook")) || (data1 === "telegram")) || (data1 === "slack")) || (data1 === "teams")) || (data1 === "discord")) || (data1 === "pagerduty")) || (data1 === "jsm")) || (data1 === "sms")) || (data1 === "whatsapp")) || (data1 === "satellite")) || (data1 === "push"))){
-const err15 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema110.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema114.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8940,7 +10325,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data4 = data.workspaceId;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema110.properties.workspaceId.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema114.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8980,8 +10365,8 @@ const _errs17 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs18 = errors;
-if(!(validate135(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate156(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs18 === errors;
@@ -9085,7 +10470,7 @@ errors++;
 if(data.secret !== undefined){
 let data11 = data.secret;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: schema110.properties.secret.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: schema114.properties.secret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9106,16 +10491,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
+const evaluated0 = validate231.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9146,8 +10531,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate211(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+if(!(validate232(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
 errors = vErrors.length;
 }
 }
@@ -9162,39 +10547,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate210.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
-validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate209.evaluated;
+const evaluated0 = validate230.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate210(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+if(!(validate231(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
-validate209.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
-validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateChannel"] = validate215;
-const schema111 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateChannelBody"};
-const schema112 = {"type":"object","additionalProperties":false,"required":["enabled"],"properties":{"enabled":{"type":"boolean"}}};
+exports["body:updateChannel"] = validate236;
+const schema115 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateChannelBody"};
+const schema116 = {"type":"object","additionalProperties":false,"required":["enabled"],"properties":{"enabled":{"type":"boolean"}}};
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate216.evaluated;
+const evaluated0 = validate237.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9247,40 +10632,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate216.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate236.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate216(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
+if(!(validate237(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
 errors = vErrors.length;
 }
-validate215.errors = vErrors;
+validate236.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateChannel"] = validate218;
-const schema113 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateChannelResponse"};
-const schema114 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
-const schema115 = {"type":"object","additionalProperties":false,"required":["ok"],"properties":{"ok":{"type":"boolean","const":true}}};
+exports["response:updateChannel"] = validate239;
+const schema117 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateChannelResponse"};
+const schema118 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+const schema119 = {"type":"object","additionalProperties":false,"required":["ok"],"properties":{"ok":{"type":"boolean","const":true}}};
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
+const evaluated0 = validate241.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9344,16 +10729,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate220.errors = vErrors;
+validate241.errors = vErrors;
 return errors === 0;
 }
-validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate241.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9384,8 +10769,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate220(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate241(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 }
@@ -9400,39 +10785,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate219.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate239.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate219(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
+if(!(validate240(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
 errors = vErrors.length;
 }
-validate218.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteChannel"] = validate223;
-const schema116 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteChannelResponse"};
-const schema117 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteChannel"] = validate244;
+const schema120 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteChannelResponse"};
+const schema121 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate224.evaluated;
+const evaluated0 = validate245.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9479,40 +10864,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate224.errors = vErrors;
+validate245.errors = vErrors;
 return errors === 0;
 }
-validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate223.evaluated;
+const evaluated0 = validate244.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+if(!(validate245(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
 errors = vErrors.length;
 }
-validate223.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
-validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate244.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:sendChannelConfirmation"] = validate227;
-const schema118 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SendChannelConfirmationResponse"};
-const schema119 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ChannelConfirmationData"}}};
-const schema120 = {"type":"object","additionalProperties":false,"required":["sent"],"properties":{"sent":{"type":"boolean","description":"False when there was nothing to send (already confirmed, or a kind that never asks)."}}};
+exports["response:sendChannelConfirmation"] = validate248;
+const schema122 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SendChannelConfirmationResponse"};
+const schema123 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ChannelConfirmationData"}}};
+const schema124 = {"type":"object","additionalProperties":false,"required":["sent"],"properties":{"sent":{"type":"boolean","description":"False when there was nothing to send (already confirmed, or a kind that never asks)."}}};
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate250.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9565,16 +10950,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate229.errors = vErrors;
+validate250.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate250.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate249.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9605,8 +10990,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate229(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
+if(!(validate250(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
 }
 }
@@ -9621,40 +11006,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate249.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate249.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate227.evaluated;
+const evaluated0 = validate248.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
 errors = vErrors.length;
 }
-validate227.errors = vErrors;
+validate248.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate248.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:testChannel"] = validate232;
-const schema121 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/TestChannelResponse"};
-const schema122 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ChannelTestData"}}};
-const schema123 = {"type":"object","description":"The outcome of a test delivery.","additionalProperties":false,"required":["delivered","error"],"properties":{"delivered":{"type":"boolean"},"error":{"type":["string","null"],"description":"The provider's words when the delivery failed; null when delivered."}}};
+exports["response:testChannel"] = validate253;
+const schema125 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/TestChannelResponse"};
+const schema126 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ChannelTestData"}}};
+const schema127 = {"type":"object","description":"The outcome of a test delivery.","additionalProperties":false,"required":["delivered","error"],"properties":{"delivered":{"type":"boolean"},"error":{"type":["string","null"],"description":"The provider's words when the delivery failed; null when delivered."}}};
 
-function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate234.evaluated;
+const evaluated0 = validate255.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9709,7 +11094,7 @@ errors++;
 if(data.error !== undefined){
 let data1 = data.error;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema123.properties.error.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema127.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9730,16 +11115,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate234.errors = vErrors;
+validate255.errors = vErrors;
 return errors === 0;
 }
-validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate255.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate233.evaluated;
+const evaluated0 = validate254.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9770,8 +11155,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate234(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
+if(!(validate255(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate255.errors : vErrors.concat(validate255.errors);
 errors = vErrors.length;
 }
 }
@@ -9786,40 +11171,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate233.errors = vErrors;
+validate254.errors = vErrors;
 return errors === 0;
 }
-validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate254.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate232.evaluated;
+const evaluated0 = validate253.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+if(!(validate254(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
 errors = vErrors.length;
 }
-validate232.errors = vErrors;
+validate253.errors = vErrors;
 return errors === 0;
 }
-validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate253.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listErrorIssues"] = validate237;
-const schema124 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorIssuesResponse"};
-const schema125 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ErrorIssue"}}}};
-const schema126 = {"type":"object","description":"A fingerprint grouping occurrences of one error; not an event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil","usersSeen","firstRelease","lastRelease"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value (`TypeError: x is undefined`), or the message."},"type":{"type":["string","null"],"description":"The thrown exception's type."},"value":{"type":["string","null"],"description":"The thrown exception's message."},"culprit":{"type":["string","null"],"description":"Where it was thrown: the last in-app frame, or the transaction."},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer","description":"Occurrences counted into the issue."},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"],"description":"The release recorded at resolution; null when not resolved or the SDK sent no release."},"ignoredUntil":{"type":["string","null"],"format":"date-time","description":"When an ignore with `ignoreHours` lifts; null otherwise."},"usersSeen":{"type":"integer","description":"Distinct users the events reported (by user id, else e-mail, username or address)."},"firstRelease":{"type":["string","null"],"description":"The release of the first event that had one."},"lastRelease":{"type":["string","null"],"description":"The release of the latest event that had one."}}};
+exports["response:listErrorIssues"] = validate258;
+const schema128 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorIssuesResponse"};
+const schema129 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ErrorIssue"}}}};
+const schema130 = {"type":"object","description":"A fingerprint grouping occurrences of one error; not an event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil","usersSeen","firstRelease","lastRelease"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value (`TypeError: x is undefined`), or the message."},"type":{"type":["string","null"],"description":"The thrown exception's type."},"value":{"type":["string","null"],"description":"The thrown exception's message."},"culprit":{"type":["string","null"],"description":"Where it was thrown: the last in-app frame, or the transaction."},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer","description":"Occurrences counted into the issue."},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"],"description":"The release recorded at resolution; null when not resolved or the SDK sent no release."},"ignoredUntil":{"type":["string","null"],"format":"date-time","description":"When an ignore with `ignoreHours` lifts; null otherwise."},"usersSeen":{"type":"integer","description":"Distinct users the events reported (by user id, else e-mail, username or address)."},"firstRelease":{"type":["string","null"],"description":"The release of the first event that had one."},"lastRelease":{"type":["string","null"],"description":"The release of the latest event that had one."}}};
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate239.evaluated;
+const evaluated0 = validate260.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9998,7 +11383,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema126.properties, key0))){
+if(!(func3.call(schema130.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -10048,7 +11433,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err21 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema126.properties.type.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema130.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10061,7 +11446,7 @@ errors++;
 if(data.value !== undefined){
 let data4 = data.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err22 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema126.properties.value.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema130.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10074,7 +11459,7 @@ errors++;
 if(data.culprit !== undefined){
 let data5 = data.culprit;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err23 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema126.properties.culprit.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema130.properties.culprit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10097,7 +11482,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((((data6 === "fatal") || (data6 === "error")) || (data6 === "warning")) || (data6 === "info")) || (data6 === "debug"))){
-const err25 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema126.properties.level.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema130.properties.level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10120,7 +11505,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((data7 === "unresolved") || (data7 === "resolved")) || (data7 === "ignored"))){
-const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema126.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema130.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10245,7 +11630,7 @@ errors++;
 if(data.resolvedInRelease !== undefined){
 let data13 = data.resolvedInRelease;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema126.properties.resolvedInRelease.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema130.properties.resolvedInRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10258,7 +11643,7 @@ errors++;
 if(data.ignoredUntil !== undefined){
 let data14 = data.ignoredUntil;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err38 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema126.properties.ignoredUntil.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema130.properties.ignoredUntil.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10296,7 +11681,7 @@ errors++;
 if(data.firstRelease !== undefined){
 let data16 = data.firstRelease;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err41 = {instancePath:instancePath+"/firstRelease",schemaPath:"#/properties/firstRelease/type",keyword:"type",params:{type: schema126.properties.firstRelease.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/firstRelease",schemaPath:"#/properties/firstRelease/type",keyword:"type",params:{type: schema130.properties.firstRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10309,7 +11694,7 @@ errors++;
 if(data.lastRelease !== undefined){
 let data17 = data.lastRelease;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err42 = {instancePath:instancePath+"/lastRelease",schemaPath:"#/properties/lastRelease/type",keyword:"type",params:{type: schema126.properties.lastRelease.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/lastRelease",schemaPath:"#/properties/lastRelease/type",keyword:"type",params:{type: schema130.properties.lastRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10330,16 +11715,16 @@ vErrors.push(err43);
 }
 errors++;
 }
-validate239.errors = vErrors;
+validate260.errors = vErrors;
 return errors === 0;
 }
-validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate260.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate238.evaluated;
+const evaluated0 = validate259.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10374,8 +11759,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate239(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+if(!(validate260(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate260.errors : vErrors.concat(validate260.errors);
 errors = vErrors.length;
 }
 }
@@ -10402,42 +11787,42 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate238.errors = vErrors;
+validate259.errors = vErrors;
 return errors === 0;
 }
-validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate259.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate237.evaluated;
+const evaluated0 = validate258.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate238(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
+if(!(validate259(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate259.errors : vErrors.concat(validate259.errors);
 errors = vErrors.length;
 }
-validate237.errors = vErrors;
+validate258.errors = vErrors;
 return errors === 0;
 }
-validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate258.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getErrorIssue"] = validate242;
-const schema127 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetErrorIssueResponse"};
-const schema128 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorIssueDetail"}}};
-const schema129 = {"type":"object","description":"An issue with the exception chain and the latest event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil","exceptions","lastEvent","usersSeen","firstRelease","lastRelease","activity"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value, or the message."},"type":{"type":["string","null"]},"value":{"type":["string","null"]},"culprit":{"type":["string","null"]},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer"},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"]},"ignoredUntil":{"type":["string","null"],"format":"date-time"},"usersSeen":{"type":"integer","description":"Distinct users the events reported (by user id, else e-mail, username or address)."},"firstRelease":{"type":["string","null"],"description":"The release of the first event that had one."},"lastRelease":{"type":["string","null"],"description":"The release of the latest event that had one."},"exceptions":{"type":"array","description":"The latest event's chain as the SDK sent it: causes first, the thrown error last.","items":{"$ref":"#/components/schemas/ErrorException"}},"lastEvent":{"description":"The latest event, or null when none is kept.","oneOf":[{"$ref":"#/components/schemas/ErrorEvent"},{"type":"null"}]},"activity":{"type":"array","description":"The issue's timeline, oldest first: first seen, regressions, and status changes with who made them.","items":{"$ref":"#/components/schemas/ErrorIssueActivity"}}}};
-const schema130 = {"type":"object","description":"One exception of a chain.","additionalProperties":false,"required":["type","value","mechanism","frames"],"properties":{"type":{"type":["string","null"]},"value":{"type":["string","null"]},"mechanism":{"type":["string","null"],"description":"How it was captured (`generic`, `chained`, `onunhandledrejection`, …)."},"frames":{"type":"array","description":"Oldest call first; the last frame is the throw site.","items":{"$ref":"#/components/schemas/StackFrame"}}}};
-const schema131 = {"type":"object","description":"One stack frame, resolved against uploaded source maps or symbols where they match.","additionalProperties":false,"required":["filename","absPath","function","module","lineno","colno","inApp","contextLine","preContext","postContext","resolved"],"properties":{"filename":{"type":["string","null"]},"absPath":{"type":["string","null"]},"function":{"type":["string","null"]},"module":{"type":["string","null"]},"lineno":{"type":["integer","null"],"description":"1-based."},"colno":{"type":["integer","null"],"description":"1-based."},"inApp":{"type":"boolean","description":"True for the application's own code."},"contextLine":{"type":["string","null"],"description":"The source line of the frame."},"preContext":{"type":"array","description":"Source lines before `contextLine`.","items":{"type":"string"}},"postContext":{"type":"array","description":"Source lines after `contextLine`.","items":{"type":"string"}},"resolved":{"type":"boolean","description":"True when a source map or symbols resolved this frame; false for the frame as the SDK sent it."}}};
+exports["response:getErrorIssue"] = validate263;
+const schema131 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetErrorIssueResponse"};
+const schema132 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorIssueDetail"}}};
+const schema133 = {"type":"object","description":"An issue with the exception chain and the latest event.","additionalProperties":false,"required":["id","projectId","title","type","value","culprit","level","status","timesSeen","firstSeenAt","lastSeenAt","spark","resolvedInRelease","ignoredUntil","exceptions","lastEvent","usersSeen","firstRelease","lastRelease","activity"],"properties":{"id":{"type":"string"},"projectId":{"type":"string"},"title":{"type":"string","description":"Exception type and the first line of its value, or the message."},"type":{"type":["string","null"]},"value":{"type":["string","null"]},"culprit":{"type":["string","null"]},"level":{"type":"string","enum":["fatal","error","warning","info","debug"]},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"timesSeen":{"type":"integer"},"firstSeenAt":{"type":"string","format":"date-time"},"lastSeenAt":{"type":"string","format":"date-time"},"spark":{"type":"array","description":"Occurrences in each of the last 24 hours, oldest first.","minItems":24,"maxItems":24,"items":{"type":"integer"}},"resolvedInRelease":{"type":["string","null"]},"ignoredUntil":{"type":["string","null"],"format":"date-time"},"usersSeen":{"type":"integer","description":"Distinct users the events reported (by user id, else e-mail, username or address)."},"firstRelease":{"type":["string","null"],"description":"The release of the first event that had one."},"lastRelease":{"type":["string","null"],"description":"The release of the latest event that had one."},"exceptions":{"type":"array","description":"The latest event's chain as the SDK sent it: causes first, the thrown error last.","items":{"$ref":"#/components/schemas/ErrorException"}},"lastEvent":{"description":"The latest event, or null when none is kept.","oneOf":[{"$ref":"#/components/schemas/ErrorEvent"},{"type":"null"}]},"activity":{"type":"array","description":"The issue's timeline, oldest first: first seen, regressions, and status changes with who made them.","items":{"$ref":"#/components/schemas/ErrorIssueActivity"}}}};
+const schema134 = {"type":"object","description":"One exception of a chain.","additionalProperties":false,"required":["type","value","mechanism","frames"],"properties":{"type":{"type":["string","null"]},"value":{"type":["string","null"]},"mechanism":{"type":["string","null"],"description":"How it was captured (`generic`, `chained`, `onunhandledrejection`, …)."},"frames":{"type":"array","description":"Oldest call first; the last frame is the throw site.","items":{"$ref":"#/components/schemas/StackFrame"}}}};
+const schema135 = {"type":"object","description":"One stack frame, resolved against uploaded source maps or symbols where they match.","additionalProperties":false,"required":["filename","absPath","function","module","lineno","colno","inApp","contextLine","preContext","postContext","resolved"],"properties":{"filename":{"type":["string","null"]},"absPath":{"type":["string","null"]},"function":{"type":["string","null"]},"module":{"type":["string","null"]},"lineno":{"type":["integer","null"],"description":"1-based."},"colno":{"type":["integer","null"],"description":"1-based."},"inApp":{"type":"boolean","description":"True for the application's own code."},"contextLine":{"type":["string","null"],"description":"The source line of the frame."},"preContext":{"type":"array","description":"Source lines before `contextLine`.","items":{"type":"string"}},"postContext":{"type":"array","description":"Source lines after `contextLine`.","items":{"type":"string"}},"resolved":{"type":"boolean","description":"True when a source map or symbols resolved this frame; false for the frame as the SDK sent it."}}};
 
-function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate246.evaluated;
+const evaluated0 = validate267.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10556,7 +11941,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema131.properties, key0))){
+if(!(func3.call(schema135.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -10570,7 +11955,7 @@ errors++;
 if(data.filename !== undefined){
 let data0 = data.filename;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err12 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: schema131.properties.filename.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: schema135.properties.filename.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10583,7 +11968,7 @@ errors++;
 if(data.absPath !== undefined){
 let data1 = data.absPath;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err13 = {instancePath:instancePath+"/absPath",schemaPath:"#/properties/absPath/type",keyword:"type",params:{type: schema131.properties.absPath.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/absPath",schemaPath:"#/properties/absPath/type",keyword:"type",params:{type: schema135.properties.absPath.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10596,7 +11981,7 @@ errors++;
 if(data.function !== undefined){
 let data2 = data.function;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err14 = {instancePath:instancePath+"/function",schemaPath:"#/properties/function/type",keyword:"type",params:{type: schema131.properties.function.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/function",schemaPath:"#/properties/function/type",keyword:"type",params:{type: schema135.properties.function.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10609,7 +11994,7 @@ errors++;
 if(data.module !== undefined){
 let data3 = data.module;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/module",schemaPath:"#/properties/module/type",keyword:"type",params:{type: schema131.properties.module.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/module",schemaPath:"#/properties/module/type",keyword:"type",params:{type: schema135.properties.module.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10622,7 +12007,7 @@ errors++;
 if(data.lineno !== undefined){
 let data4 = data.lineno;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/lineno",schemaPath:"#/properties/lineno/type",keyword:"type",params:{type: schema131.properties.lineno.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/lineno",schemaPath:"#/properties/lineno/type",keyword:"type",params:{type: schema135.properties.lineno.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10635,7 +12020,7 @@ errors++;
 if(data.colno !== undefined){
 let data5 = data.colno;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/colno",schemaPath:"#/properties/colno/type",keyword:"type",params:{type: schema131.properties.colno.type},message:"must be integer,null"};
+const err17 = {instancePath:instancePath+"/colno",schemaPath:"#/properties/colno/type",keyword:"type",params:{type: schema135.properties.colno.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10660,7 +12045,7 @@ errors++;
 if(data.contextLine !== undefined){
 let data7 = data.contextLine;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/contextLine",schemaPath:"#/properties/contextLine/type",keyword:"type",params:{type: schema131.properties.contextLine.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/contextLine",schemaPath:"#/properties/contextLine/type",keyword:"type",params:{type: schema135.properties.contextLine.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10749,16 +12134,16 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate246.errors = vErrors;
+validate267.errors = vErrors;
 return errors === 0;
 }
-validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate267.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate245.evaluated;
+const evaluated0 = validate266.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10821,7 +12206,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema130.properties.type.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema134.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10834,7 +12219,7 @@ errors++;
 if(data.value !== undefined){
 let data1 = data.value;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema130.properties.value.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema134.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10847,7 +12232,7 @@ errors++;
 if(data.mechanism !== undefined){
 let data2 = data.mechanism;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/mechanism",schemaPath:"#/properties/mechanism/type",keyword:"type",params:{type: schema130.properties.mechanism.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/mechanism",schemaPath:"#/properties/mechanism/type",keyword:"type",params:{type: schema134.properties.mechanism.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10862,8 +12247,8 @@ let data3 = data.frames;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate246(data3[i0], {instancePath:instancePath+"/frames/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+if(!(validate267(data3[i0], {instancePath:instancePath+"/frames/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
 errors = vErrors.length;
 }
 }
@@ -10890,17 +12275,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate245.errors = vErrors;
+validate266.errors = vErrors;
 return errors === 0;
 }
-validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate266.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema132 = {"type":"object","description":"One occurrence of an issue.","additionalProperties":false,"required":["eventId","occurredAt","receivedAt","release","environment","platform","tags","user"],"properties":{"eventId":{"type":"string","description":"The SDK's event id (32 hex characters)."},"occurredAt":{"type":"string","format":"date-time","description":"When it happened, as reported by the SDK."},"receivedAt":{"type":"string","format":"date-time","description":"When ingestion stored it."},"release":{"type":["string","null"]},"environment":{"type":["string","null"]},"platform":{"type":["string","null"]},"tags":{"type":"object","description":"The event's tags.","additionalProperties":{"type":"string"}},"user":{"type":["object","null"],"description":"The user the SDK reported, or null: its keys as sent (`id`, `email`, `username`, `ip_address`, …), every value a string (other values are stringified at ingestion). A free-form object because a nullable map has no proto form: `google.protobuf.Struct`, absent when null."}}};
+const schema136 = {"type":"object","description":"One occurrence of an issue.","additionalProperties":false,"required":["eventId","occurredAt","receivedAt","release","environment","platform","tags","user"],"properties":{"eventId":{"type":"string","description":"The SDK's event id (32 hex characters)."},"occurredAt":{"type":"string","format":"date-time","description":"When it happened, as reported by the SDK."},"receivedAt":{"type":"string","format":"date-time","description":"When ingestion stored it."},"release":{"type":["string","null"]},"environment":{"type":["string","null"]},"platform":{"type":["string","null"]},"tags":{"type":"object","description":"The event's tags.","additionalProperties":{"type":"string"}},"user":{"type":["object","null"],"description":"The user the SDK reported, or null: its keys as sent (`id`, `email`, `username`, `ip_address`, …), every value a string (other values are stringified at ingestion). A free-form object because a nullable map has no proto form: `google.protobuf.Struct`, absent when null."}}};
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate249.evaluated;
+const evaluated0 = validate270.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11065,7 +12450,7 @@ errors++;
 if(data.release !== undefined){
 let data3 = data.release;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema132.properties.release.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema136.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11078,7 +12463,7 @@ errors++;
 if(data.environment !== undefined){
 let data4 = data.environment;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/type",keyword:"type",params:{type: schema132.properties.environment.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/type",keyword:"type",params:{type: schema136.properties.environment.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11091,7 +12476,7 @@ errors++;
 if(data.platform !== undefined){
 let data5 = data.platform;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema132.properties.platform.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema136.properties.platform.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11131,7 +12516,7 @@ errors++;
 if(data.user !== undefined){
 let data8 = data.user;
 if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
-const err19 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema132.properties.user.type},message:"must be object,null"};
+const err19 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema136.properties.user.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11152,17 +12537,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate249.errors = vErrors;
+validate270.errors = vErrors;
 return errors === 0;
 }
-validate249.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate270.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema133 = {"type":"object","description":"One entry of an issue's timeline.","additionalProperties":false,"required":["kind","at","release","actor"],"properties":{"kind":{"type":"string","enum":["first_seen","regressed","resolved","ignored","unresolved"],"description":"first_seen: the issue's first event; regressed: an event reopened\nthe resolved issue (both page the project's channels); resolved,\nignored, unresolved: a status change through the API.\n"},"at":{"type":"string","format":"date-time","description":"When the event was received (first_seen, regressed) or the change made."},"release":{"type":["string","null"],"description":"The release of the event (first_seen, regressed) or the release of resolution (resolved); null when there is none."},"actor":{"description":"Who made the change; null for what the service did by itself (first_seen, regressed).","oneOf":[{"$ref":"#/components/schemas/Actor"},{"type":"null"}]}}};
+const schema137 = {"type":"object","description":"One entry of an issue's timeline.","additionalProperties":false,"required":["kind","at","release","actor"],"properties":{"kind":{"type":"string","enum":["first_seen","regressed","resolved","ignored","unresolved"],"description":"first_seen: the issue's first event; regressed: an event reopened\nthe resolved issue (both page the project's channels); resolved,\nignored, unresolved: a status change through the API.\n"},"at":{"type":"string","format":"date-time","description":"When the event was received (first_seen, regressed) or the change made."},"release":{"type":["string","null"],"description":"The release of the event (first_seen, regressed) or the release of resolution (resolved); null when there is none."},"actor":{"description":"Who made the change; null for what the service did by itself (first_seen, regressed).","oneOf":[{"$ref":"#/components/schemas/Actor"},{"type":"null"}]}}};
 
-function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate251.evaluated;
+const evaluated0 = validate272.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11235,7 +12620,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((((data0 === "first_seen") || (data0 === "regressed")) || (data0 === "resolved")) || (data0 === "ignored")) || (data0 === "unresolved"))){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema133.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema137.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11273,7 +12658,7 @@ errors++;
 if(data.release !== undefined){
 let data2 = data.release;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema133.properties.release.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema137.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11289,8 +12674,8 @@ const _errs9 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs10 = errors;
-if(!(validate175(data3, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+if(!(validate196(data3, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs10 === errors;
@@ -11353,16 +12738,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate251.errors = vErrors;
+validate272.errors = vErrors;
 return errors === 0;
 }
-validate251.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate272.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate244.evaluated;
+const evaluated0 = validate265.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11571,7 +12956,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema129.properties, key0))){
+if(!(func3.call(schema133.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -11621,7 +13006,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err24 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema129.properties.type.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema133.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11634,7 +13019,7 @@ errors++;
 if(data.value !== undefined){
 let data4 = data.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err25 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema129.properties.value.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema133.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11647,7 +13032,7 @@ errors++;
 if(data.culprit !== undefined){
 let data5 = data.culprit;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err26 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema129.properties.culprit.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/culprit",schemaPath:"#/properties/culprit/type",keyword:"type",params:{type: schema133.properties.culprit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11670,7 +13055,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((((data6 === "fatal") || (data6 === "error")) || (data6 === "warning")) || (data6 === "info")) || (data6 === "debug"))){
-const err28 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema129.properties.level.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema133.properties.level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11693,7 +13078,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data7 === "unresolved") || (data7 === "resolved")) || (data7 === "ignored"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema129.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema133.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -11818,7 +13203,7 @@ errors++;
 if(data.resolvedInRelease !== undefined){
 let data13 = data.resolvedInRelease;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err40 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema129.properties.resolvedInRelease.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema133.properties.resolvedInRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -11831,7 +13216,7 @@ errors++;
 if(data.ignoredUntil !== undefined){
 let data14 = data.ignoredUntil;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err41 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema129.properties.ignoredUntil.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema133.properties.ignoredUntil.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -11869,7 +13254,7 @@ errors++;
 if(data.firstRelease !== undefined){
 let data16 = data.firstRelease;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err44 = {instancePath:instancePath+"/firstRelease",schemaPath:"#/properties/firstRelease/type",keyword:"type",params:{type: schema129.properties.firstRelease.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/firstRelease",schemaPath:"#/properties/firstRelease/type",keyword:"type",params:{type: schema133.properties.firstRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -11882,7 +13267,7 @@ errors++;
 if(data.lastRelease !== undefined){
 let data17 = data.lastRelease;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err45 = {instancePath:instancePath+"/lastRelease",schemaPath:"#/properties/lastRelease/type",keyword:"type",params:{type: schema129.properties.lastRelease.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/lastRelease",schemaPath:"#/properties/lastRelease/type",keyword:"type",params:{type: schema133.properties.lastRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -11897,8 +13282,8 @@ let data18 = data.exceptions;
 if(Array.isArray(data18)){
 const len1 = data18.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate245(data18[i1], {instancePath:instancePath+"/exceptions/" + i1,parentData:data18,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
+if(!(validate266(data18[i1], {instancePath:instancePath+"/exceptions/" + i1,parentData:data18,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate266.errors : vErrors.concat(validate266.errors);
 errors = vErrors.length;
 }
 }
@@ -11920,8 +13305,8 @@ const _errs42 = errors;
 let valid5 = false;
 let passing0 = null;
 const _errs43 = errors;
-if(!(validate249(data20, {instancePath:instancePath+"/lastEvent",parentData:data,parentDataProperty:"lastEvent",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+if(!(validate270(data20, {instancePath:instancePath+"/lastEvent",parentData:data,parentDataProperty:"lastEvent",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate270.errors : vErrors.concat(validate270.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs43 === errors;
@@ -11978,8 +13363,8 @@ let data21 = data.activity;
 if(Array.isArray(data21)){
 const len2 = data21.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate251(data21[i2], {instancePath:instancePath+"/activity/" + i2,parentData:data21,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate251.errors : vErrors.concat(validate251.errors);
+if(!(validate272(data21[i2], {instancePath:instancePath+"/activity/" + i2,parentData:data21,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate272.errors : vErrors.concat(validate272.errors);
 errors = vErrors.length;
 }
 }
@@ -12006,16 +13391,16 @@ vErrors.push(err50);
 }
 errors++;
 }
-validate244.errors = vErrors;
+validate265.errors = vErrors;
 return errors === 0;
 }
-validate244.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate265.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate243.evaluated;
+const evaluated0 = validate264.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12046,8 +13431,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate244(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+if(!(validate265(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
 errors = vErrors.length;
 }
 }
@@ -12062,39 +13447,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate243.errors = vErrors;
+validate264.errors = vErrors;
 return errors === 0;
 }
-validate243.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate242.evaluated;
+const evaluated0 = validate263.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate243(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+if(!(validate264(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate264.errors : vErrors.concat(validate264.errors);
 errors = vErrors.length;
 }
-validate242.errors = vErrors;
+validate263.errors = vErrors;
 return errors === 0;
 }
-validate242.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate263.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateErrorIssue"] = validate256;
-const schema134 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorIssueBody"};
-const schema135 = {"type":"object","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["resolved","ignored","unresolved"],"description":"`unresolved` reopens the issue."},"ignoreHours":{"type":"integer","minimum":1,"maximum":2160,"description":"With `ignored` only: lift the ignore after this many hours (max 90 days)."}}};
+exports["body:updateErrorIssue"] = validate277;
+const schema138 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorIssueBody"};
+const schema139 = {"type":"object","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["resolved","ignored","unresolved"],"description":"`unresolved` reopens the issue."},"ignoreHours":{"type":"integer","minimum":1,"maximum":2160,"description":"With `ignored` only: lift the ignore after this many hours (max 90 days)."}}};
 
-function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate257.evaluated;
+const evaluated0 = validate278.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12137,7 +13522,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((data0 === "resolved") || (data0 === "ignored")) || (data0 === "unresolved"))){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema135.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema139.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12193,40 +13578,40 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate257.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
-validate257.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate278.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate256.evaluated;
+const evaluated0 = validate277.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate257(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
+if(!(validate278(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
 errors = vErrors.length;
 }
-validate256.errors = vErrors;
+validate277.errors = vErrors;
 return errors === 0;
 }
-validate256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate277.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateErrorIssue"] = validate259;
-const schema136 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorIssueResponse"};
-const schema137 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorIssueStatusData"}}};
-const schema138 = {"type":"object","description":"The status of an issue after a change.","additionalProperties":false,"required":["id","status","resolvedInRelease","ignoredUntil"],"properties":{"id":{"type":"string"},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"resolvedInRelease":{"type":["string","null"]},"ignoredUntil":{"type":["string","null"],"format":"date-time"}}};
+exports["response:updateErrorIssue"] = validate280;
+const schema140 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorIssueResponse"};
+const schema141 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorIssueStatusData"}}};
+const schema142 = {"type":"object","description":"The status of an issue after a change.","additionalProperties":false,"required":["id","status","resolvedInRelease","ignoredUntil"],"properties":{"id":{"type":"string"},"status":{"type":"string","enum":["unresolved","resolved","ignored"]},"resolvedInRelease":{"type":["string","null"]},"ignoredUntil":{"type":["string","null"],"format":"date-time"}}};
 
-function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate261.evaluated;
+const evaluated0 = validate282.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12311,7 +13696,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "unresolved") || (data1 === "resolved")) || (data1 === "ignored"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema138.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema142.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12324,7 +13709,7 @@ errors++;
 if(data.resolvedInRelease !== undefined){
 let data2 = data.resolvedInRelease;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err8 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema138.properties.resolvedInRelease.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/resolvedInRelease",schemaPath:"#/properties/resolvedInRelease/type",keyword:"type",params:{type: schema142.properties.resolvedInRelease.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12337,7 +13722,7 @@ errors++;
 if(data.ignoredUntil !== undefined){
 let data3 = data.ignoredUntil;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema138.properties.ignoredUntil.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/ignoredUntil",schemaPath:"#/properties/ignoredUntil/type",keyword:"type",params:{type: schema142.properties.ignoredUntil.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12370,16 +13755,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate261.errors = vErrors;
+validate282.errors = vErrors;
 return errors === 0;
 }
-validate261.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate282.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate260.evaluated;
+const evaluated0 = validate281.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12410,8 +13795,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate261(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate261.errors : vErrors.concat(validate261.errors);
+if(!(validate282(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate282.errors : vErrors.concat(validate282.errors);
 errors = vErrors.length;
 }
 }
@@ -12426,40 +13811,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate260.errors = vErrors;
+validate281.errors = vErrors;
 return errors === 0;
 }
-validate260.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate281.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate259.evaluated;
+const evaluated0 = validate280.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate260(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate260.errors : vErrors.concat(validate260.errors);
+if(!(validate281(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
 errors = vErrors.length;
 }
-validate259.errors = vErrors;
+validate280.errors = vErrors;
 return errors === 0;
 }
-validate259.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listErrorProjects"] = validate264;
-const schema139 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorProjectsResponse"};
-const schema140 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ErrorProject"}}}};
-const schema141 = {"type":"object","description":"A project that applications report errors to.","additionalProperties":false,"required":["id","ref","name","platform","publicKey","dsn","unresolved","eventsLast24h","createdAt","workspaceId"],"properties":{"id":{"type":"string"},"workspaceId":{"type":"string","description":"The workspace the project belongs to (keys confined to workspaces see only theirs)."},"ref":{"type":"integer","description":"The number in the DSN (`projectRef` of uploads)."},"name":{"type":"string"},"platform":{"type":["string","null"],"description":"The platform the project was set up for (`node`, `javascript`, `ios`, `android`, …), or null."},"publicKey":{"type":"string","description":"The DSN key; public by design (it is shipped in applications)."},"dsn":{"type":"string","description":"The DSN to configure in a Sentry-compatible SDK: `https://<publicKey>@<host>/<ref>`."},"unresolved":{"type":"integer","description":"Unresolved issues now."},"eventsLast24h":{"type":"integer","description":"Events received in the last 24 hours."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listErrorProjects"] = validate285;
+const schema143 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorProjectsResponse"};
+const schema144 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/ErrorProject"}}}};
+const schema145 = {"type":"object","description":"A project that applications report errors to.","additionalProperties":false,"required":["id","ref","name","platform","publicKey","dsn","unresolved","eventsLast24h","createdAt","workspaceId"],"properties":{"id":{"type":"string"},"workspaceId":{"type":"string","description":"The workspace the project belongs to (keys confined to workspaces see only theirs)."},"ref":{"type":"integer","description":"The number in the DSN (`projectRef` of uploads)."},"name":{"type":"string"},"platform":{"type":["string","null"],"description":"The platform the project was set up for (`node`, `javascript`, `ios`, `android`, …), or null."},"publicKey":{"type":"string","description":"The DSN key; public by design (it is shipped in applications)."},"dsn":{"type":"string","description":"The DSN to configure in a Sentry-compatible SDK: `https://<publicKey>@<host>/<ref>`."},"unresolved":{"type":"integer","description":"Unresolved issues now."},"eventsLast24h":{"type":"integer","description":"Events received in the last 24 hours."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate266.evaluated;
+const evaluated0 = validate287.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12568,7 +13953,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema141.properties, key0))){
+if(!(func3.call(schema145.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -12631,7 +14016,7 @@ errors++;
 if(data.platform !== undefined){
 let data4 = data.platform;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema141.properties.platform.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema145.properties.platform.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12727,16 +14112,16 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate266.errors = vErrors;
+validate287.errors = vErrors;
 return errors === 0;
 }
-validate266.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate287.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate265.evaluated;
+const evaluated0 = validate286.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12771,8 +14156,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate266(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate266.errors : vErrors.concat(validate266.errors);
+if(!(validate287(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
 errors = vErrors.length;
 }
 }
@@ -12799,39 +14184,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate265.errors = vErrors;
+validate286.errors = vErrors;
 return errors === 0;
 }
-validate265.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate286.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate264.evaluated;
+const evaluated0 = validate285.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate265(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
+if(!(validate286(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate286.errors : vErrors.concat(validate286.errors);
 errors = vErrors.length;
 }
-validate264.errors = vErrors;
+validate285.errors = vErrors;
 return errors === 0;
 }
-validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate285.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createErrorProject"] = validate269;
-const schema142 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateErrorProjectBody"};
-const schema143 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"workspaceId":{"type":"string"},"platform":{"type":["string","null"],"maxLength":40,"description":"Free text such as node, javascript, ios, android."}}};
+exports["body:createErrorProject"] = validate290;
+const schema146 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateErrorProjectBody"};
+const schema147 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"workspaceId":{"type":"string"},"platform":{"type":["string","null"],"maxLength":40,"description":"Free text such as node, javascript, ios, android."}}};
 
-function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate270.evaluated;
+const evaluated0 = validate291.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12921,7 +14306,7 @@ errors++;
 if(data.platform !== undefined){
 let data2 = data.platform;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema143.properties.platform.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema147.properties.platform.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12954,39 +14339,39 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate270.errors = vErrors;
+validate291.errors = vErrors;
 return errors === 0;
 }
-validate270.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate269.evaluated;
+const evaluated0 = validate290.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate270(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate270.errors : vErrors.concat(validate270.errors);
+if(!(validate291(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
 errors = vErrors.length;
 }
-validate269.errors = vErrors;
+validate290.errors = vErrors;
 return errors === 0;
 }
-validate269.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate290.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createErrorProject"] = validate272;
-const schema144 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateErrorProjectResponse"};
-const schema145 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorProject"}}};
+exports["response:createErrorProject"] = validate293;
+const schema148 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateErrorProjectResponse"};
+const schema149 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorProject"}}};
 
-function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate273.evaluated;
+const evaluated0 = validate294.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13017,8 +14402,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate266(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate266.errors : vErrors.concat(validate266.errors);
+if(!(validate287(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
 errors = vErrors.length;
 }
 }
@@ -13033,39 +14418,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate273.errors = vErrors;
+validate294.errors = vErrors;
 return errors === 0;
 }
-validate273.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate294.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate272.evaluated;
+const evaluated0 = validate293.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate273(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate273.errors : vErrors.concat(validate273.errors);
+if(!(validate294(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
 errors = vErrors.length;
 }
-validate272.errors = vErrors;
+validate293.errors = vErrors;
 return errors === 0;
 }
-validate272.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate293.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateErrorProject"] = validate276;
-const schema146 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorProjectBody"};
-const schema147 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"platform":{"type":["string","null"],"maxLength":40}}};
+exports["body:updateErrorProject"] = validate297;
+const schema150 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorProjectBody"};
+const schema151 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"platform":{"type":["string","null"],"maxLength":40}}};
 
-function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate277.evaluated;
+const evaluated0 = validate298.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13133,7 +14518,7 @@ errors++;
 if(data.platform !== undefined){
 let data1 = data.platform;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema147.properties.platform.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema151.properties.platform.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -13166,39 +14551,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate277.errors = vErrors;
+validate298.errors = vErrors;
 return errors === 0;
 }
-validate277.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate298.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate276.evaluated;
+const evaluated0 = validate297.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate277(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
+if(!(validate298(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate298.errors : vErrors.concat(validate298.errors);
 errors = vErrors.length;
 }
-validate276.errors = vErrors;
+validate297.errors = vErrors;
 return errors === 0;
 }
-validate276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate297.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateErrorProject"] = validate279;
-const schema148 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorProjectResponse"};
-const schema149 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorProject"}}};
+exports["response:updateErrorProject"] = validate300;
+const schema152 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateErrorProjectResponse"};
+const schema153 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/ErrorProject"}}};
 
-function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate280.evaluated;
+const evaluated0 = validate301.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13229,8 +14614,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate266(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate266.errors : vErrors.concat(validate266.errors);
+if(!(validate287(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
 errors = vErrors.length;
 }
 }
@@ -13245,39 +14630,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate280.errors = vErrors;
+validate301.errors = vErrors;
 return errors === 0;
 }
-validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate301.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate279.evaluated;
+const evaluated0 = validate300.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate280(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate280.errors : vErrors.concat(validate280.errors);
+if(!(validate301(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
 errors = vErrors.length;
 }
-validate279.errors = vErrors;
+validate300.errors = vErrors;
 return errors === 0;
 }
-validate279.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate300.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteErrorProject"] = validate283;
-const schema150 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteErrorProjectResponse"};
-const schema151 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteErrorProject"] = validate304;
+const schema154 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteErrorProjectResponse"};
+const schema155 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate284.evaluated;
+const evaluated0 = validate305.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13324,39 +14709,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate284.errors = vErrors;
+validate305.errors = vErrors;
 return errors === 0;
 }
-validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate283.evaluated;
+const evaluated0 = validate304.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate284(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate284.errors : vErrors.concat(validate284.errors);
+if(!(validate305(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate305.errors : vErrors.concat(validate305.errors);
 errors = vErrors.length;
 }
-validate283.errors = vErrors;
+validate304.errors = vErrors;
 return errors === 0;
 }
-validate283.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listErrorProjectChannels"] = validate287;
-const schema152 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorProjectChannelsResponse"};
-const schema153 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+exports["response:listErrorProjectChannels"] = validate308;
+const schema156 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListErrorProjectChannelsResponse"};
+const schema157 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
-function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate288.evaluated;
+const evaluated0 = validate309.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13391,8 +14776,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate134(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate155(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
 errors = vErrors.length;
 }
 }
@@ -13419,39 +14804,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate288.errors = vErrors;
+validate309.errors = vErrors;
 return errors === 0;
 }
-validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate287.evaluated;
+const evaluated0 = validate308.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate288(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate288.errors : vErrors.concat(validate288.errors);
+if(!(validate309(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate309.errors : vErrors.concat(validate309.errors);
 errors = vErrors.length;
 }
-validate287.errors = vErrors;
+validate308.errors = vErrors;
 return errors === 0;
 }
-validate287.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setErrorProjectChannels"] = validate291;
-const schema154 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetErrorProjectChannelsBody"};
-const schema155 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is paged."}}};
+exports["body:setErrorProjectChannels"] = validate312;
+const schema158 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetErrorProjectChannelsBody"};
+const schema159 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is paged."}}};
 
-function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate292.evaluated;
+const evaluated0 = validate313.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13498,39 +14883,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate292.errors = vErrors;
+validate313.errors = vErrors;
 return errors === 0;
 }
-validate292.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate291.evaluated;
+const evaluated0 = validate312.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate292(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+if(!(validate313(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
 errors = vErrors.length;
 }
-validate291.errors = vErrors;
+validate312.errors = vErrors;
 return errors === 0;
 }
-validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setErrorProjectChannels"] = validate295;
-const schema156 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetErrorProjectChannelsResponse"};
-const schema157 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+exports["response:setErrorProjectChannels"] = validate316;
+const schema160 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetErrorProjectChannelsResponse"};
+const schema161 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
-function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate296.evaluated;
+const evaluated0 = validate317.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13565,8 +14950,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate134(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate155(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
 errors = vErrors.length;
 }
 }
@@ -13593,40 +14978,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate296.errors = vErrors;
+validate317.errors = vErrors;
 return errors === 0;
 }
-validate296.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate295.evaluated;
+const evaluated0 = validate316.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate296(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+if(!(validate317(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate317.errors : vErrors.concat(validate317.errors);
 errors = vErrors.length;
 }
-validate295.errors = vErrors;
+validate316.errors = vErrors;
 return errors === 0;
 }
-validate295.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listHosts"] = validate299;
-const schema158 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListHostsResponse"};
-const schema159 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
-const schema160 = {"type":"object","description":"A machine monitors run on. `status` comes only from the monitors that\nrun solely on this host; monitors on several hosts count toward\n`spanning` and colour none.\n","additionalProperties":false,"required":["id","name","provider","address","notes","status","pinned","spanning","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"provider":{"type":["string","null"],"description":"Free text the product does not use."},"address":{"type":["string","null"],"description":"Free text the product does not use."},"notes":{"type":["string","null"],"description":"Free text the product does not use."},"status":{"type":["string","null"],"enum":["up","degraded","down","paused","pending",null],"description":"The worst status among the monitors exclusive to this host; null when it has none."},"pinned":{"type":"integer","description":"Number of monitors that run on this host only."},"spanning":{"type":"integer","description":"Number of monitors that run on this host and on others."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listHosts"] = validate320;
+const schema162 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListHostsResponse"};
+const schema163 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
+const schema164 = {"type":"object","description":"A machine monitors run on. `status` comes only from the monitors that\nrun solely on this host; monitors on several hosts count toward\n`spanning` and colour none.\n","additionalProperties":false,"required":["id","name","provider","address","notes","status","pinned","spanning","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"provider":{"type":["string","null"],"description":"Free text the product does not use."},"address":{"type":["string","null"],"description":"Free text the product does not use."},"notes":{"type":["string","null"],"description":"Free text the product does not use."},"status":{"type":["string","null"],"enum":["up","degraded","down","paused","pending",null],"description":"The worst status among the monitors exclusive to this host; null when it has none."},"pinned":{"type":"integer","description":"Number of monitors that run on this host only."},"spanning":{"type":"integer","description":"Number of monitors that run on this host and on others."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate301.evaluated;
+const evaluated0 = validate322.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13725,7 +15110,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema160.properties, key0))){
+if(!(func3.call(schema164.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -13763,7 +15148,7 @@ errors++;
 if(data.provider !== undefined){
 let data2 = data.provider;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err12 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema160.properties.provider.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema164.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13776,7 +15161,7 @@ errors++;
 if(data.address !== undefined){
 let data3 = data.address;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema160.properties.address.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema164.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13789,7 +15174,7 @@ errors++;
 if(data.notes !== undefined){
 let data4 = data.notes;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema160.properties.notes.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema164.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13802,7 +15187,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema160.properties.status.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema164.properties.status.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13812,7 +15197,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((data5 === "up") || (data5 === "degraded")) || (data5 === "down")) || (data5 === "paused")) || (data5 === "pending")) || (data5 === null))){
-const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema160.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema164.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13884,16 +15269,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate301.errors = vErrors;
+validate322.errors = vErrors;
 return errors === 0;
 }
-validate301.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate322.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate300.evaluated;
+const evaluated0 = validate321.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13928,8 +15313,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate301(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate322(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
 errors = vErrors.length;
 }
 }
@@ -13956,39 +15341,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate300.errors = vErrors;
+validate321.errors = vErrors;
 return errors === 0;
 }
-validate300.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate299.evaluated;
+const evaluated0 = validate320.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate300(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate300.errors : vErrors.concat(validate300.errors);
+if(!(validate321(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate321.errors : vErrors.concat(validate321.errors);
 errors = vErrors.length;
 }
-validate299.errors = vErrors;
+validate320.errors = vErrors;
 return errors === 0;
 }
-validate299.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createHost"] = validate304;
-const schema161 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateHostBody"};
-const schema162 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"description":"Unique in the organisation ignoring case and a trailing dot."},"provider":{"type":["string","null"],"description":"Free text."},"address":{"type":["string","null"],"description":"Free text."},"notes":{"type":["string","null"],"description":"Free text."}}};
+exports["body:createHost"] = validate325;
+const schema165 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateHostBody"};
+const schema166 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"description":"Unique in the organisation ignoring case and a trailing dot."},"provider":{"type":["string","null"],"description":"Free text."},"address":{"type":["string","null"],"description":"Free text."},"notes":{"type":["string","null"],"description":"Free text."}}};
 
-function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate305.evaluated;
+const evaluated0 = validate326.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14046,7 +15431,7 @@ errors++;
 if(data.provider !== undefined){
 let data1 = data.provider;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema162.properties.provider.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema166.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14059,7 +15444,7 @@ errors++;
 if(data.address !== undefined){
 let data2 = data.address;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema162.properties.address.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema166.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14072,7 +15457,7 @@ errors++;
 if(data.notes !== undefined){
 let data3 = data.notes;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema162.properties.notes.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema166.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14093,39 +15478,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate305.errors = vErrors;
+validate326.errors = vErrors;
 return errors === 0;
 }
-validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate326.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate304.evaluated;
+const evaluated0 = validate325.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate305(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate305.errors : vErrors.concat(validate305.errors);
+if(!(validate326(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate326.errors : vErrors.concat(validate326.errors);
 errors = vErrors.length;
 }
-validate304.errors = vErrors;
+validate325.errors = vErrors;
 return errors === 0;
 }
-validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createHost"] = validate307;
-const schema163 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateHostResponse"};
-const schema164 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Host"}}};
+exports["response:createHost"] = validate328;
+const schema167 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateHostResponse"};
+const schema168 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Host"}}};
 
-function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate308.evaluated;
+const evaluated0 = validate329.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14156,8 +15541,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate301(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate322(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
 errors = vErrors.length;
 }
 }
@@ -14172,42 +15557,42 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate308.errors = vErrors;
+validate329.errors = vErrors;
 return errors === 0;
 }
-validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate329.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate307.evaluated;
+const evaluated0 = validate328.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate308(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate308.errors : vErrors.concat(validate308.errors);
+if(!(validate329(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate329.errors : vErrors.concat(validate329.errors);
 errors = vErrors.length;
 }
-validate307.errors = vErrors;
+validate328.errors = vErrors;
 return errors === 0;
 }
-validate307.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate328.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getHost"] = validate311;
-const schema165 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetHostResponse"};
-const schema166 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/HostDetail"}}};
-const schema167 = {"type":"object","description":"A host with its monitors.","additionalProperties":false,"required":["id","name","provider","address","notes","status","pinned","spanning","createdAt","monitors"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"provider":{"type":["string","null"],"description":"Free text the product does not use."},"address":{"type":["string","null"],"description":"Free text the product does not use."},"notes":{"type":["string","null"],"description":"Free text the product does not use."},"status":{"type":["string","null"],"enum":["up","degraded","down","paused","pending",null],"description":"The worst status among the monitors exclusive to this host; null when it has none."},"pinned":{"type":"integer","description":"Number of monitors that run on this host only."},"spanning":{"type":"integer","description":"Number of monitors that run on this host and on others."},"createdAt":{"type":"string","format":"date-time"},"monitors":{"type":"array","items":{"$ref":"#/components/schemas/HostMonitor"}}}};
-const schema168 = {"type":"object","description":"A monitor attached to a host.","additionalProperties":false,"required":["id","name","kind","status","pinned","alsoOn"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"]},"pinned":{"type":"boolean","description":"True when the monitor runs on this host only."},"alsoOn":{"type":"array","description":"The other hosts the monitor runs on; empty when exclusive.","items":{"$ref":"#/components/schemas/HostRef"}}}};
-const schema169 = {"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
+exports["response:getHost"] = validate332;
+const schema169 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetHostResponse"};
+const schema170 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/HostDetail"}}};
+const schema171 = {"type":"object","description":"A host with its monitors.","additionalProperties":false,"required":["id","name","provider","address","notes","status","pinned","spanning","createdAt","monitors"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"provider":{"type":["string","null"],"description":"Free text the product does not use."},"address":{"type":["string","null"],"description":"Free text the product does not use."},"notes":{"type":["string","null"],"description":"Free text the product does not use."},"status":{"type":["string","null"],"enum":["up","degraded","down","paused","pending",null],"description":"The worst status among the monitors exclusive to this host; null when it has none."},"pinned":{"type":"integer","description":"Number of monitors that run on this host only."},"spanning":{"type":"integer","description":"Number of monitors that run on this host and on others."},"createdAt":{"type":"string","format":"date-time"},"monitors":{"type":"array","items":{"$ref":"#/components/schemas/HostMonitor"}}}};
+const schema172 = {"type":"object","description":"A monitor attached to a host.","additionalProperties":false,"required":["id","name","kind","status","pinned","alsoOn"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"]},"pinned":{"type":"boolean","description":"True when the monitor runs on this host only."},"alsoOn":{"type":"array","description":"The other hosts the monitor runs on; empty when exclusive.","items":{"$ref":"#/components/schemas/HostRef"}}}};
+const schema173 = {"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
 
-function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate315.evaluated;
+const evaluated0 = validate336.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14282,16 +15667,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate315.errors = vErrors;
+validate336.errors = vErrors;
 return errors === 0;
 }
-validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate336.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate314.evaluated;
+const evaluated0 = validate335.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14408,7 +15793,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data2 === "http") || (data2 === "heartbeat")) || (data2 === "tcp")) || (data2 === "dns")) || (data2 === "tls_audit")) || (data2 === "mail_posture")) || (data2 === "snmp")) || (data2 === "agent"))){
-const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema168.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema172.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14431,7 +15816,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((((data3 === "up") || (data3 === "degraded")) || (data3 === "down")) || (data3 === "paused")) || (data3 === "pending"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema168.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema172.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14458,8 +15843,8 @@ let data5 = data.alsoOn;
 if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate315(data5[i0], {instancePath:instancePath+"/alsoOn/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate315.errors : vErrors.concat(validate315.errors);
+if(!(validate336(data5[i0], {instancePath:instancePath+"/alsoOn/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate336.errors : vErrors.concat(validate336.errors);
 errors = vErrors.length;
 }
 }
@@ -14486,16 +15871,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate314.errors = vErrors;
+validate335.errors = vErrors;
 return errors === 0;
 }
-validate314.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate335.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate313.evaluated;
+const evaluated0 = validate334.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14604,7 +15989,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema167.properties, key0))){
+if(!(func3.call(schema171.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -14642,7 +16027,7 @@ errors++;
 if(data.provider !== undefined){
 let data2 = data.provider;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema167.properties.provider.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema171.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14655,7 +16040,7 @@ errors++;
 if(data.address !== undefined){
 let data3 = data.address;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema167.properties.address.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema171.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14668,7 +16053,7 @@ errors++;
 if(data.notes !== undefined){
 let data4 = data.notes;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema167.properties.notes.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema171.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14681,7 +16066,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema167.properties.status.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema171.properties.status.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14691,7 +16076,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((data5 === "up") || (data5 === "degraded")) || (data5 === "down")) || (data5 === "paused")) || (data5 === "pending")) || (data5 === null))){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema167.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema171.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14757,8 +16142,8 @@ let data9 = data.monitors;
 if(Array.isArray(data9)){
 const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate314(data9[i0], {instancePath:instancePath+"/monitors/" + i0,parentData:data9,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+if(!(validate335(data9[i0], {instancePath:instancePath+"/monitors/" + i0,parentData:data9,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate335.errors : vErrors.concat(validate335.errors);
 errors = vErrors.length;
 }
 }
@@ -14785,16 +16170,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate313.errors = vErrors;
+validate334.errors = vErrors;
 return errors === 0;
 }
-validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate334.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate333(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate312.evaluated;
+const evaluated0 = validate333.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14825,8 +16210,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate313(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+if(!(validate334(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate334.errors : vErrors.concat(validate334.errors);
 errors = vErrors.length;
 }
 }
@@ -14841,39 +16226,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate312.errors = vErrors;
+validate333.errors = vErrors;
 return errors === 0;
 }
-validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate333.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate311.evaluated;
+const evaluated0 = validate332.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate312(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate312.errors : vErrors.concat(validate312.errors);
+if(!(validate333(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate333.errors : vErrors.concat(validate333.errors);
 errors = vErrors.length;
 }
-validate311.errors = vErrors;
+validate332.errors = vErrors;
 return errors === 0;
 }
-validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate332.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateHost"] = validate320;
-const schema170 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateHostBody"};
-const schema171 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1},"provider":{"type":["string","null"],"description":"Null or an empty string clears it."},"address":{"type":["string","null"],"description":"Null or an empty string clears it."},"notes":{"type":["string","null"],"description":"Null or an empty string clears it."}}};
+exports["body:updateHost"] = validate341;
+const schema174 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateHostBody"};
+const schema175 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1},"provider":{"type":["string","null"],"description":"Null or an empty string clears it."},"address":{"type":["string","null"],"description":"Null or an empty string clears it."},"notes":{"type":["string","null"],"description":"Null or an empty string clears it."}}};
 
-function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate321.evaluated;
+const evaluated0 = validate342.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14931,7 +16316,7 @@ errors++;
 if(data.provider !== undefined){
 let data1 = data.provider;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema171.properties.provider.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema175.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14944,7 +16329,7 @@ errors++;
 if(data.address !== undefined){
 let data2 = data.address;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema171.properties.address.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema175.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14957,7 +16342,7 @@ errors++;
 if(data.notes !== undefined){
 let data3 = data.notes;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema171.properties.notes.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema175.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14978,39 +16363,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate321.errors = vErrors;
+validate342.errors = vErrors;
 return errors === 0;
 }
-validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate342.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate320.evaluated;
+const evaluated0 = validate341.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate321(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate321.errors : vErrors.concat(validate321.errors);
+if(!(validate342(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate342.errors : vErrors.concat(validate342.errors);
 errors = vErrors.length;
 }
-validate320.errors = vErrors;
+validate341.errors = vErrors;
 return errors === 0;
 }
-validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate341.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateHost"] = validate323;
-const schema172 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateHostResponse"};
-const schema173 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:updateHost"] = validate344;
+const schema176 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateHostResponse"};
+const schema177 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate324.evaluated;
+const evaluated0 = validate345.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15041,8 +16426,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate220(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate241(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 }
@@ -15057,39 +16442,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate324.errors = vErrors;
+validate345.errors = vErrors;
 return errors === 0;
 }
-validate324.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate345.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate323.evaluated;
+const evaluated0 = validate344.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate324(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate324.errors : vErrors.concat(validate324.errors);
+if(!(validate345(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate345.errors : vErrors.concat(validate345.errors);
 errors = vErrors.length;
 }
-validate323.errors = vErrors;
+validate344.errors = vErrors;
 return errors === 0;
 }
-validate323.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate344.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteHost"] = validate327;
-const schema174 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteHostResponse"};
-const schema175 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteHost"] = validate348;
+const schema178 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteHostResponse"};
+const schema179 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate349(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate328.evaluated;
+const evaluated0 = validate349.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15136,39 +16521,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate328.errors = vErrors;
+validate349.errors = vErrors;
 return errors === 0;
 }
-validate328.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate349.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate327(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate327.evaluated;
+const evaluated0 = validate348.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate328(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate328.errors : vErrors.concat(validate328.errors);
+if(!(validate349(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate349.errors : vErrors.concat(validate349.errors);
 errors = vErrors.length;
 }
-validate327.errors = vErrors;
+validate348.errors = vErrors;
 return errors === 0;
 }
-validate327.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate348.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:addHostMonitor"] = validate331;
-const schema176 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddHostMonitorBody"};
-const schema177 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string"}}};
+exports["body:addHostMonitor"] = validate352;
+const schema180 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddHostMonitorBody"};
+const schema181 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string"}}};
 
-function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate353(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate332.evaluated;
+const evaluated0 = validate353.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15221,39 +16606,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate332.errors = vErrors;
+validate353.errors = vErrors;
 return errors === 0;
 }
-validate332.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate353.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate331.evaluated;
+const evaluated0 = validate352.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate332(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate332.errors : vErrors.concat(validate332.errors);
+if(!(validate353(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate353.errors : vErrors.concat(validate353.errors);
 errors = vErrors.length;
 }
-validate331.errors = vErrors;
+validate352.errors = vErrors;
 return errors === 0;
 }
-validate331.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate352.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:addHostMonitor"] = validate334;
-const schema178 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddHostMonitorResponse"};
-const schema179 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:addHostMonitor"] = validate355;
+const schema182 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddHostMonitorResponse"};
+const schema183 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate335.evaluated;
+const evaluated0 = validate356.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15284,8 +16669,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate220(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate241(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 }
@@ -15300,39 +16685,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate335.errors = vErrors;
+validate356.errors = vErrors;
 return errors === 0;
 }
-validate335.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate356.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate334.evaluated;
+const evaluated0 = validate355.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate335(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate335.errors : vErrors.concat(validate335.errors);
+if(!(validate356(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate356.errors : vErrors.concat(validate356.errors);
 errors = vErrors.length;
 }
-validate334.errors = vErrors;
+validate355.errors = vErrors;
 return errors === 0;
 }
-validate334.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate355.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeHostMonitor"] = validate338;
-const schema180 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveHostMonitorBody"};
-const schema181 = {"type":"object","description":"Optional; the query parameter `monitorId` may name the monitor instead.","additionalProperties":false,"properties":{"monitorId":{"type":"string"}}};
+exports["body:removeHostMonitor"] = validate359;
+const schema184 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveHostMonitorBody"};
+const schema185 = {"type":"object","description":"Optional; the query parameter `monitorId` may name the monitor instead.","additionalProperties":false,"properties":{"monitorId":{"type":"string"}}};
 
-function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate339.evaluated;
+const evaluated0 = validate360.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15375,39 +16760,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate339.errors = vErrors;
+validate360.errors = vErrors;
 return errors === 0;
 }
-validate339.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate360.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate338(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate338.evaluated;
+const evaluated0 = validate359.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate339(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate339.errors : vErrors.concat(validate339.errors);
+if(!(validate360(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
 errors = vErrors.length;
 }
-validate338.errors = vErrors;
+validate359.errors = vErrors;
 return errors === 0;
 }
-validate338.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate359.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeHostMonitor"] = validate341;
-const schema182 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveHostMonitorResponse"};
-const schema183 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:removeHostMonitor"] = validate362;
+const schema186 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveHostMonitorResponse"};
+const schema187 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate342.evaluated;
+const evaluated0 = validate363.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15438,8 +16823,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate220(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate241(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 }
@@ -15454,40 +16839,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate342.errors = vErrors;
+validate363.errors = vErrors;
 return errors === 0;
 }
-validate342.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate363.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate341.evaluated;
+const evaluated0 = validate362.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate342(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate342.errors : vErrors.concat(validate342.errors);
+if(!(validate363(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate363.errors : vErrors.concat(validate363.errors);
 errors = vErrors.length;
 }
-validate341.errors = vErrors;
+validate362.errors = vErrors;
 return errors === 0;
 }
-validate341.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate362.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getIncidentFeed"] = validate345;
-const schema184 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetIncidentFeedResponse"};
-const schema185 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentFeed"}}};
-const schema186 = {"type":"object","additionalProperties":false,"required":["active","createdAt"],"properties":{"active":{"type":"boolean","description":"True when a feed token exists."},"createdAt":{"type":["string","null"],"format":"date-time"}}};
+exports["response:getIncidentFeed"] = validate366;
+const schema188 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetIncidentFeedResponse"};
+const schema189 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentFeed"}}};
+const schema190 = {"type":"object","additionalProperties":false,"required":["active","createdAt"],"properties":{"active":{"type":"boolean","description":"True when a feed token exists."},"createdAt":{"type":["string","null"],"format":"date-time"}}};
 
-function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate347.evaluated;
+const evaluated0 = validate368.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15542,7 +16927,7 @@ errors++;
 if(data.createdAt !== undefined){
 let data1 = data.createdAt;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: schema186.properties.createdAt.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: schema190.properties.createdAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -15575,16 +16960,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate347.errors = vErrors;
+validate368.errors = vErrors;
 return errors === 0;
 }
-validate347.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate368.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate346(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate346.evaluated;
+const evaluated0 = validate367.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15615,8 +17000,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate347(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate347.errors : vErrors.concat(validate347.errors);
+if(!(validate368(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate368.errors : vErrors.concat(validate368.errors);
 errors = vErrors.length;
 }
 }
@@ -15631,40 +17016,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate346.errors = vErrors;
+validate367.errors = vErrors;
 return errors === 0;
 }
-validate346.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate367.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate345.evaluated;
+const evaluated0 = validate366.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate346(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate346.errors : vErrors.concat(validate346.errors);
+if(!(validate367(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
 errors = vErrors.length;
 }
-validate345.errors = vErrors;
+validate366.errors = vErrors;
 return errors === 0;
 }
-validate345.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate366.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:rotateIncidentFeed"] = validate350;
-const schema187 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RotateIncidentFeedResponse"};
-const schema188 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentFeedUrls"}}};
-const schema189 = {"type":"object","additionalProperties":false,"required":["rssUrl","atomUrl","createdAt"],"properties":{"rssUrl":{"type":"string","description":"Shown only here: the URL is the credential."},"atomUrl":{"type":"string"},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:rotateIncidentFeed"] = validate371;
+const schema191 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RotateIncidentFeedResponse"};
+const schema192 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentFeedUrls"}}};
+const schema193 = {"type":"object","additionalProperties":false,"required":["rssUrl","atomUrl","createdAt"],"properties":{"rssUrl":{"type":"string","description":"Shown only here: the URL is the credential."},"atomUrl":{"type":"string"},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate373(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate352.evaluated;
+const evaluated0 = validate373.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15774,16 +17159,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate352.errors = vErrors;
+validate373.errors = vErrors;
 return errors === 0;
 }
-validate352.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate373.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate372(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate351.evaluated;
+const evaluated0 = validate372.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15814,8 +17199,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate352(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate352.errors : vErrors.concat(validate352.errors);
+if(!(validate373(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate373.errors : vErrors.concat(validate373.errors);
 errors = vErrors.length;
 }
 }
@@ -15830,39 +17215,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate351.errors = vErrors;
+validate372.errors = vErrors;
 return errors === 0;
 }
-validate351.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate372.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate350.evaluated;
+const evaluated0 = validate371.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate351(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate351.errors : vErrors.concat(validate351.errors);
+if(!(validate372(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate372.errors : vErrors.concat(validate372.errors);
 errors = vErrors.length;
 }
-validate350.errors = vErrors;
+validate371.errors = vErrors;
 return errors === 0;
 }
-validate350.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate371.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:revokeIncidentFeed"] = validate355;
-const schema190 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeIncidentFeedResponse"};
-const schema191 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:revokeIncidentFeed"] = validate376;
+const schema194 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeIncidentFeedResponse"};
+const schema195 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate377(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate356.evaluated;
+const evaluated0 = validate377.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15893,8 +17278,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate220(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate241(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 }
@@ -15909,40 +17294,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate356.errors = vErrors;
+validate377.errors = vErrors;
 return errors === 0;
 }
-validate356.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate377.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate355.evaluated;
+const evaluated0 = validate376.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate356(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate356.errors : vErrors.concat(validate356.errors);
+if(!(validate377(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate377.errors : vErrors.concat(validate377.errors);
 errors = vErrors.length;
 }
-validate355.errors = vErrors;
+validate376.errors = vErrors;
 return errors === 0;
 }
-validate355.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate376.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listIncidents"] = validate359;
-const schema192 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListIncidentsResponse"};
-const schema193 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Incident"}}}};
-const schema194 = {"type":"object","description":"An incident, as listed.","additionalProperties":false,"required":["id","monitorId","monitorName","title","cause","status","severity","startedAt","resolvedAt","durationSeconds","acknowledgedAt","rootIncidentId","analyticsSiteId","hasPostmortem"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string","description":"The incident's monitor; for a traffic drop, its analytics site's id."},"monitorName":{"type":"string","description":"The monitor's name; for a traffic drop, its analytics site's domain."},"title":{"type":"string"},"cause":{"type":"string","enum":["check_failed","timeout","connection_failed","dns_failure","tls_error","assertion_failed","heartbeat_missed","heartbeat_failed","dependency_down","manual","traffic_drop"],"description":"What opened the incident. `traffic_drop`: an analytics site's\npageviews in an hour fell below half of its usual for that hour of\nthe week (the median over the four weeks before), for sites whose\nusual is at least TRAFFIC_ALERT_MIN_PAGEVIEWS (default 20) an hour;\nit resolves at the first hour back at half of usual or more. Such\nan incident has no monitor: `monitorId` and `monitorName` carry\nthe site's id and domain, and `analyticsSiteId` is set.\n"},"status":{"type":"string","enum":["open","acknowledged","resolved","suppressed"]},"severity":{"type":"string","enum":["critical","major","minor"]},"startedAt":{"type":"string","format":"date-time"},"resolvedAt":{"type":["string","null"],"format":"date-time","description":"Set when resolved."},"durationSeconds":{"type":["integer","null"],"description":"From startedAt to resolvedAt; null until resolved."},"acknowledgedAt":{"type":["string","null"],"format":"date-time","description":"Set when acknowledged."},"rootIncidentId":{"type":["string","null"],"description":"Set when this incident is the blast radius of another one (real, but not a separate outage; counted as suppressed in the summary)."},"analyticsSiteId":{"type":["string","null"],"description":"The analytics site of a traffic drop (cause `traffic_drop`; `monitorId` then carries the same id); null for a monitor's incident."},"hasPostmortem":{"type":"boolean"}}};
+exports["response:listIncidents"] = validate380;
+const schema196 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListIncidentsResponse"};
+const schema197 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Incident"}}}};
+const schema198 = {"type":"object","description":"An incident, as listed.","additionalProperties":false,"required":["id","monitorId","monitorName","title","cause","status","severity","startedAt","resolvedAt","durationSeconds","acknowledgedAt","rootIncidentId","analyticsSiteId","hasPostmortem"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string","description":"The incident's monitor; for a traffic drop, its analytics site's id."},"monitorName":{"type":"string","description":"The monitor's name; for a traffic drop, its analytics site's domain."},"title":{"type":"string"},"cause":{"type":"string","enum":["check_failed","timeout","connection_failed","dns_failure","tls_error","assertion_failed","heartbeat_missed","heartbeat_failed","dependency_down","manual","traffic_drop"],"description":"What opened the incident. `traffic_drop`: an analytics site's\npageviews in an hour fell below half of its usual for that hour of\nthe week (the median over the four weeks before), for sites whose\nusual is at least TRAFFIC_ALERT_MIN_PAGEVIEWS (default 20) an hour;\nit resolves at the first hour back at half of usual or more. Such\nan incident has no monitor: `monitorId` and `monitorName` carry\nthe site's id and domain, and `analyticsSiteId` is set.\n"},"status":{"type":"string","enum":["open","acknowledged","resolved","suppressed"]},"severity":{"type":"string","enum":["critical","major","minor"]},"startedAt":{"type":"string","format":"date-time"},"resolvedAt":{"type":["string","null"],"format":"date-time","description":"Set when resolved."},"durationSeconds":{"type":["integer","null"],"description":"From startedAt to resolvedAt; null until resolved."},"acknowledgedAt":{"type":["string","null"],"format":"date-time","description":"Set when acknowledged."},"rootIncidentId":{"type":["string","null"],"description":"Set when this incident is the blast radius of another one (real, but not a separate outage; counted as suppressed in the summary)."},"analyticsSiteId":{"type":["string","null"],"description":"The analytics site of a traffic drop (cause `traffic_drop`; `monitorId` then carries the same id); null for a monitor's incident."},"hasPostmortem":{"type":"boolean"}}};
 
-function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate382(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate361.evaluated;
+const evaluated0 = validate382.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16091,7 +17476,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema194.properties, key0))){
+if(!(func3.call(schema198.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -16163,7 +17548,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((((((((((data4 === "check_failed") || (data4 === "timeout")) || (data4 === "connection_failed")) || (data4 === "dns_failure")) || (data4 === "tls_error")) || (data4 === "assertion_failed")) || (data4 === "heartbeat_missed")) || (data4 === "heartbeat_failed")) || (data4 === "dependency_down")) || (data4 === "manual")) || (data4 === "traffic_drop"))){
-const err20 = {instancePath:instancePath+"/cause",schemaPath:"#/properties/cause/enum",keyword:"enum",params:{allowedValues: schema194.properties.cause.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/cause",schemaPath:"#/properties/cause/enum",keyword:"enum",params:{allowedValues: schema198.properties.cause.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16186,7 +17571,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((data5 === "open") || (data5 === "acknowledged")) || (data5 === "resolved")) || (data5 === "suppressed"))){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema198.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16209,7 +17594,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((data6 === "critical") || (data6 === "major")) || (data6 === "minor"))){
-const err24 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema194.properties.severity.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema198.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -16247,7 +17632,7 @@ errors++;
 if(data.resolvedAt !== undefined){
 let data8 = data.resolvedAt;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err27 = {instancePath:instancePath+"/resolvedAt",schemaPath:"#/properties/resolvedAt/type",keyword:"type",params:{type: schema194.properties.resolvedAt.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/resolvedAt",schemaPath:"#/properties/resolvedAt/type",keyword:"type",params:{type: schema198.properties.resolvedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -16272,7 +17657,7 @@ errors++;
 if(data.durationSeconds !== undefined){
 let data9 = data.durationSeconds;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err29 = {instancePath:instancePath+"/durationSeconds",schemaPath:"#/properties/durationSeconds/type",keyword:"type",params:{type: schema194.properties.durationSeconds.type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/durationSeconds",schemaPath:"#/properties/durationSeconds/type",keyword:"type",params:{type: schema198.properties.durationSeconds.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -16285,7 +17670,7 @@ errors++;
 if(data.acknowledgedAt !== undefined){
 let data10 = data.acknowledgedAt;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err30 = {instancePath:instancePath+"/acknowledgedAt",schemaPath:"#/properties/acknowledgedAt/type",keyword:"type",params:{type: schema194.properties.acknowledgedAt.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/acknowledgedAt",schemaPath:"#/properties/acknowledgedAt/type",keyword:"type",params:{type: schema198.properties.acknowledgedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -16310,7 +17695,7 @@ errors++;
 if(data.rootIncidentId !== undefined){
 let data11 = data.rootIncidentId;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err32 = {instancePath:instancePath+"/rootIncidentId",schemaPath:"#/properties/rootIncidentId/type",keyword:"type",params:{type: schema194.properties.rootIncidentId.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/rootIncidentId",schemaPath:"#/properties/rootIncidentId/type",keyword:"type",params:{type: schema198.properties.rootIncidentId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -16323,7 +17708,7 @@ errors++;
 if(data.analyticsSiteId !== undefined){
 let data12 = data.analyticsSiteId;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err33 = {instancePath:instancePath+"/analyticsSiteId",schemaPath:"#/properties/analyticsSiteId/type",keyword:"type",params:{type: schema194.properties.analyticsSiteId.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/analyticsSiteId",schemaPath:"#/properties/analyticsSiteId/type",keyword:"type",params:{type: schema198.properties.analyticsSiteId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -16356,16 +17741,16 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate361.errors = vErrors;
+validate382.errors = vErrors;
 return errors === 0;
 }
-validate361.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate382.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate360.evaluated;
+const evaluated0 = validate381.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16400,8 +17785,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate361(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate361.errors : vErrors.concat(validate361.errors);
+if(!(validate382(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate382.errors : vErrors.concat(validate382.errors);
 errors = vErrors.length;
 }
 }
@@ -16428,41 +17813,41 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate360.errors = vErrors;
+validate381.errors = vErrors;
 return errors === 0;
 }
-validate360.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate381.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate359.evaluated;
+const evaluated0 = validate380.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate360(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate381(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate381.errors : vErrors.concat(validate381.errors);
 errors = vErrors.length;
 }
-validate359.errors = vErrors;
+validate380.errors = vErrors;
 return errors === 0;
 }
-validate359.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate380.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getIncident"] = validate364;
-const schema195 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetIncidentResponse"};
-const schema196 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
-const schema197 = {"type":"object","description":"An incident, as the single read returns it.","additionalProperties":false,"required":["id","monitorId","monitorName","title","cause","status","severity","startedAt","resolvedAt","durationSeconds","acknowledgedAt","rootIncidentId","analyticsSiteId","hasPostmortem","workspaceId","postmortem"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string","description":"The incident's monitor; for a traffic drop, its analytics site's id."},"monitorName":{"type":"string","description":"The monitor's name; for a traffic drop, its analytics site's domain."},"title":{"type":"string"},"cause":{"type":"string","enum":["check_failed","timeout","connection_failed","dns_failure","tls_error","assertion_failed","heartbeat_missed","heartbeat_failed","dependency_down","manual","traffic_drop"],"description":"What opened the incident. `traffic_drop`: an analytics site's\npageviews in an hour fell below half of its usual for that hour of\nthe week (the median over the four weeks before), for sites whose\nusual is at least TRAFFIC_ALERT_MIN_PAGEVIEWS (default 20) an hour;\nit resolves at the first hour back at half of usual or more. Such\nan incident has no monitor: `monitorId` and `monitorName` carry\nthe site's id and domain, and `analyticsSiteId` is set.\n"},"status":{"type":"string","enum":["open","acknowledged","resolved","suppressed"]},"severity":{"type":"string","enum":["critical","major","minor"]},"startedAt":{"type":"string","format":"date-time"},"resolvedAt":{"type":["string","null"],"format":"date-time","description":"Set when resolved."},"durationSeconds":{"type":["integer","null"],"description":"From startedAt to resolvedAt; null until resolved."},"acknowledgedAt":{"type":["string","null"],"format":"date-time","description":"Set when acknowledged."},"rootIncidentId":{"type":["string","null"],"description":"Set when this incident is the blast radius of another one (real, but not a separate outage; counted as suppressed in the summary)."},"analyticsSiteId":{"type":["string","null"],"description":"The analytics site of a traffic drop (cause `traffic_drop`; `monitorId` then carries the same id); null for a monitor's incident."},"hasPostmortem":{"type":"boolean"},"workspaceId":{"type":"string"},"postmortem":{"description":"The postmortem; null when none was written.","oneOf":[{"$ref":"#/components/schemas/Postmortem"},{"type":"null"}]}}};
-const schema198 = {"type":"object","description":"Internal Markdown text typed by a person (render as Markdown, never HTML); never on a status page.","additionalProperties":false,"required":["body","authorName","updatedAt"],"properties":{"body":{"type":"string"},"authorName":{"type":"string","description":"The person who last wrote it (their name, or email when they have none; for a key, the key's owner)."},"updatedAt":{"type":"string","format":"date-time"}}};
+exports["response:getIncident"] = validate385;
+const schema199 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetIncidentResponse"};
+const schema200 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
+const schema201 = {"type":"object","description":"An incident, as the single read returns it.","additionalProperties":false,"required":["id","monitorId","monitorName","title","cause","status","severity","startedAt","resolvedAt","durationSeconds","acknowledgedAt","rootIncidentId","analyticsSiteId","hasPostmortem","workspaceId","postmortem"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string","description":"The incident's monitor; for a traffic drop, its analytics site's id."},"monitorName":{"type":"string","description":"The monitor's name; for a traffic drop, its analytics site's domain."},"title":{"type":"string"},"cause":{"type":"string","enum":["check_failed","timeout","connection_failed","dns_failure","tls_error","assertion_failed","heartbeat_missed","heartbeat_failed","dependency_down","manual","traffic_drop"],"description":"What opened the incident. `traffic_drop`: an analytics site's\npageviews in an hour fell below half of its usual for that hour of\nthe week (the median over the four weeks before), for sites whose\nusual is at least TRAFFIC_ALERT_MIN_PAGEVIEWS (default 20) an hour;\nit resolves at the first hour back at half of usual or more. Such\nan incident has no monitor: `monitorId` and `monitorName` carry\nthe site's id and domain, and `analyticsSiteId` is set.\n"},"status":{"type":"string","enum":["open","acknowledged","resolved","suppressed"]},"severity":{"type":"string","enum":["critical","major","minor"]},"startedAt":{"type":"string","format":"date-time"},"resolvedAt":{"type":["string","null"],"format":"date-time","description":"Set when resolved."},"durationSeconds":{"type":["integer","null"],"description":"From startedAt to resolvedAt; null until resolved."},"acknowledgedAt":{"type":["string","null"],"format":"date-time","description":"Set when acknowledged."},"rootIncidentId":{"type":["string","null"],"description":"Set when this incident is the blast radius of another one (real, but not a separate outage; counted as suppressed in the summary)."},"analyticsSiteId":{"type":["string","null"],"description":"The analytics site of a traffic drop (cause `traffic_drop`; `monitorId` then carries the same id); null for a monitor's incident."},"hasPostmortem":{"type":"boolean"},"workspaceId":{"type":"string"},"postmortem":{"description":"The postmortem; null when none was written.","oneOf":[{"$ref":"#/components/schemas/Postmortem"},{"type":"null"}]}}};
+const schema202 = {"type":"object","description":"Internal Markdown text typed by a person (render as Markdown, never HTML); never on a status page.","additionalProperties":false,"required":["body","authorName","updatedAt"],"properties":{"body":{"type":"string"},"authorName":{"type":"string","description":"The person who last wrote it (their name, or email when they have none; for a key, the key's owner)."},"updatedAt":{"type":"string","format":"date-time"}}};
 
-function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate388(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate367.evaluated;
+const evaluated0 = validate388.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16572,16 +17957,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate367.errors = vErrors;
+validate388.errors = vErrors;
 return errors === 0;
 }
-validate367.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate388.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate387(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate366.evaluated;
+const evaluated0 = validate387.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16750,7 +18135,7 @@ vErrors.push(err15);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema197.properties, key0))){
+if(!(func3.call(schema201.properties, key0))){
 const err16 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
@@ -16822,7 +18207,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((((((((((data4 === "check_failed") || (data4 === "timeout")) || (data4 === "connection_failed")) || (data4 === "dns_failure")) || (data4 === "tls_error")) || (data4 === "assertion_failed")) || (data4 === "heartbeat_missed")) || (data4 === "heartbeat_failed")) || (data4 === "dependency_down")) || (data4 === "manual")) || (data4 === "traffic_drop"))){
-const err22 = {instancePath:instancePath+"/cause",schemaPath:"#/properties/cause/enum",keyword:"enum",params:{allowedValues: schema197.properties.cause.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/cause",schemaPath:"#/properties/cause/enum",keyword:"enum",params:{allowedValues: schema201.properties.cause.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16845,7 +18230,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((data5 === "open") || (data5 === "acknowledged")) || (data5 === "resolved")) || (data5 === "suppressed"))){
-const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema197.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema201.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -16868,7 +18253,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((data6 === "critical") || (data6 === "major")) || (data6 === "minor"))){
-const err26 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema197.properties.severity.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema201.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -16906,7 +18291,7 @@ errors++;
 if(data.resolvedAt !== undefined){
 let data8 = data.resolvedAt;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err29 = {instancePath:instancePath+"/resolvedAt",schemaPath:"#/properties/resolvedAt/type",keyword:"type",params:{type: schema197.properties.resolvedAt.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/resolvedAt",schemaPath:"#/properties/resolvedAt/type",keyword:"type",params:{type: schema201.properties.resolvedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -16931,7 +18316,7 @@ errors++;
 if(data.durationSeconds !== undefined){
 let data9 = data.durationSeconds;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/durationSeconds",schemaPath:"#/properties/durationSeconds/type",keyword:"type",params:{type: schema197.properties.durationSeconds.type},message:"must be integer,null"};
+const err31 = {instancePath:instancePath+"/durationSeconds",schemaPath:"#/properties/durationSeconds/type",keyword:"type",params:{type: schema201.properties.durationSeconds.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16944,7 +18329,7 @@ errors++;
 if(data.acknowledgedAt !== undefined){
 let data10 = data.acknowledgedAt;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err32 = {instancePath:instancePath+"/acknowledgedAt",schemaPath:"#/properties/acknowledgedAt/type",keyword:"type",params:{type: schema197.properties.acknowledgedAt.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/acknowledgedAt",schemaPath:"#/properties/acknowledgedAt/type",keyword:"type",params:{type: schema201.properties.acknowledgedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -16969,7 +18354,7 @@ errors++;
 if(data.rootIncidentId !== undefined){
 let data11 = data.rootIncidentId;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err34 = {instancePath:instancePath+"/rootIncidentId",schemaPath:"#/properties/rootIncidentId/type",keyword:"type",params:{type: schema197.properties.rootIncidentId.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/rootIncidentId",schemaPath:"#/properties/rootIncidentId/type",keyword:"type",params:{type: schema201.properties.rootIncidentId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -16982,7 +18367,7 @@ errors++;
 if(data.analyticsSiteId !== undefined){
 let data12 = data.analyticsSiteId;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err35 = {instancePath:instancePath+"/analyticsSiteId",schemaPath:"#/properties/analyticsSiteId/type",keyword:"type",params:{type: schema197.properties.analyticsSiteId.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/analyticsSiteId",schemaPath:"#/properties/analyticsSiteId/type",keyword:"type",params:{type: schema201.properties.analyticsSiteId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -17022,8 +18407,8 @@ const _errs33 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs34 = errors;
-if(!(validate367(data15, {instancePath:instancePath+"/postmortem",parentData:data,parentDataProperty:"postmortem",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+if(!(validate388(data15, {instancePath:instancePath+"/postmortem",parentData:data,parentDataProperty:"postmortem",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate388.errors : vErrors.concat(validate388.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs34 === errors;
@@ -17086,16 +18471,16 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate366.errors = vErrors;
+validate387.errors = vErrors;
 return errors === 0;
 }
-validate366.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate387.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate365(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate386(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate365.evaluated;
+const evaluated0 = validate386.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17126,8 +18511,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate366(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate366.errors : vErrors.concat(validate366.errors);
+if(!(validate387(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate387.errors : vErrors.concat(validate387.errors);
 errors = vErrors.length;
 }
 }
@@ -17142,39 +18527,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate365.errors = vErrors;
+validate386.errors = vErrors;
 return errors === 0;
 }
-validate365.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate386.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate364.evaluated;
+const evaluated0 = validate385.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate365(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
+if(!(validate386(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate386.errors : vErrors.concat(validate386.errors);
 errors = vErrors.length;
 }
-validate364.errors = vErrors;
+validate385.errors = vErrors;
 return errors === 0;
 }
-validate364.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate385.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateIncident"] = validate371;
-const schema199 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateIncidentBody"};
-const schema200 = {"type":"object","description":"Either status or comment or both.","additionalProperties":false,"minProperties":1,"properties":{"status":{"type":"string","enum":["acknowledged","resolved"],"description":"acknowledged needs incident:acknowledge; resolved needs incident:resolve."},"comment":{"type":"string","minLength":1,"description":"A timeline comment; needs incident:comment."},"publish":{"type":"boolean","description":"With a comment: true makes it public (status pages, feeds); needs status_page:manage."}}};
+exports["body:updateIncident"] = validate392;
+const schema203 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateIncidentBody"};
+const schema204 = {"type":"object","description":"Either status or comment or both.","additionalProperties":false,"minProperties":1,"properties":{"status":{"type":"string","enum":["acknowledged","resolved"],"description":"acknowledged needs incident:acknowledge; resolved needs incident:resolve."},"comment":{"type":"string","minLength":1,"description":"A timeline comment; needs incident:comment."},"publish":{"type":"boolean","description":"With a comment: true makes it public (status pages, feeds); needs status_page:manage."}}};
 
-function validate372(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate393(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate372.evaluated;
+const evaluated0 = validate393.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17217,7 +18602,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((data0 === "acknowledged") || (data0 === "resolved"))){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema200.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema204.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -17275,39 +18660,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate372.errors = vErrors;
+validate393.errors = vErrors;
 return errors === 0;
 }
-validate372.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate393.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate392(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate371.evaluated;
+const evaluated0 = validate392.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate372(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate372.errors : vErrors.concat(validate372.errors);
+if(!(validate393(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate393.errors : vErrors.concat(validate393.errors);
 errors = vErrors.length;
 }
-validate371.errors = vErrors;
+validate392.errors = vErrors;
 return errors === 0;
 }
-validate371.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate392.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateIncident"] = validate374;
-const schema201 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateIncidentResponse"};
-const schema202 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
+exports["response:updateIncident"] = validate395;
+const schema205 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateIncidentResponse"};
+const schema206 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
 
-function validate375(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate396(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate375.evaluated;
+const evaluated0 = validate396.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17338,8 +18723,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate366(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate366.errors : vErrors.concat(validate366.errors);
+if(!(validate387(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate387.errors : vErrors.concat(validate387.errors);
 errors = vErrors.length;
 }
 }
@@ -17354,40 +18739,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate375.errors = vErrors;
+validate396.errors = vErrors;
 return errors === 0;
 }
-validate375.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate396.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate374(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate395(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate374.evaluated;
+const evaluated0 = validate395.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate375(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate375.errors : vErrors.concat(validate375.errors);
+if(!(validate396(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate396.errors : vErrors.concat(validate396.errors);
 errors = vErrors.length;
 }
-validate374.errors = vErrors;
+validate395.errors = vErrors;
 return errors === 0;
 }
-validate374.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate395.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listIncidentEvents"] = validate378;
-const schema203 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListIncidentEventsResponse"};
-const schema204 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/IncidentEvent"}}}};
-const schema205 = {"type":"object","description":"A timeline entry.","additionalProperties":false,"required":["id","incidentId","kind","at","actor","message","public","fromStatus","toStatus"],"properties":{"id":{"type":"string"},"incidentId":{"type":"string"},"kind":{"type":"string","enum":["opened","acknowledged","resolved","reopened","suppressed","comment","escalation","notification","status_changed"],"description":"opened, acknowledged, resolved, reopened, suppressed and\nstatus_changed (any other change of status) are state changes and\ncarry fromStatus/toStatus; comment carries the text in message;\nescalation is an escalation step reached; notification is an alert\nsent (message names the channel).\n"},"at":{"type":"string","format":"date-time"},"actor":{"description":"Who did it; null for what the service did by itself (a failing or passing check, an escalation step, a notification).","oneOf":[{"$ref":"#/components/schemas/Actor"},{"type":"null"}]},"message":{"type":["string","null"],"description":"The comment text, or a description of the step; null when there is nothing to add."},"public":{"type":"boolean","description":"True when shown on status pages and in the incident feeds."},"fromStatus":{"type":["string","null"],"enum":["open","acknowledged","resolved","suppressed",null],"description":"For state changes, the status before; null otherwise."},"toStatus":{"type":["string","null"],"enum":["open","acknowledged","resolved","suppressed",null],"description":"For state changes, the status after; null otherwise."}}};
+exports["response:listIncidentEvents"] = validate399;
+const schema207 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListIncidentEventsResponse"};
+const schema208 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/IncidentEvent"}}}};
+const schema209 = {"type":"object","description":"A timeline entry.","additionalProperties":false,"required":["id","incidentId","kind","at","actor","message","public","fromStatus","toStatus"],"properties":{"id":{"type":"string"},"incidentId":{"type":"string"},"kind":{"type":"string","enum":["opened","acknowledged","resolved","reopened","suppressed","comment","escalation","notification","status_changed"],"description":"opened, acknowledged, resolved, reopened, suppressed and\nstatus_changed (any other change of status) are state changes and\ncarry fromStatus/toStatus; comment carries the text in message;\nescalation is an escalation step reached; notification is an alert\nsent (message names the channel).\n"},"at":{"type":"string","format":"date-time"},"actor":{"description":"Who did it; null for what the service did by itself (a failing or passing check, an escalation step, a notification).","oneOf":[{"$ref":"#/components/schemas/Actor"},{"type":"null"}]},"message":{"type":["string","null"],"description":"The comment text, or a description of the step; null when there is nothing to add."},"public":{"type":"boolean","description":"True when shown on status pages and in the incident feeds."},"fromStatus":{"type":["string","null"],"enum":["open","acknowledged","resolved","suppressed",null],"description":"For state changes, the status before; null otherwise."},"toStatus":{"type":["string","null"],"enum":["open","acknowledged","resolved","suppressed",null],"description":"For state changes, the status after; null otherwise."}}};
 
-function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate401(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate380.evaluated;
+const evaluated0 = validate401.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17486,7 +18871,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema205.properties, key0))){
+if(!(func3.call(schema209.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -17534,7 +18919,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((((((data2 === "opened") || (data2 === "acknowledged")) || (data2 === "resolved")) || (data2 === "reopened")) || (data2 === "suppressed")) || (data2 === "comment")) || (data2 === "escalation")) || (data2 === "notification")) || (data2 === "status_changed"))){
-const err13 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema205.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema209.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -17575,8 +18960,8 @@ const _errs11 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs12 = errors;
-if(!(validate175(data4, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+if(!(validate196(data4, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs12 === errors;
@@ -17631,7 +19016,7 @@ vErrors = null;
 if(data.message !== undefined){
 let data5 = data.message;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: schema205.properties.message.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: schema209.properties.message.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -17656,7 +19041,7 @@ errors++;
 if(data.fromStatus !== undefined){
 let data7 = data.fromStatus;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err20 = {instancePath:instancePath+"/fromStatus",schemaPath:"#/properties/fromStatus/type",keyword:"type",params:{type: schema205.properties.fromStatus.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/fromStatus",schemaPath:"#/properties/fromStatus/type",keyword:"type",params:{type: schema209.properties.fromStatus.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -17666,7 +19051,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((((data7 === "open") || (data7 === "acknowledged")) || (data7 === "resolved")) || (data7 === "suppressed")) || (data7 === null))){
-const err21 = {instancePath:instancePath+"/fromStatus",schemaPath:"#/properties/fromStatus/enum",keyword:"enum",params:{allowedValues: schema205.properties.fromStatus.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/fromStatus",schemaPath:"#/properties/fromStatus/enum",keyword:"enum",params:{allowedValues: schema209.properties.fromStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -17679,7 +19064,7 @@ errors++;
 if(data.toStatus !== undefined){
 let data8 = data.toStatus;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/toStatus",schemaPath:"#/properties/toStatus/type",keyword:"type",params:{type: schema205.properties.toStatus.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/toStatus",schemaPath:"#/properties/toStatus/type",keyword:"type",params:{type: schema209.properties.toStatus.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -17689,7 +19074,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((((data8 === "open") || (data8 === "acknowledged")) || (data8 === "resolved")) || (data8 === "suppressed")) || (data8 === null))){
-const err23 = {instancePath:instancePath+"/toStatus",schemaPath:"#/properties/toStatus/enum",keyword:"enum",params:{allowedValues: schema205.properties.toStatus.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/toStatus",schemaPath:"#/properties/toStatus/enum",keyword:"enum",params:{allowedValues: schema209.properties.toStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -17710,16 +19095,16 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate380.errors = vErrors;
+validate401.errors = vErrors;
 return errors === 0;
 }
-validate380.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate401.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate379(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate400(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate379.evaluated;
+const evaluated0 = validate400.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17754,8 +19139,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate380(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate380.errors : vErrors.concat(validate380.errors);
+if(!(validate401(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate401.errors : vErrors.concat(validate401.errors);
 errors = vErrors.length;
 }
 }
@@ -17782,39 +19167,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate379.errors = vErrors;
+validate400.errors = vErrors;
 return errors === 0;
 }
-validate379.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate400.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate378(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate399(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate378.evaluated;
+const evaluated0 = validate399.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate379(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate379.errors : vErrors.concat(validate379.errors);
+if(!(validate400(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate400.errors : vErrors.concat(validate400.errors);
 errors = vErrors.length;
 }
-validate378.errors = vErrors;
+validate399.errors = vErrors;
 return errors === 0;
 }
-validate378.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate399.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setIncidentPostmortem"] = validate384;
-const schema206 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemBody"};
-const schema207 = {"type":"object","additionalProperties":false,"properties":{"body":{"type":"string","description":"Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, empty or blank is postmortem_required, longer is postmortem_too_long)."}}};
+exports["body:setIncidentPostmortem"] = validate405;
+const schema210 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemBody"};
+const schema211 = {"type":"object","additionalProperties":false,"properties":{"body":{"type":"string","description":"Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, empty or blank is postmortem_required, longer is postmortem_too_long)."}}};
 
-function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate385.evaluated;
+const evaluated0 = validate406.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17857,39 +19242,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate385.errors = vErrors;
+validate406.errors = vErrors;
 return errors === 0;
 }
-validate385.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate406.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate405(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate384.evaluated;
+const evaluated0 = validate405.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate385(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate385.errors : vErrors.concat(validate385.errors);
+if(!(validate406(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate406.errors : vErrors.concat(validate406.errors);
 errors = vErrors.length;
 }
-validate384.errors = vErrors;
+validate405.errors = vErrors;
 return errors === 0;
 }
-validate384.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate405.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setIncidentPostmortem"] = validate387;
-const schema208 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemResponse"};
-const schema209 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
+exports["response:setIncidentPostmortem"] = validate408;
+const schema212 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemResponse"};
+const schema213 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/IncidentDetail"}}};
 
-function validate388(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate409(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate388.evaluated;
+const evaluated0 = validate409.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17920,8 +19305,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate366(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate366.errors : vErrors.concat(validate366.errors);
+if(!(validate387(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate387.errors : vErrors.concat(validate387.errors);
 errors = vErrors.length;
 }
 }
@@ -17936,39 +19321,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate388.errors = vErrors;
+validate409.errors = vErrors;
 return errors === 0;
 }
-validate388.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate409.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate387(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate387.evaluated;
+const evaluated0 = validate408.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate388(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate388.errors : vErrors.concat(validate388.errors);
+if(!(validate409(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate409.errors : vErrors.concat(validate409.errors);
 errors = vErrors.length;
 }
-validate387.errors = vErrors;
+validate408.errors = vErrors;
 return errors === 0;
 }
-validate387.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate408.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteInvitation"] = validate391;
-const schema210 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteInvitationResponse"};
-const schema211 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteInvitation"] = validate412;
+const schema214 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteInvitationResponse"};
+const schema215 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate392(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate413(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate392.evaluated;
+const evaluated0 = validate413.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18015,41 +19400,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate392.errors = vErrors;
+validate413.errors = vErrors;
 return errors === 0;
 }
-validate392.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate413.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate391(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate391.evaluated;
+const evaluated0 = validate412.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate392(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate392.errors : vErrors.concat(validate392.errors);
+if(!(validate413(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate413.errors : vErrors.concat(validate413.errors);
 errors = vErrors.length;
 }
-validate391.errors = vErrors;
+validate412.errors = vErrors;
 return errors === 0;
 }
-validate391.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate412.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMaintenanceWindows"] = validate395;
-const schema212 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMaintenanceWindowsResponse"};
-const schema213 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MaintenanceWindow"}}}};
-const schema214 = {"type":"object","description":"A maintenance window; a recurring window is one record.","additionalProperties":false,"required":["id","title","description","startsAt","endsAt","timezone","monitorIds","recurrenceRule","keepChecking","showOnStatusPage","notifySubscribers","workspaceId","createdAt","nextOccurrence","active"],"properties":{"id":{"type":"string"},"title":{"type":"string"},"description":{"type":["string","null"]},"startsAt":{"type":"string","format":"date-time","description":"Start of the first occurrence."},"endsAt":{"type":"string","format":"date-time","description":"End of the first occurrence."},"timezone":{"type":"string","description":"IANA zone the recurrence follows (`UTC` by default)."},"monitorIds":{"type":"array","items":{"type":"string"}},"recurrenceRule":{"type":["string","null"],"description":"RRULE as stored (returned unchanged), or null for a one-off window."},"keepChecking":{"type":"boolean","description":"True: checks run and count toward uptime; false: nothing is checked and the history has a gap."},"showOnStatusPage":{"type":"boolean"},"notifySubscribers":{"type":"boolean"},"workspaceId":{"type":"string"},"createdAt":{"type":"string","format":"date-time"},"nextOccurrence":{"description":"The occurrence in progress, else the next one; null when none is ahead.","oneOf":[{"$ref":"#/components/schemas/MaintenanceOccurrence"},{"type":"null"}]},"active":{"type":"boolean","description":"True while an occurrence is in progress."}}};
-const schema215 = {"type":"object","description":"One occurrence of a maintenance window.","additionalProperties":false,"required":["startsAt","endsAt"],"properties":{"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
+exports["response:listMaintenanceWindows"] = validate416;
+const schema216 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMaintenanceWindowsResponse"};
+const schema217 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MaintenanceWindow"}}}};
+const schema218 = {"type":"object","description":"A maintenance window; a recurring window is one record.","additionalProperties":false,"required":["id","title","description","startsAt","endsAt","timezone","monitorIds","recurrenceRule","keepChecking","showOnStatusPage","notifySubscribers","workspaceId","createdAt","nextOccurrence","active"],"properties":{"id":{"type":"string"},"title":{"type":"string"},"description":{"type":["string","null"]},"startsAt":{"type":"string","format":"date-time","description":"Start of the first occurrence."},"endsAt":{"type":"string","format":"date-time","description":"End of the first occurrence."},"timezone":{"type":"string","description":"IANA zone the recurrence follows (`UTC` by default)."},"monitorIds":{"type":"array","items":{"type":"string"}},"recurrenceRule":{"type":["string","null"],"description":"RRULE as stored (returned unchanged), or null for a one-off window."},"keepChecking":{"type":"boolean","description":"True: checks run and count toward uptime; false: nothing is checked and the history has a gap."},"showOnStatusPage":{"type":"boolean"},"notifySubscribers":{"type":"boolean"},"workspaceId":{"type":"string"},"createdAt":{"type":"string","format":"date-time"},"nextOccurrence":{"description":"The occurrence in progress, else the next one; null when none is ahead.","oneOf":[{"$ref":"#/components/schemas/MaintenanceOccurrence"},{"type":"null"}]},"active":{"type":"boolean","description":"True while an occurrence is in progress."}}};
+const schema219 = {"type":"object","description":"One occurrence of a maintenance window.","additionalProperties":false,"required":["startsAt","endsAt"],"properties":{"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
 
-function validate398(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate419(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate398.evaluated;
+const evaluated0 = validate419.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18150,16 +19535,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate398.errors = vErrors;
+validate419.errors = vErrors;
 return errors === 0;
 }
-validate398.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate419.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate418(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate397.evaluated;
+const evaluated0 = validate418.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18318,7 +19703,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema214.properties, key0))){
+if(!(func3.call(schema218.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -18356,7 +19741,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema214.properties.description.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema218.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -18459,7 +19844,7 @@ errors++;
 if(data.recurrenceRule !== undefined){
 let data8 = data.recurrenceRule;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema214.properties.recurrenceRule.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema218.properties.recurrenceRule.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -18548,8 +19933,8 @@ const _errs31 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs32 = errors;
-if(!(validate398(data14, {instancePath:instancePath+"/nextOccurrence",parentData:data,parentDataProperty:"nextOccurrence",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate398.errors : vErrors.concat(validate398.errors);
+if(!(validate419(data14, {instancePath:instancePath+"/nextOccurrence",parentData:data,parentDataProperty:"nextOccurrence",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate419.errors : vErrors.concat(validate419.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs32 === errors;
@@ -18624,16 +20009,16 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate397.errors = vErrors;
+validate418.errors = vErrors;
 return errors === 0;
 }
-validate397.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate418.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate396(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate417(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate396.evaluated;
+const evaluated0 = validate417.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18668,8 +20053,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate397(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate397.errors : vErrors.concat(validate397.errors);
+if(!(validate418(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate418.errors : vErrors.concat(validate418.errors);
 errors = vErrors.length;
 }
 }
@@ -18696,39 +20081,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate396.errors = vErrors;
+validate417.errors = vErrors;
 return errors === 0;
 }
-validate396.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate417.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate395(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate416(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate395.evaluated;
+const evaluated0 = validate416.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate396(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate396.errors : vErrors.concat(validate396.errors);
+if(!(validate417(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate417.errors : vErrors.concat(validate417.errors);
 errors = vErrors.length;
 }
-validate395.errors = vErrors;
+validate416.errors = vErrors;
 return errors === 0;
 }
-validate395.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate416.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createMaintenanceWindow"] = validate402;
-const schema216 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowBody"};
-const schema217 = {"type":"object","additionalProperties":false,"required":["title","workspaceId","monitorIds","startsAt","endsAt"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"workspaceId":{"type":"string"},"monitorIds":{"type":"array","minItems":1,"items":{"type":"string"}},"startsAt":{"type":"string","format":"date-time","description":"RFC 3339 with an offset."},"endsAt":{"type":"string","format":"date-time","description":"RFC 3339 with an offset; after `startsAt`."},"recurrenceRule":{"type":["string","null"],"maxLength":500},"timezone":{"type":"string","description":"IANA zone; default `UTC`."},"keepChecking":{"type":"boolean","description":"Default true: checks keep running and recording during the window."},"showOnStatusPage":{"type":"boolean","description":"Default true."},"notifySubscribers":{"type":"boolean","description":"Default false."}}};
+exports["body:createMaintenanceWindow"] = validate423;
+const schema220 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowBody"};
+const schema221 = {"type":"object","additionalProperties":false,"required":["title","workspaceId","monitorIds","startsAt","endsAt"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"workspaceId":{"type":"string"},"monitorIds":{"type":"array","minItems":1,"items":{"type":"string"}},"startsAt":{"type":"string","format":"date-time","description":"RFC 3339 with an offset."},"endsAt":{"type":"string","format":"date-time","description":"RFC 3339 with an offset; after `startsAt`."},"recurrenceRule":{"type":["string","null"],"maxLength":500},"timezone":{"type":"string","description":"IANA zone; default `UTC`."},"keepChecking":{"type":"boolean","description":"Default true: checks keep running and recording during the window."},"showOnStatusPage":{"type":"boolean","description":"Default true."},"notifySubscribers":{"type":"boolean","description":"Default false."}}};
 
-function validate403(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate424(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate403.evaluated;
+const evaluated0 = validate424.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18787,7 +20172,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema217.properties, key0))){
+if(!(func3.call(schema221.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
@@ -18836,7 +20221,7 @@ errors++;
 if(data.description !== undefined){
 let data1 = data.description;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema217.properties.description.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema221.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -18961,7 +20346,7 @@ errors++;
 if(data.recurrenceRule !== undefined){
 let data7 = data.recurrenceRule;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema217.properties.recurrenceRule.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema221.properties.recurrenceRule.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -19042,39 +20427,39 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate403.errors = vErrors;
+validate424.errors = vErrors;
 return errors === 0;
 }
-validate403.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate424.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate402(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate423(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate402.evaluated;
+const evaluated0 = validate423.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate403(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate403.errors : vErrors.concat(validate403.errors);
+if(!(validate424(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate424.errors : vErrors.concat(validate424.errors);
 errors = vErrors.length;
 }
-validate402.errors = vErrors;
+validate423.errors = vErrors;
 return errors === 0;
 }
-validate402.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate423.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createMaintenanceWindow"] = validate405;
-const schema218 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowResponse"};
-const schema219 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MaintenanceWindow"}}};
+exports["response:createMaintenanceWindow"] = validate426;
+const schema222 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowResponse"};
+const schema223 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MaintenanceWindow"}}};
 
-function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate427(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate406.evaluated;
+const evaluated0 = validate427.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19105,8 +20490,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate397(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate397.errors : vErrors.concat(validate397.errors);
+if(!(validate418(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate418.errors : vErrors.concat(validate418.errors);
 errors = vErrors.length;
 }
 }
@@ -19121,39 +20506,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate406.errors = vErrors;
+validate427.errors = vErrors;
 return errors === 0;
 }
-validate406.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate427.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate405(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate426(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate405.evaluated;
+const evaluated0 = validate426.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate406(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate406.errors : vErrors.concat(validate406.errors);
+if(!(validate427(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate427.errors : vErrors.concat(validate427.errors);
 errors = vErrors.length;
 }
-validate405.errors = vErrors;
+validate426.errors = vErrors;
 return errors === 0;
 }
-validate405.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate426.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteMaintenanceWindow"] = validate409;
-const schema220 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMaintenanceWindowResponse"};
-const schema221 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteMaintenanceWindow"] = validate430;
+const schema224 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMaintenanceWindowResponse"};
+const schema225 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate410(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate431(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate410.evaluated;
+const evaluated0 = validate431.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19200,41 +20585,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate410.errors = vErrors;
+validate431.errors = vErrors;
 return errors === 0;
 }
-validate410.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate431.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate409(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate430(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate409.evaluated;
+const evaluated0 = validate430.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate410(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate410.errors : vErrors.concat(validate410.errors);
+if(!(validate431(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate431.errors : vErrors.concat(validate431.errors);
 errors = vErrors.length;
 }
-validate409.errors = vErrors;
+validate430.errors = vErrors;
 return errors === 0;
 }
-validate409.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate430.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMe"] = validate413;
-const schema222 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMeResponse"};
-const schema223 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Me"}}};
-const schema224 = {"type":"object","description":"The caller.","additionalProperties":false,"required":["user","organization","membership","key","entitlements","usage"],"properties":{"user":{"$ref":"#/components/schemas/MeUser"},"organization":{"$ref":"#/components/schemas/MeOrganization"},"membership":{"$ref":"#/components/schemas/MeMembership"},"key":{"description":"The key in hand; null for a session.","oneOf":[{"$ref":"#/components/schemas/ApiKeyInfo"},{"type":"null"}]},"entitlements":{"$ref":"#/components/schemas/Entitlements"},"usage":{"$ref":"#/components/schemas/Usage"},"organizations":{"type":"array","description":"Sessions only: all the person's organisations (never empty), each\nwith `role` and `active`. Absent for keys, which do not list other\norganisations.\n","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
-const schema225 = {"type":"object","description":"The person (for a key, its creator).","additionalProperties":false,"required":["id","email","name","createdAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:getMe"] = validate434;
+const schema226 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMeResponse"};
+const schema227 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Me"}}};
+const schema228 = {"type":"object","description":"The caller.","additionalProperties":false,"required":["user","organization","membership","key","entitlements","usage"],"properties":{"user":{"$ref":"#/components/schemas/MeUser"},"organization":{"$ref":"#/components/schemas/MeOrganization"},"membership":{"$ref":"#/components/schemas/MeMembership"},"key":{"description":"The key in hand; null for a session.","oneOf":[{"$ref":"#/components/schemas/ApiKeyInfo"},{"type":"null"}]},"entitlements":{"$ref":"#/components/schemas/Entitlements"},"usage":{"$ref":"#/components/schemas/Usage"},"organizations":{"type":"array","description":"Sessions only: all the person's organisations (never empty), each\nwith `role` and `active`. Absent for keys, which do not list other\norganisations.\n","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
+const schema229 = {"type":"object","description":"The person (for a key, its creator).","additionalProperties":false,"required":["id","email","name","createdAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate416(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate437(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate416.evaluated;
+const evaluated0 = validate437.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19321,7 +20706,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema225.properties.name.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema229.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -19367,17 +20752,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate416.errors = vErrors;
+validate437.errors = vErrors;
 return errors === 0;
 }
-validate416.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate437.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema226 = {"type":"object","additionalProperties":false,"required":["id","name","plan","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"plan":{"type":"string","description":"The plan's identifier."},"createdAt":{"type":"string","format":"date-time"}}};
+const schema230 = {"type":"object","additionalProperties":false,"required":["id","name","plan","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"plan":{"type":"string","description":"The plan's identifier."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate418(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate418.evaluated;
+const evaluated0 = validate439.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19509,17 +20894,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate418.errors = vErrors;
+validate439.errors = vErrors;
 return errors === 0;
 }
-validate418.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate439.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema227 = {"type":"object","description":"The caller's membership (a key carries its creator's).","additionalProperties":false,"required":["id","role","workspaceIds"],"properties":{"id":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces."}}};
+const schema231 = {"type":"object","description":"The caller's membership (a key carries its creator's).","additionalProperties":false,"required":["id","role","workspaceIds"],"properties":{"id":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces."}}};
 
-function validate420(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate441(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate420.evaluated;
+const evaluated0 = validate441.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19610,17 +20995,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate420.errors = vErrors;
+validate441.errors = vErrors;
 return errors === 0;
 }
-validate420.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate441.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema228 = {"type":"object","description":"The key in hand.","additionalProperties":false,"required":["id","name","prefix","scopes"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string"},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its role's permissions.","items":{"type":"string"}}}};
+const schema232 = {"type":"object","description":"The key in hand.","additionalProperties":false,"required":["id","name","prefix","scopes"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string"},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its role's permissions.","items":{"type":"string"}}}};
 
-function validate423(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate423.evaluated;
+const evaluated0 = validate444.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19755,17 +21140,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate423.errors = vErrors;
+validate444.errors = vErrors;
 return errors === 0;
 }
-validate423.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate444.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema229 = {"type":"object","description":"The plan's limits, resolved, with add-on packs summed.","additionalProperties":false,"required":["plan","monitorCap","intervalFloorSeconds","historyRetentionDays","smsIncluded","auditLogIncluded","statusPageCap","memberCap"],"properties":{"plan":{"type":"string"},"monitorCap":{"type":["integer","null"],"description":"Most monitors allowed; null means unlimited."},"intervalFloorSeconds":{"type":"integer","description":"Shortest check interval; shorter ones are clamped up to it."},"historyRetentionDays":{"type":"integer","description":"Days of history kept (and the most GET /monitors/{id}/history returns)."},"smsIncluded":{"type":"boolean"},"auditLogIncluded":{"type":"boolean"},"statusPageCap":{"type":["integer","null"],"description":"Most status pages allowed; null means unlimited."},"memberCap":{"type":["integer","null"],"description":"Most members (pending invitations included) allowed; null means unlimited."}}};
+const schema233 = {"type":"object","description":"The plan's limits, resolved, with add-on packs summed.","additionalProperties":false,"required":["plan","monitorCap","intervalFloorSeconds","historyRetentionDays","smsIncluded","auditLogIncluded","statusPageCap","memberCap"],"properties":{"plan":{"type":"string"},"monitorCap":{"type":["integer","null"],"description":"Most monitors allowed; null means unlimited."},"intervalFloorSeconds":{"type":"integer","description":"Shortest check interval; shorter ones are clamped up to it."},"historyRetentionDays":{"type":"integer","description":"Days of history kept (and the most GET /monitors/{id}/history returns)."},"smsIncluded":{"type":"boolean"},"auditLogIncluded":{"type":"boolean"},"statusPageCap":{"type":["integer","null"],"description":"Most status pages allowed; null means unlimited."},"memberCap":{"type":["integer","null"],"description":"Most members (pending invitations included) allowed; null means unlimited."}}};
 
-function validate425(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate446(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate425.evaluated;
+const evaluated0 = validate446.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19880,7 +21265,7 @@ errors++;
 if(data.monitorCap !== undefined){
 let data1 = data.monitorCap;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err10 = {instancePath:instancePath+"/monitorCap",schemaPath:"#/properties/monitorCap/type",keyword:"type",params:{type: schema229.properties.monitorCap.type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/monitorCap",schemaPath:"#/properties/monitorCap/type",keyword:"type",params:{type: schema233.properties.monitorCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19943,7 +21328,7 @@ errors++;
 if(data.statusPageCap !== undefined){
 let data6 = data.statusPageCap;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/statusPageCap",schemaPath:"#/properties/statusPageCap/type",keyword:"type",params:{type: schema229.properties.statusPageCap.type},message:"must be integer,null"};
+const err15 = {instancePath:instancePath+"/statusPageCap",schemaPath:"#/properties/statusPageCap/type",keyword:"type",params:{type: schema233.properties.statusPageCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -19956,7 +21341,7 @@ errors++;
 if(data.memberCap !== undefined){
 let data7 = data.memberCap;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/memberCap",schemaPath:"#/properties/memberCap/type",keyword:"type",params:{type: schema229.properties.memberCap.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/memberCap",schemaPath:"#/properties/memberCap/type",keyword:"type",params:{type: schema233.properties.memberCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -19977,17 +21362,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate425.errors = vErrors;
+validate446.errors = vErrors;
 return errors === 0;
 }
-validate425.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate446.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema230 = {"type":"object","description":"Current counts against the entitlements.","additionalProperties":false,"required":["monitors","workspaces","members","statusPages","apiKeys"],"properties":{"monitors":{"type":"integer"},"workspaces":{"type":"integer"},"members":{"type":"integer"},"statusPages":{"type":"integer"},"apiKeys":{"type":"integer","description":"Active (not revoked, not expired) keys."}}};
+const schema234 = {"type":"object","description":"Current counts against the entitlements.","additionalProperties":false,"required":["monitors","workspaces","members","statusPages","apiKeys"],"properties":{"monitors":{"type":"integer"},"workspaces":{"type":"integer"},"members":{"type":"integer"},"statusPages":{"type":"integer"},"apiKeys":{"type":"integer","description":"Active (not revoked, not expired) keys."}}};
 
-function validate427(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate448(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate427.evaluated;
+const evaluated0 = validate448.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20133,17 +21518,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate427.errors = vErrors;
+validate448.errors = vErrors;
 return errors === 0;
 }
-validate427.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate448.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema231 = {"type":"object","description":"One of the person's organisations.","additionalProperties":false,"required":["id","name","role","active"],"properties":{"id":{"type":"string","description":"The organisation id."},"name":{"type":"string"},"role":{"type":"string","description":"The person's role there: owner, admin, member or viewer."},"active":{"type":"boolean","description":"True for the organisation the sessions use."}}};
+const schema235 = {"type":"object","description":"One of the person's organisations.","additionalProperties":false,"required":["id","name","role","active"],"properties":{"id":{"type":"string","description":"The organisation id."},"name":{"type":"string"},"role":{"type":"string","description":"The person's role there: owner, admin, member or viewer."},"active":{"type":"boolean","description":"True for the organisation the sessions use."}}};
 
-function validate429(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate450(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate429.evaluated;
+const evaluated0 = validate450.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20262,16 +21647,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate429.errors = vErrors;
+validate450.errors = vErrors;
 return errors === 0;
 }
-validate429.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate450.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate415(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate415.evaluated;
+const evaluated0 = validate436.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20352,20 +21737,20 @@ errors++;
 }
 }
 if(data.user !== undefined){
-if(!(validate416(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate416.errors : vErrors.concat(validate416.errors);
+if(!(validate437(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate437.errors : vErrors.concat(validate437.errors);
 errors = vErrors.length;
 }
 }
 if(data.organization !== undefined){
-if(!(validate418(data.organization, {instancePath:instancePath+"/organization",parentData:data,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate418.errors : vErrors.concat(validate418.errors);
+if(!(validate439(data.organization, {instancePath:instancePath+"/organization",parentData:data,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate439.errors : vErrors.concat(validate439.errors);
 errors = vErrors.length;
 }
 }
 if(data.membership !== undefined){
-if(!(validate420(data.membership, {instancePath:instancePath+"/membership",parentData:data,parentDataProperty:"membership",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate420.errors : vErrors.concat(validate420.errors);
+if(!(validate441(data.membership, {instancePath:instancePath+"/membership",parentData:data,parentDataProperty:"membership",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate441.errors : vErrors.concat(validate441.errors);
 errors = vErrors.length;
 }
 }
@@ -20375,8 +21760,8 @@ const _errs6 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate423(data3, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate423.errors : vErrors.concat(validate423.errors);
+if(!(validate444(data3, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs7 === errors;
@@ -20429,14 +21814,14 @@ vErrors = null;
 }
 }
 if(data.entitlements !== undefined){
-if(!(validate425(data.entitlements, {instancePath:instancePath+"/entitlements",parentData:data,parentDataProperty:"entitlements",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate425.errors : vErrors.concat(validate425.errors);
+if(!(validate446(data.entitlements, {instancePath:instancePath+"/entitlements",parentData:data,parentDataProperty:"entitlements",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate446.errors : vErrors.concat(validate446.errors);
 errors = vErrors.length;
 }
 }
 if(data.usage !== undefined){
-if(!(validate427(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate427.errors : vErrors.concat(validate427.errors);
+if(!(validate448(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
 errors = vErrors.length;
 }
 }
@@ -20445,8 +21830,8 @@ let data6 = data.organizations;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate429(data6[i0], {instancePath:instancePath+"/organizations/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate429.errors : vErrors.concat(validate429.errors);
+if(!(validate450(data6[i0], {instancePath:instancePath+"/organizations/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
 errors = vErrors.length;
 }
 }
@@ -20473,16 +21858,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate415.errors = vErrors;
+validate436.errors = vErrors;
 return errors === 0;
 }
-validate415.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate436.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate414(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate435(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate414.evaluated;
+const evaluated0 = validate435.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20513,8 +21898,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate415(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate415.errors : vErrors.concat(validate415.errors);
+if(!(validate436(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate436.errors : vErrors.concat(validate436.errors);
 errors = vErrors.length;
 }
 }
@@ -20529,39 +21914,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate414.errors = vErrors;
+validate435.errors = vErrors;
 return errors === 0;
 }
-validate414.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate435.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate413(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate434(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate413.evaluated;
+const evaluated0 = validate434.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate414(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate414.errors : vErrors.concat(validate414.errors);
+if(!(validate435(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate435.errors : vErrors.concat(validate435.errors);
 errors = vErrors.length;
 }
-validate413.errors = vErrors;
+validate434.errors = vErrors;
 return errors === 0;
 }
-validate413.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate434.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:changePassword"] = validate433;
-const schema232 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordBody"};
-const schema233 = {"type":"object","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"type":"string","maxLength":1024},"newPassword":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
+exports["body:changePassword"] = validate454;
+const schema236 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordBody"};
+const schema237 = {"type":"object","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"type":"string","maxLength":1024},"newPassword":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
 
-function validate434(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate455(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate434.evaluated;
+const evaluated0 = validate455.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20662,40 +22047,40 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate434.errors = vErrors;
+validate455.errors = vErrors;
 return errors === 0;
 }
-validate434.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate455.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate433(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate454(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate433.evaluated;
+const evaluated0 = validate454.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate434(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate434.errors : vErrors.concat(validate434.errors);
+if(!(validate455(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate455.errors : vErrors.concat(validate455.errors);
 errors = vErrors.length;
 }
-validate433.errors = vErrors;
+validate454.errors = vErrors;
 return errors === 0;
 }
-validate433.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate454.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:changePassword"] = validate436;
-const schema234 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordResponse"};
-const schema235 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordChanged"}}};
-const schema236 = {"type":"object","additionalProperties":false,"required":["ok","otherSessionsEnded"],"properties":{"ok":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"How many of the caller's other sessions were ended."}}};
+exports["response:changePassword"] = validate457;
+const schema238 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordResponse"};
+const schema239 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordChanged"}}};
+const schema240 = {"type":"object","additionalProperties":false,"required":["ok","otherSessionsEnded"],"properties":{"ok":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"How many of the caller's other sessions were ended."}}};
 
-function validate438(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate459(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate438.evaluated;
+const evaluated0 = validate459.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20794,16 +22179,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate438.errors = vErrors;
+validate459.errors = vErrors;
 return errors === 0;
 }
-validate438.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate459.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate437(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate458(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate437.evaluated;
+const evaluated0 = validate458.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20834,8 +22219,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate438(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate438.errors : vErrors.concat(validate438.errors);
+if(!(validate459(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate459.errors : vErrors.concat(validate459.errors);
 errors = vErrors.length;
 }
 }
@@ -20850,41 +22235,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate437.errors = vErrors;
+validate458.errors = vErrors;
 return errors === 0;
 }
-validate437.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate458.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate457(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate436.evaluated;
+const evaluated0 = validate457.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate437(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate437.errors : vErrors.concat(validate437.errors);
+if(!(validate458(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate458.errors : vErrors.concat(validate458.errors);
 errors = vErrors.length;
 }
-validate436.errors = vErrors;
+validate457.errors = vErrors;
 return errors === 0;
 }
-validate436.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate457.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMembers"] = validate441;
-const schema237 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMembersResponse"};
-const schema238 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MembersData"}}};
-const schema239 = {"type":"object","additionalProperties":false,"required":["members","invitations"],"properties":{"members":{"type":"array","items":{"$ref":"#/components/schemas/Member"}},"invitations":{"type":"array","description":"Pending invitations.","items":{"$ref":"#/components/schemas/Invitation"}}}};
-const schema240 = {"type":"object","description":"A membership of a person in the organisation.","additionalProperties":false,"required":["id","userId","email","name","role","workspaceIds","createdAt","lastSeenAt"],"properties":{"id":{"type":"string","description":"The membership id (used by PATCH and DELETE /members/{id})."},"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the member is confined to; null means all workspaces."},"createdAt":{"type":"string","format":"date-time","description":"When the person joined."},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The last time one of the member's API keys was used (to the minute); null when never."}}};
+exports["response:listMembers"] = validate462;
+const schema241 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMembersResponse"};
+const schema242 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MembersData"}}};
+const schema243 = {"type":"object","additionalProperties":false,"required":["members","invitations"],"properties":{"members":{"type":"array","items":{"$ref":"#/components/schemas/Member"}},"invitations":{"type":"array","description":"Pending invitations.","items":{"$ref":"#/components/schemas/Invitation"}}}};
+const schema244 = {"type":"object","description":"A membership of a person in the organisation.","additionalProperties":false,"required":["id","userId","email","name","role","workspaceIds","createdAt","lastSeenAt"],"properties":{"id":{"type":"string","description":"The membership id (used by PATCH and DELETE /members/{id})."},"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the member is confined to; null means all workspaces."},"createdAt":{"type":"string","format":"date-time","description":"When the person joined."},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The last time one of the member's API keys was used (to the minute); null when never."}}};
 
-function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate465(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate444.evaluated;
+const evaluated0 = validate465.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21023,7 +22408,7 @@ errors++;
 if(data.name !== undefined){
 let data3 = data.name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema240.properties.name.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema244.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -21079,7 +22464,7 @@ errors++;
 if(data.lastSeenAt !== undefined){
 let data7 = data.lastSeenAt;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema240.properties.lastSeenAt.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema244.properties.lastSeenAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -21112,17 +22497,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate444.errors = vErrors;
+validate465.errors = vErrors;
 return errors === 0;
 }
-validate444.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate465.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema241 = {"type":"object","description":"A pending invitation.","additionalProperties":false,"required":["id","email","role","workspaceIds","invitedBy","createdAt","expiresAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the person will be confined to; null means all workspaces."},"invitedBy":{"type":["string","null"],"description":"Name (or email) of the person who invited; null when that person is gone."},"createdAt":{"type":"string","format":"date-time"},"expiresAt":{"type":"string","format":"date-time"}}};
+const schema245 = {"type":"object","description":"A pending invitation.","additionalProperties":false,"required":["id","email","role","workspaceIds","invitedBy","createdAt","expiresAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the person will be confined to; null means all workspaces."},"invitedBy":{"type":["string","null"],"description":"Name (or email) of the person who invited; null when that person is gone."},"createdAt":{"type":"string","format":"date-time"},"expiresAt":{"type":"string","format":"date-time"}}};
 
-function validate447(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate468(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate447.evaluated;
+const evaluated0 = validate468.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21257,7 +22642,7 @@ errors = vErrors.length;
 if(data.invitedBy !== undefined){
 let data4 = data.invitedBy;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/invitedBy",schemaPath:"#/properties/invitedBy/type",keyword:"type",params:{type: schema241.properties.invitedBy.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/invitedBy",schemaPath:"#/properties/invitedBy/type",keyword:"type",params:{type: schema245.properties.invitedBy.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -21328,16 +22713,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate447.errors = vErrors;
+validate468.errors = vErrors;
 return errors === 0;
 }
-validate447.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate468.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate443(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate464(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate443.evaluated;
+const evaluated0 = validate464.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21382,8 +22767,8 @@ let data0 = data.members;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate444(data0[i0], {instancePath:instancePath+"/members/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
+if(!(validate465(data0[i0], {instancePath:instancePath+"/members/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate465.errors : vErrors.concat(validate465.errors);
 errors = vErrors.length;
 }
 }
@@ -21404,8 +22789,8 @@ let data2 = data.invitations;
 if(Array.isArray(data2)){
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate447(data2[i1], {instancePath:instancePath+"/invitations/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate447.errors : vErrors.concat(validate447.errors);
+if(!(validate468(data2[i1], {instancePath:instancePath+"/invitations/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate468.errors : vErrors.concat(validate468.errors);
 errors = vErrors.length;
 }
 }
@@ -21432,16 +22817,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate443.errors = vErrors;
+validate464.errors = vErrors;
 return errors === 0;
 }
-validate443.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate464.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate442(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate463(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate442.evaluated;
+const evaluated0 = validate463.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21472,8 +22857,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate443(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate443.errors : vErrors.concat(validate443.errors);
+if(!(validate464(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate464.errors : vErrors.concat(validate464.errors);
 errors = vErrors.length;
 }
 }
@@ -21488,40 +22873,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate442.errors = vErrors;
+validate463.errors = vErrors;
 return errors === 0;
 }
-validate442.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate441(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate462(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate441.evaluated;
+const evaluated0 = validate462.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate442(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate442.errors : vErrors.concat(validate442.errors);
+if(!(validate463(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate463.errors : vErrors.concat(validate463.errors);
 errors = vErrors.length;
 }
-validate441.errors = vErrors;
+validate462.errors = vErrors;
 return errors === 0;
 }
-validate441.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate462.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:inviteMember"] = validate452;
-const schema242 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberBody"};
-const schema243 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email"},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string"}}}};
-const formats118 = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
+exports["body:inviteMember"] = validate473;
+const schema246 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberBody"};
+const schema247 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email"},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string"}}}};
+const formats120 = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 
-function validate453(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate474(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate453.evaluated;
+const evaluated0 = validate474.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21564,7 +22949,7 @@ errors++;
 if(data.email !== undefined){
 let data0 = data.email;
 if(typeof data0 === "string"){
-if(!(formats118.test(data0))){
+if(!(formats120.test(data0))){
 const err3 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/format",keyword:"format",params:{format: "email"},message:"must match format \""+"email"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -21599,7 +22984,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((data1 === "owner") || (data1 === "admin")) || (data1 === "member")) || (data1 === "viewer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema243.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema247.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -21648,39 +23033,39 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate453.errors = vErrors;
+validate474.errors = vErrors;
 return errors === 0;
 }
-validate453.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate474.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate452(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate473(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate452.evaluated;
+const evaluated0 = validate473.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate453(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate453.errors : vErrors.concat(validate453.errors);
+if(!(validate474(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate474.errors : vErrors.concat(validate474.errors);
 errors = vErrors.length;
 }
-validate452.errors = vErrors;
+validate473.errors = vErrors;
 return errors === 0;
 }
-validate452.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate473.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:inviteMember"] = validate455;
-const schema244 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberResponse"};
-const schema245 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Invitation"}}};
+exports["response:inviteMember"] = validate476;
+const schema248 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberResponse"};
+const schema249 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Invitation"}}};
 
-function validate456(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate477(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate456.evaluated;
+const evaluated0 = validate477.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21711,8 +23096,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate447(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate447.errors : vErrors.concat(validate447.errors);
+if(!(validate468(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate468.errors : vErrors.concat(validate468.errors);
 errors = vErrors.length;
 }
 }
@@ -21727,39 +23112,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate456.errors = vErrors;
+validate477.errors = vErrors;
 return errors === 0;
 }
-validate456.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate477.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate455(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate476(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate455.evaluated;
+const evaluated0 = validate476.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate456(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate456.errors : vErrors.concat(validate456.errors);
+if(!(validate477(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate477.errors : vErrors.concat(validate477.errors);
 errors = vErrors.length;
 }
-validate455.errors = vErrors;
+validate476.errors = vErrors;
 return errors === 0;
 }
-validate455.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate476.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateMember"] = validate459;
-const schema246 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberBody"};
-const schema247 = {"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["owner","admin","member","viewer"]}}};
+exports["body:updateMember"] = validate480;
+const schema250 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberBody"};
+const schema251 = {"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["owner","admin","member","viewer"]}}};
 
-function validate460(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate481(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate460.evaluated;
+const evaluated0 = validate481.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21802,7 +23187,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((data0 === "owner") || (data0 === "admin")) || (data0 === "member")) || (data0 === "viewer"))){
-const err3 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema247.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema251.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -21823,39 +23208,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate460.errors = vErrors;
+validate481.errors = vErrors;
 return errors === 0;
 }
-validate460.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate481.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate459(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate480(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate459.evaluated;
+const evaluated0 = validate480.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate460(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate460.errors : vErrors.concat(validate460.errors);
+if(!(validate481(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate481.errors : vErrors.concat(validate481.errors);
 errors = vErrors.length;
 }
-validate459.errors = vErrors;
+validate480.errors = vErrors;
 return errors === 0;
 }
-validate459.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate480.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateMember"] = validate462;
-const schema248 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberResponse"};
-const schema249 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:updateMember"] = validate483;
+const schema252 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberResponse"};
+const schema253 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate463(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate484(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate463.evaluated;
+const evaluated0 = validate484.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21886,8 +23271,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate220(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate241(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 }
@@ -21902,39 +23287,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate463.errors = vErrors;
+validate484.errors = vErrors;
 return errors === 0;
 }
-validate463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate484.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate462(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate483(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate462.evaluated;
+const evaluated0 = validate483.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate463(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate463.errors : vErrors.concat(validate463.errors);
+if(!(validate484(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate484.errors : vErrors.concat(validate484.errors);
 errors = vErrors.length;
 }
-validate462.errors = vErrors;
+validate483.errors = vErrors;
 return errors === 0;
 }
-validate462.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate483.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeMember"] = validate466;
-const schema250 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveMemberResponse"};
-const schema251 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeMember"] = validate487;
+const schema254 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveMemberResponse"};
+const schema255 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate467(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate488(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate467.evaluated;
+const evaluated0 = validate488.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21981,41 +23366,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate467.errors = vErrors;
+validate488.errors = vErrors;
 return errors === 0;
 }
-validate467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate488.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate466(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate487(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate466.evaluated;
+const evaluated0 = validate487.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate467(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate467.errors : vErrors.concat(validate467.errors);
+if(!(validate488(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate488.errors : vErrors.concat(validate488.errors);
 errors = vErrors.length;
 }
-validate466.errors = vErrors;
+validate487.errors = vErrors;
 return errors === 0;
 }
-validate466.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate487.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitors"] = validate470;
-const schema252 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorsResponse"};
-const schema253 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Monitor"}}}};
-const schema254 = {"type":"object","description":"A monitor. `config` is never returned. `paused` and `lastCheckDetail`\nare only on the single read (and on the update response, which is the\nsingle read; the create response carries `lastCheckDetail` but not\n`paused`).\n","additionalProperties":false,"required":["id","name","kind","status","statusSince","lastCheckedAt","enabled","intervalSeconds","confirmations","tags","workspace","lastResponseTimeMs","lastMessage","uptime24h","uptime30d","openIncidentId","hosts","dependsOn","probeId","createdAt","updatedAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"],"description":"pending until the first check; paused while `paused` is set (a monitor switched off with `enabled` false keeps its last status and is not checked)."},"statusSince":{"type":"string","format":"date-time","description":"When the current status began."},"lastCheckedAt":{"type":["string","null"],"format":"date-time","description":"The latest check (for heartbeat, the latest ping); null before the first."},"enabled":{"type":"boolean","description":"false when switched off (no checks, no alerts)."},"intervalSeconds":{"type":"integer","description":"Seconds between checks, after clamping to the plan's floor."},"confirmations":{"type":"integer","description":"Consecutive failed checks needed before the monitor goes down."},"tags":{"type":"array","description":"Tags, lower-case.","items":{"type":"string"}},"workspace":{"$ref":"#/components/schemas/WorkspaceRef"},"lastResponseTimeMs":{"type":["number","null"],"description":"Response time of the latest check in milliseconds; null before the first check and for kinds without one (heartbeat)."},"lastMessage":{"type":["string","null"],"description":"Outcome of the latest check in words; null before the first check."},"uptime24h":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 24 hours (0 to 100); null before any check."},"uptime30d":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 30 days (0 to 100); null before any check."},"openIncidentId":{"type":["string","null"],"description":"The open incident, or null."},"hosts":{"type":"array","description":"The hosts the monitor runs on; empty when none.","items":{"$ref":"#/components/schemas/HostRef"}},"dependsOn":{"type":"array","description":"Monitors this one depends on.","items":{"type":"string"}},"probeId":{"type":["string","null"],"description":"The private probe the checks run from; null for the service's own checkers."},"createdAt":{"type":"string","format":"date-time"},"updatedAt":{"type":"string","format":"date-time"},"paused":{"type":"boolean","description":"Only on the single read."},"lastCheckDetail":{"description":"Only on the single read and only for kinds mail_posture, tls_audit\nand snmp (absent for other kinds): the result of the latest check.\nNull before the first check.\n","oneOf":[{"$ref":"#/components/schemas/CheckDetail"},{"type":"null"}]}}};
-const schema255 = {"type":"object","description":"The owning workspace.","additionalProperties":false,"required":["id","name","slug"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"}}};
+exports["response:listMonitors"] = validate491;
+const schema256 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorsResponse"};
+const schema257 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Monitor"}}}};
+const schema258 = {"type":"object","description":"A monitor. `config` is never returned. `paused` and `lastCheckDetail`\nare only on the single read (and on the update response, which is the\nsingle read; the create response carries `lastCheckDetail` but not\n`paused`).\n","additionalProperties":false,"required":["id","name","kind","status","statusSince","lastCheckedAt","enabled","intervalSeconds","confirmations","tags","workspace","lastResponseTimeMs","lastMessage","uptime24h","uptime30d","openIncidentId","hosts","dependsOn","probeId","createdAt","updatedAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"],"description":"pending until the first check; paused while `paused` is set (a monitor switched off with `enabled` false keeps its last status and is not checked)."},"statusSince":{"type":"string","format":"date-time","description":"When the current status began."},"lastCheckedAt":{"type":["string","null"],"format":"date-time","description":"The latest check (for heartbeat, the latest ping); null before the first."},"enabled":{"type":"boolean","description":"false when switched off (no checks, no alerts)."},"intervalSeconds":{"type":"integer","description":"Seconds between checks, after clamping to the plan's floor."},"confirmations":{"type":"integer","description":"Consecutive failed checks needed before the monitor goes down."},"tags":{"type":"array","description":"Tags, lower-case.","items":{"type":"string"}},"workspace":{"$ref":"#/components/schemas/WorkspaceRef"},"lastResponseTimeMs":{"type":["number","null"],"description":"Response time of the latest check in milliseconds; null before the first check and for kinds without one (heartbeat)."},"lastMessage":{"type":["string","null"],"description":"Outcome of the latest check in words; null before the first check."},"uptime24h":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 24 hours (0 to 100); null before any check."},"uptime30d":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 30 days (0 to 100); null before any check."},"openIncidentId":{"type":["string","null"],"description":"The open incident, or null."},"hosts":{"type":"array","description":"The hosts the monitor runs on; empty when none.","items":{"$ref":"#/components/schemas/HostRef"}},"dependsOn":{"type":"array","description":"Monitors this one depends on.","items":{"type":"string"}},"probeId":{"type":["string","null"],"description":"The private probe the checks run from; null for the service's own checkers."},"createdAt":{"type":"string","format":"date-time"},"updatedAt":{"type":"string","format":"date-time"},"paused":{"type":"boolean","description":"Only on the single read."},"lastCheckDetail":{"description":"Only on the single read and only for kinds mail_posture, tls_audit\nand snmp (absent for other kinds): the result of the latest check.\nNull before the first check.\n","oneOf":[{"$ref":"#/components/schemas/CheckDetail"},{"type":"null"}]}}};
+const schema259 = {"type":"object","description":"The owning workspace.","additionalProperties":false,"required":["id","name","slug"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"}}};
 
-function validate473(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate494(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate473.evaluated;
+const evaluated0 = validate494.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22112,18 +23497,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate473.errors = vErrors;
+validate494.errors = vErrors;
 return errors === 0;
 }
-validate473.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate494.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema256 = {"type":"object","description":"The result of the latest mail_posture, tls_audit or snmp check.","additionalProperties":false,"required":["findings","grade","readings"],"properties":{"findings":{"type":"array","description":"What the check found; empty when nothing to report.","items":{"$ref":"#/components/schemas/Finding"}},"grade":{"type":["string","null"],"description":"tls_audit: the TLS grade, A+, A, A-, B, C, D, E, F, or T (certificate not trusted). Null for other kinds."},"readings":{"type":"array","description":"snmp: one reading per configured OID. Empty for other kinds.","items":{"$ref":"#/components/schemas/Reading"}}}};
-const schema257 = {"type":"object","additionalProperties":false,"required":["code","severity","message"],"properties":{"code":{"type":"string","description":"Stable code (e.g. `spf_missing`, `certificate_expiring`); new codes are added over time."},"severity":{"type":"string","enum":["info","warning","critical"]},"message":{"type":"string","description":"English sentence for humans."}}};
+const schema260 = {"type":"object","description":"The result of the latest mail_posture, tls_audit or snmp check.","additionalProperties":false,"required":["findings","grade","readings"],"properties":{"findings":{"type":"array","description":"What the check found; empty when nothing to report.","items":{"$ref":"#/components/schemas/Finding"}},"grade":{"type":["string","null"],"description":"tls_audit: the TLS grade, A+, A, A-, B, C, D, E, F, or T (certificate not trusted). Null for other kinds."},"readings":{"type":"array","description":"snmp: one reading per configured OID. Empty for other kinds.","items":{"$ref":"#/components/schemas/Reading"}}}};
+const schema261 = {"type":"object","additionalProperties":false,"required":["code","severity","message"],"properties":{"code":{"type":"string","description":"Stable code (e.g. `spf_missing`, `certificate_expiring`); new codes are added over time."},"severity":{"type":"string","enum":["info","warning","critical"]},"message":{"type":"string","description":"English sentence for humans."}}};
 
-function validate477(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate498(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate477.evaluated;
+const evaluated0 = validate498.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22198,7 +23583,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data1 === "info") || (data1 === "warning")) || (data1 === "critical"))){
-const err6 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema257.properties.severity.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema261.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22231,17 +23616,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate477.errors = vErrors;
+validate498.errors = vErrors;
 return errors === 0;
 }
-validate477.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate498.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema258 = {"type":"object","additionalProperties":false,"required":["name","oid","value","text","unit"],"properties":{"name":{"type":"string"},"oid":{"type":["string","null"],"description":"The OID read; null for derived readings."},"value":{"type":["number","null"],"description":"The numeric value; null when the reading is not a number or could not be read."},"text":{"type":["string","null"],"description":"The value as text, for non-numeric readings; null otherwise."},"unit":{"type":["string","null"],"description":"The unit configured for the OID; null when none (a raw reading)."}}};
+const schema262 = {"type":"object","additionalProperties":false,"required":["name","oid","value","text","unit"],"properties":{"name":{"type":"string"},"oid":{"type":["string","null"],"description":"The OID read; null for derived readings."},"value":{"type":["number","null"],"description":"The numeric value; null when the reading is not a number or could not be read."},"text":{"type":["string","null"],"description":"The value as text, for non-numeric readings; null otherwise."},"unit":{"type":["string","null"],"description":"The unit configured for the OID; null when none (a raw reading)."}}};
 
-function validate479(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate500(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate479.evaluated;
+const evaluated0 = validate500.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22326,7 +23711,7 @@ errors++;
 if(data.oid !== undefined){
 let data1 = data.oid;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/oid",schemaPath:"#/properties/oid/type",keyword:"type",params:{type: schema258.properties.oid.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/oid",schemaPath:"#/properties/oid/type",keyword:"type",params:{type: schema262.properties.oid.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22339,7 +23724,7 @@ errors++;
 if(data.value !== undefined){
 let data2 = data.value;
 if((!((typeof data2 == "number") && (isFinite(data2)))) && (data2 !== null)){
-const err8 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema258.properties.value.type},message:"must be number,null"};
+const err8 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema262.properties.value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -22352,7 +23737,7 @@ errors++;
 if(data.text !== undefined){
 let data3 = data.text;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema258.properties.text.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema262.properties.text.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -22365,7 +23750,7 @@ errors++;
 if(data.unit !== undefined){
 let data4 = data.unit;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema258.properties.unit.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema262.properties.unit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -22386,16 +23771,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate479.errors = vErrors;
+validate500.errors = vErrors;
 return errors === 0;
 }
-validate479.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate500.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate476(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate497(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate476.evaluated;
+const evaluated0 = validate497.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22450,8 +23835,8 @@ let data0 = data.findings;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate477(data0[i0], {instancePath:instancePath+"/findings/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate477.errors : vErrors.concat(validate477.errors);
+if(!(validate498(data0[i0], {instancePath:instancePath+"/findings/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate498.errors : vErrors.concat(validate498.errors);
 errors = vErrors.length;
 }
 }
@@ -22470,7 +23855,7 @@ errors++;
 if(data.grade !== undefined){
 let data2 = data.grade;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/grade",schemaPath:"#/properties/grade/type",keyword:"type",params:{type: schema256.properties.grade.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/grade",schemaPath:"#/properties/grade/type",keyword:"type",params:{type: schema260.properties.grade.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -22485,8 +23870,8 @@ let data3 = data.readings;
 if(Array.isArray(data3)){
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate479(data3[i1], {instancePath:instancePath+"/readings/" + i1,parentData:data3,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate479.errors : vErrors.concat(validate479.errors);
+if(!(validate500(data3[i1], {instancePath:instancePath+"/readings/" + i1,parentData:data3,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate500.errors : vErrors.concat(validate500.errors);
 errors = vErrors.length;
 }
 }
@@ -22513,16 +23898,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate476.errors = vErrors;
+validate497.errors = vErrors;
 return errors === 0;
 }
-validate476.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate497.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate472(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate493(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate472.evaluated;
+const evaluated0 = validate493.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22741,7 +24126,7 @@ vErrors.push(err20);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema254.properties, key0))){
+if(!(func3.call(schema258.properties, key0))){
 const err21 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err21];
@@ -22789,7 +24174,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!((((((((data2 === "http") || (data2 === "heartbeat")) || (data2 === "tcp")) || (data2 === "dns")) || (data2 === "tls_audit")) || (data2 === "mail_posture")) || (data2 === "snmp")) || (data2 === "agent"))){
-const err25 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema254.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema258.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -22812,7 +24197,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((data3 === "up") || (data3 === "degraded")) || (data3 === "down")) || (data3 === "paused")) || (data3 === "pending"))){
-const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema254.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema258.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -22850,7 +24235,7 @@ errors++;
 if(data.lastCheckedAt !== undefined){
 let data5 = data.lastCheckedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err30 = {instancePath:instancePath+"/lastCheckedAt",schemaPath:"#/properties/lastCheckedAt/type",keyword:"type",params:{type: schema254.properties.lastCheckedAt.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/lastCheckedAt",schemaPath:"#/properties/lastCheckedAt/type",keyword:"type",params:{type: schema258.properties.lastCheckedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -22939,15 +24324,15 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate473(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate473.errors : vErrors.concat(validate473.errors);
+if(!(validate494(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate494.errors : vErrors.concat(validate494.errors);
 errors = vErrors.length;
 }
 }
 if(data.lastResponseTimeMs !== undefined){
 let data12 = data.lastResponseTimeMs;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/lastResponseTimeMs",schemaPath:"#/properties/lastResponseTimeMs/type",keyword:"type",params:{type: schema254.properties.lastResponseTimeMs.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/lastResponseTimeMs",schemaPath:"#/properties/lastResponseTimeMs/type",keyword:"type",params:{type: schema258.properties.lastResponseTimeMs.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -22960,7 +24345,7 @@ errors++;
 if(data.lastMessage !== undefined){
 let data13 = data.lastMessage;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/lastMessage",schemaPath:"#/properties/lastMessage/type",keyword:"type",params:{type: schema254.properties.lastMessage.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/lastMessage",schemaPath:"#/properties/lastMessage/type",keyword:"type",params:{type: schema258.properties.lastMessage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -22973,7 +24358,7 @@ errors++;
 if(data.uptime24h !== undefined){
 let data14 = data.uptime24h;
 if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/uptime24h",schemaPath:"#/properties/uptime24h/type",keyword:"type",params:{type: schema254.properties.uptime24h.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/uptime24h",schemaPath:"#/properties/uptime24h/type",keyword:"type",params:{type: schema258.properties.uptime24h.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -23008,7 +24393,7 @@ errors++;
 if(data.uptime30d !== undefined){
 let data15 = data.uptime30d;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err42 = {instancePath:instancePath+"/uptime30d",schemaPath:"#/properties/uptime30d/type",keyword:"type",params:{type: schema254.properties.uptime30d.type},message:"must be number,null"};
+const err42 = {instancePath:instancePath+"/uptime30d",schemaPath:"#/properties/uptime30d/type",keyword:"type",params:{type: schema258.properties.uptime30d.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -23043,7 +24428,7 @@ errors++;
 if(data.openIncidentId !== undefined){
 let data16 = data.openIncidentId;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err45 = {instancePath:instancePath+"/openIncidentId",schemaPath:"#/properties/openIncidentId/type",keyword:"type",params:{type: schema254.properties.openIncidentId.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/openIncidentId",schemaPath:"#/properties/openIncidentId/type",keyword:"type",params:{type: schema258.properties.openIncidentId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -23058,8 +24443,8 @@ let data17 = data.hosts;
 if(Array.isArray(data17)){
 const len1 = data17.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate315(data17[i1], {instancePath:instancePath+"/hosts/" + i1,parentData:data17,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate315.errors : vErrors.concat(validate315.errors);
+if(!(validate336(data17[i1], {instancePath:instancePath+"/hosts/" + i1,parentData:data17,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate336.errors : vErrors.concat(validate336.errors);
 errors = vErrors.length;
 }
 }
@@ -23106,7 +24491,7 @@ errors++;
 if(data.probeId !== undefined){
 let data21 = data.probeId;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/type",keyword:"type",params:{type: schema254.properties.probeId.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/type",keyword:"type",params:{type: schema258.properties.probeId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -23184,8 +24569,8 @@ const _errs51 = errors;
 let valid7 = false;
 let passing0 = null;
 const _errs52 = errors;
-if(!(validate476(data25, {instancePath:instancePath+"/lastCheckDetail",parentData:data,parentDataProperty:"lastCheckDetail",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate476.errors : vErrors.concat(validate476.errors);
+if(!(validate497(data25, {instancePath:instancePath+"/lastCheckDetail",parentData:data,parentDataProperty:"lastCheckDetail",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate497.errors : vErrors.concat(validate497.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs52 === errors;
@@ -23248,16 +24633,16 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate472.errors = vErrors;
+validate493.errors = vErrors;
 return errors === 0;
 }
-validate472.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate493.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate471(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate492(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate471.evaluated;
+const evaluated0 = validate492.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23292,8 +24677,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate472(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate472.errors : vErrors.concat(validate472.errors);
+if(!(validate493(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate493.errors : vErrors.concat(validate493.errors);
 errors = vErrors.length;
 }
 }
@@ -23320,39 +24705,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate471.errors = vErrors;
+validate492.errors = vErrors;
 return errors === 0;
 }
-validate471.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate492.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate470(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate491(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate470.evaluated;
+const evaluated0 = validate491.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate471(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate471.errors : vErrors.concat(validate471.errors);
+if(!(validate492(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate492.errors : vErrors.concat(validate492.errors);
 errors = vErrors.length;
 }
-validate470.errors = vErrors;
+validate491.errors = vErrors;
 return errors === 0;
 }
-validate470.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate491.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createMonitor"] = validate484;
-const schema259 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorBody"};
-const schema260 = {"type":"object","additionalProperties":false,"required":["name","kind","workspaceId","config"],"properties":{"name":{"type":"string","minLength":1},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"workspaceId":{"type":"string","description":"The owning workspace."},"config":{"type":"string","description":"A JSON document carried in a string; its shape depends on `kind`.\nIt is validated against the kind on create and on every update; a\nrejected field is 400 `invalid_config` with `details.field` naming\nits path under `config` (`config.url`, `config.assertions.0.type`),\nand a string that is not a JSON object is 400 on `config`. It is never returned by any read.\n\n- `http`: `url` (required, `http://` or `https://`); `method`\n  (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,\n  `OPTIONS`); `headers` (object of strings); `body` (string, sent\n  as is); `timeoutSeconds` (integer 1 to 60, default 30);\n  `followRedirects` (boolean, default true); `assertions` (list of\n  `{type, operator, value, property}`, `value` a string). Types:\n  `status_code`, `response_time_ms`, `body`, `header`,\n  `json_path`, `tls_days_remaining`. Operators: `eq`, `neq`, `lt`,\n  `lte`, `gt`, `gte`, `contains`, `not_contains`, `matches` (a\n  regular expression). `property` names the header for `header`\n  and holds the JSONPath expression for `json_path` (`$.status`);\n  the other types take none. `status_code`, `response_time_ms` and\n  `tls_days_remaining` compare numbers, the others text. Without\n  assertions a final 2xx or 3xx status passes. Example:\n  `{\"url\": \"https://example.com/health\", \"assertions\": [{\"type\": \"status_code\", \"operator\": \"lt\", \"value\": \"400\"}]}`.\n- `heartbeat`: `graceSeconds` (integer, at least 0, default 300):\n  how late a ping may be, beyond `intervalSeconds`, before the\n  monitor goes down. Pings go to the URL of\n  `GET /monitors/{id}/push-url`. `{}` is a valid config.\n- `tcp`: `host` (required), `port` (required, 1 to 65535). Passes\n  when a connection opens.\n- `dns`: `name` (required); `recordType` (`A` default, `AAAA`,\n  `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);\n  `expected` (strings that must all be among the answers, compared\n  ignoring case, quotes and a trailing dot; an MX may be given as\n  `mail.example.com` or `10 mail.example.com`, an SRV as its\n  target, a CAA as its value; empty: any answer passes);\n  `resolver` (an IP address, optionally with a port:\n  `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,\n  `[2001:db8::53]:5353`; default: the service's resolvers). Up\n  when the name resolves and every expected value is among the\n  answers; down with cause `dns_failure` (NXDOMAIN, no records of\n  the type, SERVFAIL, refused, timeout) or `assertion_failed`\n  (the message names the missing values and lists the answers).\n- `tls_audit`: `host` (required; a name is sent as SNI and checked\n  against the certificate, an IP address against its IP names);\n  `port` (default 443); `warnDays` (integer, default 14: a\n  certificate expiring within that many days degrades the\n  monitor). One handshake inspects the certificate chain and the\n  negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and\n  a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no\n  warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with\n  warnings), `B`, `C`, `F`, or `T` (certificate not trusted:\n  expired, not yet valid, wrong name, self-signed, unknown issuer,\n  SHA-1/MD5 signature). Finding codes: `cert_ok`,\n  `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,\n  `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,\n  `cert_weak_signature`, `chain_incomplete` (intermediate not\n  sent; B when it can be fetched from the AIA URL),\n  `key_too_short`, `tls10_accepted`, `tls11_accepted`,\n  `tls12_missing`, `tls13_missing`, `weak_cipher`,\n  `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,\n  `hsts_short_max_age`, `connection_failed`, `handshake_failed`.\n  Down (cause `tls_error`, or the connection's cause) on grade T\n  or F or a critical finding; degraded on warnings.\n- `mail_posture`: `domain` (required); `dkimSelectors` (strings);\n  `resolver` (as for dns); `mtaStsPort` (optional, default 443:\n  the port of `https://mta-sts.<domain>/`, for tests and unusual\n  deployments). Checks MX (present, each host resolving), SPF\n  (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups\n  counting includes), DMARC (one `v=DMARC1` record, inherited from\n  a parent domain when absent, p= quarantine or reject, rua),\n  DKIM (for the selectors given: present, RSA key of 2048 bits or\n  more, or Ed25519), MTA-STS (record with `id=`, policy file\n  reachable over verified HTTPS and covering every MX) and\n  TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`\n  as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,\n  `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,\n  `spf_multiple`, `spf_invalid`, `spf_permissive_all`,\n  `spf_all_missing`, `spf_too_many_lookups`,\n  `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,\n  `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,\n  `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,\n  `dkim_missing`, `dkim_invalid`, `dkim_revoked`,\n  `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,\n  `mta_sts_missing`, `mta_sts_invalid`,\n  `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,\n  `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,\n  `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,\n  `domain_not_found`. Down (cause `check_failed`) on a critical\n  finding, degraded on warnings; down with cause `dns_failure`\n  when the domain does not exist or its MX query fails.\n- `snmp`: `host` (required); `port` (default 161); `version`\n  (`v2c` default or `v3`); `community` (v2c); for v3 `username`,\n  `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),\n  `authProtocol` (`SHA` default, `SHA-256`, `SHA-512`, `MD5`),\n  `authPassword`, `privProtocol` (`AES` default, `AES-256`,\n  `DES`), `privPassword`; `oids` (required, at least one, list of\n  `{oid, name, unit}`; `unit` optional: a reading without one is a\n  `raw` series); `assertions` (list of `{reading, operator,\n  value}`, `reading` naming an `oids[].name`, operators as for\n  http). The readings are in `lastCheckDetail`.\n- `agent`: thresholds on a server agent's samples\n  (docs/agents.md). `agentId` (required: an agent of the\n  organisation, organisation-wide or of the monitor's workspace;\n  any other is 400 `invalid_config` on `config.agentId`);\n  `metric` (`cpuPercent`, `memoryPercent`, `memoryUsedBytes`,\n  `swapPercent`, `diskPercent`, `load1`, `load5`, `load15`,\n  `networkRxBytesPerSecond`, `networkTxBytesPerSecond`); `operator`\n  (`gt` default, `gte`, `lt`, `lte`); `threshold` (number, required\n  with `metric`): down (cause `assertion_failed`) while the\n  agent's latest sample compares true against it; `warning`\n  (number, optional, on the near side of `threshold`): degraded\n  while it crosses `warning` only; `mount` (with `diskPercent`\n  only: that filesystem instead of the fullest; a sample without\n  it is down); `missedReports` (integer 1 to 100, default 3): down\n  (cause `heartbeat_missed`) when the agent has reported nothing\n  for that many of its reporting intervals plus 5 seconds. Without\n  `metric` the monitor only watches that the agent reports. It is\n  judged by Vigil from the agent's reports, never by a probe\n  (`probeId` is 400): within a second of each new sample, and at\n  least every `intervalSeconds` (at most a minute apart) for\n  silence. A deleted agent is down (`check_failed`). Example:\n  `{\"agentId\": \"agt_…\", \"metric\": \"diskPercent\", \"threshold\": 90, \"warning\": 80}`.\n"},"intervalSeconds":{"type":"integer","description":"Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10,"description":"Consecutive failed checks needed before the monitor goes down and an incident opens; default 1."},"dependsOn":{"type":"array","description":"Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set).","items":{"type":"string"}},"probeId":{"type":"string","description":"Run the checks from this private probe instead of the service's own checkers."},"tags":{"type":"array","description":"Tags, stored lower-case.","items":{"type":"string"}}}};
+exports["body:createMonitor"] = validate505;
+const schema263 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorBody"};
+const schema264 = {"type":"object","additionalProperties":false,"required":["name","kind","workspaceId","config"],"properties":{"name":{"type":"string","minLength":1},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"workspaceId":{"type":"string","description":"The owning workspace."},"config":{"type":"string","description":"A JSON document carried in a string; its shape depends on `kind`.\nIt is validated against the kind on create and on every update; a\nrejected field is 400 `invalid_config` with `details.field` naming\nits path under `config` (`config.url`, `config.assertions.0.type`),\nand a string that is not a JSON object is 400 on `config`. It is never returned by any read.\n\n- `http`: `url` (required, `http://` or `https://`); `method`\n  (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,\n  `OPTIONS`); `headers` (object of strings); `body` (string, sent\n  as is); `timeoutSeconds` (integer 1 to 60, default 30);\n  `followRedirects` (boolean, default true); `assertions` (list of\n  `{type, operator, value, property}`, `value` a string). Types:\n  `status_code`, `response_time_ms`, `body`, `header`,\n  `json_path`, `tls_days_remaining`. Operators: `eq`, `neq`, `lt`,\n  `lte`, `gt`, `gte`, `contains`, `not_contains`, `matches` (a\n  regular expression). `property` names the header for `header`\n  and holds the JSONPath expression for `json_path` (`$.status`);\n  the other types take none. `status_code`, `response_time_ms` and\n  `tls_days_remaining` compare numbers, the others text. Without\n  assertions a final 2xx or 3xx status passes. Example:\n  `{\"url\": \"https://example.com/health\", \"assertions\": [{\"type\": \"status_code\", \"operator\": \"lt\", \"value\": \"400\"}]}`.\n- `heartbeat`: `graceSeconds` (integer, at least 0, default 300):\n  how late a ping may be, beyond `intervalSeconds`, before the\n  monitor goes down. Pings go to the URL of\n  `GET /monitors/{id}/push-url`. `{}` is a valid config.\n- `tcp`: `host` (required), `port` (required, 1 to 65535). Passes\n  when a connection opens.\n- `dns`: `name` (required); `recordType` (`A` default, `AAAA`,\n  `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);\n  `expected` (strings that must all be among the answers, compared\n  ignoring case, quotes and a trailing dot; an MX may be given as\n  `mail.example.com` or `10 mail.example.com`, an SRV as its\n  target, a CAA as its value; empty: any answer passes);\n  `resolver` (an IP address, optionally with a port:\n  `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,\n  `[2001:db8::53]:5353`; default: the service's resolvers). Up\n  when the name resolves and every expected value is among the\n  answers; down with cause `dns_failure` (NXDOMAIN, no records of\n  the type, SERVFAIL, refused, timeout) or `assertion_failed`\n  (the message names the missing values and lists the answers).\n- `tls_audit`: `host` (required; a name is sent as SNI and checked\n  against the certificate, an IP address against its IP names);\n  `port` (default 443); `warnDays` (integer, default 14: a\n  certificate expiring within that many days degrades the\n  monitor). One handshake inspects the certificate chain and the\n  negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and\n  a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no\n  warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with\n  warnings), `B`, `C`, `F`, or `T` (certificate not trusted:\n  expired, not yet valid, wrong name, self-signed, unknown issuer,\n  SHA-1/MD5 signature). Finding codes: `cert_ok`,\n  `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,\n  `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,\n  `cert_weak_signature`, `chain_incomplete` (intermediate not\n  sent; B when it can be fetched from the AIA URL),\n  `key_too_short`, `tls10_accepted`, `tls11_accepted`,\n  `tls12_missing`, `tls13_missing`, `weak_cipher`,\n  `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,\n  `hsts_short_max_age`, `connection_failed`, `handshake_failed`.\n  Down (cause `tls_error`, or the connection's cause) on grade T\n  or F or a critical finding; degraded on warnings.\n- `mail_posture`: `domain` (required); `dkimSelectors` (strings);\n  `resolver` (as for dns); `mtaStsPort` (optional, default 443:\n  the port of `https://mta-sts.<domain>/`, for tests and unusual\n  deployments). Checks MX (present, each host resolving), SPF\n  (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups\n  counting includes), DMARC (one `v=DMARC1` record, inherited from\n  a parent domain when absent, p= quarantine or reject, rua),\n  DKIM (for the selectors given: present, RSA key of 2048 bits or\n  more, or Ed25519), MTA-STS (record with `id=`, policy file\n  reachable over verified HTTPS and covering every MX) and\n  TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`\n  as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,\n  `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,\n  `spf_multiple`, `spf_invalid`, `spf_permissive_all`,\n  `spf_all_missing`, `spf_too_many_lookups`,\n  `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,\n  `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,\n  `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,\n  `dkim_missing`, `dkim_invalid`, `dkim_revoked`,\n  `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,\n  `mta_sts_missing`, `mta_sts_invalid`,\n  `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,\n  `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,\n  `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,\n  `domain_not_found`. Down (cause `check_failed`) on a critical\n  finding, degraded on warnings; down with cause `dns_failure`\n  when the domain does not exist or its MX query fails.\n- `snmp`: `host` (required); `port` (default 161); `version`\n  (`v2c` default or `v3`); `community` (v2c); for v3 `username`,\n  `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),\n  `authProtocol` (`SHA` default, `SHA-256`, `SHA-512`, `MD5`),\n  `authPassword`, `privProtocol` (`AES` default, `AES-256`,\n  `DES`), `privPassword`; `oids` (required, at least one, list of\n  `{oid, name, unit}`; `unit` optional: a reading without one is a\n  `raw` series); `assertions` (list of `{reading, operator,\n  value}`, `reading` naming an `oids[].name`, operators as for\n  http). The readings are in `lastCheckDetail`.\n- `agent`: thresholds on a server agent's samples\n  (docs/agents.md). `agentId` (required: an agent of the\n  organisation, organisation-wide or of the monitor's workspace;\n  any other is 400 `invalid_config` on `config.agentId`);\n  `metric` (`cpuPercent`, `memoryPercent`, `memoryUsedBytes`,\n  `swapPercent`, `diskPercent`, `load1`, `load5`, `load15`,\n  `networkRxBytesPerSecond`, `networkTxBytesPerSecond`); `operator`\n  (`gt` default, `gte`, `lt`, `lte`); `threshold` (number, required\n  with `metric`): down (cause `assertion_failed`) while the\n  agent's latest sample compares true against it; `warning`\n  (number, optional, on the near side of `threshold`): degraded\n  while it crosses `warning` only; `mount` (with `diskPercent`\n  only: that filesystem instead of the fullest; a sample without\n  it is down); `missedReports` (integer 1 to 100, default 3): down\n  (cause `heartbeat_missed`) when the agent has reported nothing\n  for that many of its reporting intervals plus 5 seconds. Without\n  `metric` the monitor only watches that the agent reports. It is\n  judged by Vigil from the agent's reports, never by a probe\n  (`probeId` is 400): within a second of each new sample, and at\n  least every `intervalSeconds` (at most a minute apart) for\n  silence. A deleted agent is down (`check_failed`). Example:\n  `{\"agentId\": \"agt_…\", \"metric\": \"diskPercent\", \"threshold\": 90, \"warning\": 80}`.\n"},"intervalSeconds":{"type":"integer","description":"Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10,"description":"Consecutive failed checks needed before the monitor goes down and an incident opens; default 1."},"dependsOn":{"type":"array","description":"Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set).","items":{"type":"string"}},"probeId":{"type":"string","description":"Run the checks from this private probe instead of the service's own checkers."},"tags":{"type":"array","description":"Tags, stored lower-case.","items":{"type":"string"}}}};
 
-function validate485(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate506(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate485.evaluated;
+const evaluated0 = validate506.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23401,7 +24786,7 @@ vErrors.push(err3);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema260.properties, key0))){
+if(!(func3.call(schema264.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
@@ -23450,7 +24835,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((((((data1 === "http") || (data1 === "heartbeat")) || (data1 === "tcp")) || (data1 === "dns")) || (data1 === "tls_audit")) || (data1 === "mail_posture")) || (data1 === "snmp")) || (data1 === "agent"))){
-const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema260.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema264.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -23611,39 +24996,39 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate485.errors = vErrors;
+validate506.errors = vErrors;
 return errors === 0;
 }
-validate485.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate506.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate484(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate505(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate484.evaluated;
+const evaluated0 = validate505.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate485(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate485.errors : vErrors.concat(validate485.errors);
+if(!(validate506(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate506.errors : vErrors.concat(validate506.errors);
 errors = vErrors.length;
 }
-validate484.errors = vErrors;
+validate505.errors = vErrors;
 return errors === 0;
 }
-validate484.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate505.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createMonitor"] = validate487;
-const schema261 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorResponse"};
-const schema262 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
+exports["response:createMonitor"] = validate508;
+const schema265 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorResponse"};
+const schema266 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate488(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate509(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate488.evaluated;
+const evaluated0 = validate509.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23674,8 +25059,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate472(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate472.errors : vErrors.concat(validate472.errors);
+if(!(validate493(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate493.errors : vErrors.concat(validate493.errors);
 errors = vErrors.length;
 }
 }
@@ -23690,41 +25075,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate488.errors = vErrors;
+validate509.errors = vErrors;
 return errors === 0;
 }
-validate488.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate509.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate487(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate508(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate487.evaluated;
+const evaluated0 = validate508.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate488(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate488.errors : vErrors.concat(validate488.errors);
+if(!(validate509(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate509.errors : vErrors.concat(validate509.errors);
 errors = vErrors.length;
 }
-validate487.errors = vErrors;
+validate508.errors = vErrors;
 return errors === 0;
 }
-validate487.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate508.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitorGraphs"] = validate491;
-const schema263 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorGraphsResponse"};
-const schema264 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MonitorGraph"}}}};
-const schema265 = {"type":"object","additionalProperties":false,"required":["monitorId","type","hours","from","to","uptime","series"],"properties":{"monitorId":{"type":"string"},"type":{"type":"string","enum":["uptime","value"],"description":"uptime for every kind but snmp; value for snmp."},"hours":{"type":"integer","description":"The window in hours, after clamping."},"from":{"type":"string","format":"date-time","description":"Start of the first hour (inclusive)."},"to":{"type":"string","format":"date-time","description":"End of the last hour (exclusive)."},"uptime":{"type":"array","description":"One point per hour, oldest first: the pass ratio of the checks (for a value graph, of its threshold checks), null when there were none.","items":{"$ref":"#/components/schemas/UptimePoint"}},"series":{"type":"array","description":"For a value graph: one series per reading; empty for an uptime graph.","items":{"$ref":"#/components/schemas/ValueSeries"}}}};
-const schema266 = {"type":"object","additionalProperties":false,"required":["at","ratio","checks","avgResponseTimeMs"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"ratio":{"type":["number","null"],"minimum":0,"maximum":1,"description":"Passing checks over checks (0 to 1); null when the hour had no checks."},"checks":{"type":"integer"},"avgResponseTimeMs":{"type":["number","null"],"description":"Mean response time in milliseconds; null when none was measured."}}};
+exports["response:listMonitorGraphs"] = validate512;
+const schema267 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorGraphsResponse"};
+const schema268 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MonitorGraph"}}}};
+const schema269 = {"type":"object","additionalProperties":false,"required":["monitorId","type","hours","from","to","uptime","series"],"properties":{"monitorId":{"type":"string"},"type":{"type":"string","enum":["uptime","value"],"description":"uptime for every kind but snmp; value for snmp."},"hours":{"type":"integer","description":"The window in hours, after clamping."},"from":{"type":"string","format":"date-time","description":"Start of the first hour (inclusive)."},"to":{"type":"string","format":"date-time","description":"End of the last hour (exclusive)."},"uptime":{"type":"array","description":"One point per hour, oldest first: the pass ratio of the checks (for a value graph, of its threshold checks), null when there were none.","items":{"$ref":"#/components/schemas/UptimePoint"}},"series":{"type":"array","description":"For a value graph: one series per reading; empty for an uptime graph.","items":{"$ref":"#/components/schemas/ValueSeries"}}}};
+const schema270 = {"type":"object","additionalProperties":false,"required":["at","ratio","checks","avgResponseTimeMs"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"ratio":{"type":["number","null"],"minimum":0,"maximum":1,"description":"Passing checks over checks (0 to 1); null when the hour had no checks."},"checks":{"type":"integer"},"avgResponseTimeMs":{"type":["number","null"],"description":"Mean response time in milliseconds; null when none was measured."}}};
 
-function validate494(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate515(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate494.evaluated;
+const evaluated0 = validate515.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23812,7 +25197,7 @@ errors++;
 if(data.ratio !== undefined){
 let data1 = data.ratio;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: schema266.properties.ratio.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: schema270.properties.ratio.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -23860,7 +25245,7 @@ errors++;
 if(data.avgResponseTimeMs !== undefined){
 let data3 = data.avgResponseTimeMs;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/avgResponseTimeMs",schemaPath:"#/properties/avgResponseTimeMs/type",keyword:"type",params:{type: schema266.properties.avgResponseTimeMs.type},message:"must be number,null"};
+const err11 = {instancePath:instancePath+"/avgResponseTimeMs",schemaPath:"#/properties/avgResponseTimeMs/type",keyword:"type",params:{type: schema270.properties.avgResponseTimeMs.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -23881,18 +25266,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate494.errors = vErrors;
+validate515.errors = vErrors;
 return errors === 0;
 }
-validate494.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate515.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema267 = {"type":"object","additionalProperties":false,"required":["name","unit","raw","points"],"properties":{"name":{"type":"string"},"unit":{"type":["string","null"]},"raw":{"type":"boolean","description":"True when the series has no known scale."},"points":{"type":"array","description":"One point per hour, oldest first.","items":{"$ref":"#/components/schemas/ValuePoint"}}}};
-const schema268 = {"type":"object","additionalProperties":false,"required":["at","value"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"value":{"type":["number","null"],"description":"Mean of the hour's readings; null when the hour had none."}}};
+const schema271 = {"type":"object","additionalProperties":false,"required":["name","unit","raw","points"],"properties":{"name":{"type":"string"},"unit":{"type":["string","null"]},"raw":{"type":"boolean","description":"True when the series has no known scale."},"points":{"type":"array","description":"One point per hour, oldest first.","items":{"$ref":"#/components/schemas/ValuePoint"}}}};
+const schema272 = {"type":"object","additionalProperties":false,"required":["at","value"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"value":{"type":["number","null"],"description":"Mean of the hour's readings; null when the hour had none."}}};
 
-function validate497(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate518(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate497.evaluated;
+const evaluated0 = validate518.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23960,7 +25345,7 @@ errors++;
 if(data.value !== undefined){
 let data1 = data.value;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema268.properties.value.type},message:"must be number,null"};
+const err5 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema272.properties.value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -23981,16 +25366,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate497.errors = vErrors;
+validate518.errors = vErrors;
 return errors === 0;
 }
-validate497.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate518.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate496(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate517(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate496.evaluated;
+const evaluated0 = validate517.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24065,7 +25450,7 @@ errors++;
 if(data.unit !== undefined){
 let data1 = data.unit;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema267.properties.unit.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema271.properties.unit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -24092,8 +25477,8 @@ let data3 = data.points;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate497(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate497.errors : vErrors.concat(validate497.errors);
+if(!(validate518(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate518.errors : vErrors.concat(validate518.errors);
 errors = vErrors.length;
 }
 }
@@ -24120,16 +25505,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate496.errors = vErrors;
+validate517.errors = vErrors;
 return errors === 0;
 }
-validate496.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate517.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate493(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate514(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate493.evaluated;
+const evaluated0 = validate514.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24244,7 +25629,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data1 === "uptime") || (data1 === "value"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema265.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema269.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -24322,8 +25707,8 @@ let data5 = data.uptime;
 if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate494(data5[i0], {instancePath:instancePath+"/uptime/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate494.errors : vErrors.concat(validate494.errors);
+if(!(validate515(data5[i0], {instancePath:instancePath+"/uptime/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate515.errors : vErrors.concat(validate515.errors);
 errors = vErrors.length;
 }
 }
@@ -24344,8 +25729,8 @@ let data7 = data.series;
 if(Array.isArray(data7)){
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate496(data7[i1], {instancePath:instancePath+"/series/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate496.errors : vErrors.concat(validate496.errors);
+if(!(validate517(data7[i1], {instancePath:instancePath+"/series/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate517.errors : vErrors.concat(validate517.errors);
 errors = vErrors.length;
 }
 }
@@ -24372,16 +25757,16 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate493.errors = vErrors;
+validate514.errors = vErrors;
 return errors === 0;
 }
-validate493.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate514.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate492(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate513(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate492.evaluated;
+const evaluated0 = validate513.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24416,8 +25801,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate493(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate493.errors : vErrors.concat(validate493.errors);
+if(!(validate514(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate514.errors : vErrors.concat(validate514.errors);
 errors = vErrors.length;
 }
 }
@@ -24444,39 +25829,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate492.errors = vErrors;
+validate513.errors = vErrors;
 return errors === 0;
 }
-validate492.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate513.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate491(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate512(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate491.evaluated;
+const evaluated0 = validate512.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate492(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate492.errors : vErrors.concat(validate492.errors);
+if(!(validate513(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate513.errors : vErrors.concat(validate513.errors);
 errors = vErrors.length;
 }
-validate491.errors = vErrors;
+validate512.errors = vErrors;
 return errors === 0;
 }
-validate491.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate512.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitor"] = validate502;
-const schema269 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorResponse"};
-const schema270 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
+exports["response:getMonitor"] = validate523;
+const schema273 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorResponse"};
+const schema274 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate503(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate524(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate503.evaluated;
+const evaluated0 = validate524.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24507,8 +25892,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate472(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate472.errors : vErrors.concat(validate472.errors);
+if(!(validate493(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate493.errors : vErrors.concat(validate493.errors);
 errors = vErrors.length;
 }
 }
@@ -24523,39 +25908,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate503.errors = vErrors;
+validate524.errors = vErrors;
 return errors === 0;
 }
-validate503.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate524.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate502(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate523(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate502.evaluated;
+const evaluated0 = validate523.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate503(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate503.errors : vErrors.concat(validate503.errors);
+if(!(validate524(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate524.errors : vErrors.concat(validate524.errors);
 errors = vErrors.length;
 }
-validate502.errors = vErrors;
+validate523.errors = vErrors;
 return errors === 0;
 }
-validate502.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateMonitor"] = validate506;
-const schema271 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorBody"};
-const schema272 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1},"intervalSeconds":{"type":"integer","description":"Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10},"enabled":{"type":"boolean","description":"false switches the monitor off (no checks, no alerts)."},"config":{"type":"string","description":"The whole config document (see createMonitor); replaced as a whole, never merged; must fit the monitor's kind."},"paused":{"type":"boolean","description":"Sets (true) or clears (false) the paused state; needs monitor:pause."},"tags":{"$ref":"#/components/schemas/StringList","description":"Replaces the tags (stored lower-case); null or [] clears them. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
+exports["body:updateMonitor"] = validate527;
+const schema275 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorBody"};
+const schema276 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1},"intervalSeconds":{"type":"integer","description":"Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10},"enabled":{"type":"boolean","description":"false switches the monitor off (no checks, no alerts)."},"config":{"type":"string","description":"The whole config document (see createMonitor); replaced as a whole, never merged; must fit the monitor's kind."},"paused":{"type":"boolean","description":"Sets (true) or clears (false) the paused state; needs monitor:pause."},"tags":{"$ref":"#/components/schemas/StringList","description":"Replaces the tags (stored lower-case); null or [] clears them. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
 
-function validate507(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate528(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate507.evaluated;
+const evaluated0 = validate528.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24711,366 +26096,11 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate507.errors = vErrors;
+validate528.errors = vErrors;
 return errors === 0;
 }
-validate507.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate528.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate506(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate506.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate507(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate507.errors : vErrors.concat(validate507.errors);
-errors = vErrors.length;
-}
-validate506.errors = vErrors;
-return errors === 0;
-}
-validate506.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:updateMonitor"] = validate510;
-const schema273 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorResponse"};
-const schema274 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
-
-function validate511(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate511.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate472(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate472.errors : vErrors.concat(validate472.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate511.errors = vErrors;
-return errors === 0;
-}
-validate511.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate510(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate510.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate511(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate511.errors : vErrors.concat(validate511.errors);
-errors = vErrors.length;
-}
-validate510.errors = vErrors;
-return errors === 0;
-}
-validate510.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:deleteMonitor"] = validate514;
-const schema275 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMonitorResponse"};
-const schema276 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
-
-function validate515(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate515.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate66(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate515.errors = vErrors;
-return errors === 0;
-}
-validate515.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate514(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate514.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate515(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate515.errors : vErrors.concat(validate515.errors);
-errors = vErrors.length;
-}
-validate514.errors = vErrors;
-return errors === 0;
-}
-validate514.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:listMonitorChannels"] = validate518;
-const schema277 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorChannelsResponse"};
-const schema278 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
-
-function validate519(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate519.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data0 = data.data;
-if(Array.isArray(data0)){
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate134(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate519.errors = vErrors;
-return errors === 0;
-}
-validate519.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate518(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate518.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate519(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate519.errors : vErrors.concat(validate519.errors);
-errors = vErrors.length;
-}
-validate518.errors = vErrors;
-return errors === 0;
-}
-validate518.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["body:setMonitorChannels"] = validate522;
-const schema279 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsBody"};
-const schema280 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is alerted."}}};
-
-function validate523(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate523.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.channelIds === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channelIds"},message:"must have required property '"+"channelIds"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "channelIds")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.channelIds !== undefined){
-if(!(validate59(data.channelIds, {instancePath:instancePath+"/channelIds",parentData:data,parentDataProperty:"channelIds",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate523.errors = vErrors;
-return errors === 0;
-}
-validate523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate522(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate522.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate523(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate523.errors : vErrors.concat(validate523.errors);
-errors = vErrors.length;
-}
-validate522.errors = vErrors;
-return errors === 0;
-}
-validate522.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:setMonitorChannels"] = validate526;
-const schema281 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsResponse"};
-const schema282 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
 function validate527(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25082,95 +26112,23 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data0 = data.data;
-if(Array.isArray(data0)){
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate134(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate528(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate528.errors : vErrors.concat(validate528.errors);
 errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
 }
 validate527.errors = vErrors;
 return errors === 0;
 }
 validate527.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+exports["response:updateMonitor"] = validate531;
+const schema277 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorResponse"};
+const schema278 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate526(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate532(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate526.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate527(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate527.errors : vErrors.concat(validate527.errors);
-errors = vErrors.length;
-}
-validate526.errors = vErrors;
-return errors === 0;
-}
-validate526.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:getMonitorGraph"] = validate530;
-const schema283 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorGraphResponse"};
-const schema284 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorGraph"}}};
-
-function validate531(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate531.evaluated;
+const evaluated0 = validate532.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25217,41 +26175,468 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate531.errors = vErrors;
+validate532.errors = vErrors;
 return errors === 0;
 }
-validate531.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate532.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate530(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate531(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate530.evaluated;
+const evaluated0 = validate531.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate531(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate531.errors : vErrors.concat(validate531.errors);
+if(!(validate532(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate532.errors : vErrors.concat(validate532.errors);
 errors = vErrors.length;
 }
-validate530.errors = vErrors;
+validate531.errors = vErrors;
 return errors === 0;
 }
-validate530.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate531.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorHistory"] = validate534;
-const schema285 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorHistoryResponse"};
-const schema286 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorHistory"}}};
-const schema287 = {"type":"object","additionalProperties":false,"required":["monitorId","days"],"properties":{"monitorId":{"type":"string"},"days":{"type":"array","description":"One entry per UTC day, oldest first; the last one is today.","items":{"$ref":"#/components/schemas/HistoryDay"}}}};
-const schema288 = {"type":"object","additionalProperties":false,"required":["date","uptime","checks","failures","downtimeSeconds"],"properties":{"date":{"type":"string","description":"The UTC day, YYYY-MM-DD."},"uptime":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks (0 to 100); null when the day had no checks."},"checks":{"type":"integer"},"failures":{"type":"integer"},"downtimeSeconds":{"type":"integer","description":"Seconds spent down that day."}}};
+exports["response:deleteMonitor"] = validate535;
+const schema279 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMonitorResponse"};
+const schema280 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate536(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate537.evaluated;
+const evaluated0 = validate536.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate66(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate536.errors = vErrors;
+return errors === 0;
+}
+validate536.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate535(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate535.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate536(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate536.errors : vErrors.concat(validate536.errors);
+errors = vErrors.length;
+}
+validate535.errors = vErrors;
+return errors === 0;
+}
+validate535.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:listMonitorChannels"] = validate539;
+const schema281 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorChannelsResponse"};
+const schema282 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+
+function validate540(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate540.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate155(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate540.errors = vErrors;
+return errors === 0;
+}
+validate540.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate539(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate539.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate540(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate540.errors : vErrors.concat(validate540.errors);
+errors = vErrors.length;
+}
+validate539.errors = vErrors;
+return errors === 0;
+}
+validate539.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["body:setMonitorChannels"] = validate543;
+const schema283 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsBody"};
+const schema284 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is alerted."}}};
+
+function validate544(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate544.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.channelIds === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channelIds"},message:"must have required property '"+"channelIds"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "channelIds")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.channelIds !== undefined){
+if(!(validate59(data.channelIds, {instancePath:instancePath+"/channelIds",parentData:data,parentDataProperty:"channelIds",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate544.errors = vErrors;
+return errors === 0;
+}
+validate544.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate543(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate543.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate544(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate544.errors : vErrors.concat(validate544.errors);
+errors = vErrors.length;
+}
+validate543.errors = vErrors;
+return errors === 0;
+}
+validate543.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:setMonitorChannels"] = validate547;
+const schema285 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsResponse"};
+const schema286 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+
+function validate548(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate548.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate155(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate548.errors = vErrors;
+return errors === 0;
+}
+validate548.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate547(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate547.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate548(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate548.errors : vErrors.concat(validate548.errors);
+errors = vErrors.length;
+}
+validate547.errors = vErrors;
+return errors === 0;
+}
+validate547.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:getMonitorGraph"] = validate551;
+const schema287 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorGraphResponse"};
+const schema288 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorGraph"}}};
+
+function validate552(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate552.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate514(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate514.errors : vErrors.concat(validate514.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate552.errors = vErrors;
+return errors === 0;
+}
+validate552.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate551(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate551.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate552(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate552.errors : vErrors.concat(validate552.errors);
+errors = vErrors.length;
+}
+validate551.errors = vErrors;
+return errors === 0;
+}
+validate551.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:getMonitorHistory"] = validate555;
+const schema289 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorHistoryResponse"};
+const schema290 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorHistory"}}};
+const schema291 = {"type":"object","additionalProperties":false,"required":["monitorId","days"],"properties":{"monitorId":{"type":"string"},"days":{"type":"array","description":"One entry per UTC day, oldest first; the last one is today.","items":{"$ref":"#/components/schemas/HistoryDay"}}}};
+const schema292 = {"type":"object","additionalProperties":false,"required":["date","uptime","checks","failures","downtimeSeconds"],"properties":{"date":{"type":"string","description":"The UTC day, YYYY-MM-DD."},"uptime":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks (0 to 100); null when the day had no checks."},"checks":{"type":"integer"},"failures":{"type":"integer"},"downtimeSeconds":{"type":"integer","description":"Seconds spent down that day."}}};
+
+function validate558(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate558.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25336,7 +26721,7 @@ errors++;
 if(data.uptime !== undefined){
 let data1 = data.uptime;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/uptime",schemaPath:"#/properties/uptime/type",keyword:"type",params:{type: schema288.properties.uptime.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/uptime",schemaPath:"#/properties/uptime/type",keyword:"type",params:{type: schema292.properties.uptime.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -25418,16 +26803,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate537.errors = vErrors;
+validate558.errors = vErrors;
 return errors === 0;
 }
-validate537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate558.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate536(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate557(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate536.evaluated;
+const evaluated0 = validate557.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25484,8 +26869,8 @@ let data1 = data.days;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate537(data1[i0], {instancePath:instancePath+"/days/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate537.errors : vErrors.concat(validate537.errors);
+if(!(validate558(data1[i0], {instancePath:instancePath+"/days/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate558.errors : vErrors.concat(validate558.errors);
 errors = vErrors.length;
 }
 }
@@ -25512,16 +26897,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate536.errors = vErrors;
+validate557.errors = vErrors;
 return errors === 0;
 }
-validate536.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate557.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate535(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate556(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate535.evaluated;
+const evaluated0 = validate556.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25552,8 +26937,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate536(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate536.errors : vErrors.concat(validate536.errors);
+if(!(validate557(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate557.errors : vErrors.concat(validate557.errors);
 errors = vErrors.length;
 }
 }
@@ -25568,39 +26953,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate535.errors = vErrors;
+validate556.errors = vErrors;
 return errors === 0;
 }
-validate535.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate556.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate534(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate555(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate534.evaluated;
+const evaluated0 = validate555.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate535(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate535.errors : vErrors.concat(validate535.errors);
+if(!(validate556(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate556.errors : vErrors.concat(validate556.errors);
 errors = vErrors.length;
 }
-validate534.errors = vErrors;
+validate555.errors = vErrors;
 return errors === 0;
 }
-validate534.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate555.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitorHosts"] = validate541;
-const schema289 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorHostsResponse"};
-const schema290 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
+exports["response:listMonitorHosts"] = validate562;
+const schema293 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorHostsResponse"};
+const schema294 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
 
-function validate542(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate563(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate542.evaluated;
+const evaluated0 = validate563.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25635,8 +27020,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate301(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate322(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
 errors = vErrors.length;
 }
 }
@@ -25663,39 +27048,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate542.errors = vErrors;
+validate563.errors = vErrors;
 return errors === 0;
 }
-validate542.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate563.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate541(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate562(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate541.evaluated;
+const evaluated0 = validate562.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate542(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate542.errors : vErrors.concat(validate542.errors);
+if(!(validate563(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate563.errors : vErrors.concat(validate563.errors);
 errors = vErrors.length;
 }
-validate541.errors = vErrors;
+validate562.errors = vErrors;
 return errors === 0;
 }
-validate541.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate562.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setMonitorHosts"] = validate545;
-const schema291 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsBody"};
-const schema292 = {"type":"object","additionalProperties":false,"required":["hostIds"],"properties":{"hostIds":{"type":"array","description":"The whole list; empty means no particular host. Unknown ids are dropped.","items":{"type":"string"}}}};
+exports["body:setMonitorHosts"] = validate566;
+const schema295 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsBody"};
+const schema296 = {"type":"object","additionalProperties":false,"required":["hostIds"],"properties":{"hostIds":{"type":"array","description":"The whole list; empty means no particular host. Unknown ids are dropped.","items":{"type":"string"}}}};
 
-function validate546(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate567(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate546.evaluated;
+const evaluated0 = validate567.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25764,39 +27149,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate546.errors = vErrors;
+validate567.errors = vErrors;
 return errors === 0;
 }
-validate546.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate567.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate545(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate566(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate545.evaluated;
+const evaluated0 = validate566.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate546(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate546.errors : vErrors.concat(validate546.errors);
+if(!(validate567(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate567.errors : vErrors.concat(validate567.errors);
 errors = vErrors.length;
 }
-validate545.errors = vErrors;
+validate566.errors = vErrors;
 return errors === 0;
 }
-validate545.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate566.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setMonitorHosts"] = validate548;
-const schema293 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsResponse"};
-const schema294 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
+exports["response:setMonitorHosts"] = validate569;
+const schema297 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsResponse"};
+const schema298 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
 
-function validate549(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate570(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate549.evaluated;
+const evaluated0 = validate570.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25831,8 +27216,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate301(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate322(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
 errors = vErrors.length;
 }
 }
@@ -25859,40 +27244,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate549.errors = vErrors;
+validate570.errors = vErrors;
 return errors === 0;
 }
-validate549.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate570.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate548(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate569(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate548.evaluated;
+const evaluated0 = validate569.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate549(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate549.errors : vErrors.concat(validate549.errors);
+if(!(validate570(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate570.errors : vErrors.concat(validate570.errors);
 errors = vErrors.length;
 }
-validate548.errors = vErrors;
+validate569.errors = vErrors;
 return errors === 0;
 }
-validate548.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate569.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorPushUrl"] = validate552;
-const schema295 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorPushUrlResponse"};
-const schema296 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorPushUrl"}}};
-const schema297 = {"type":"object","additionalProperties":false,"required":["url"],"properties":{"url":{"type":["string","null"],"description":"The ping URL; null for kinds without ping and for tokens that can no longer be decrypted."}}};
+exports["response:getMonitorPushUrl"] = validate573;
+const schema299 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorPushUrlResponse"};
+const schema300 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorPushUrl"}}};
+const schema301 = {"type":"object","additionalProperties":false,"required":["url"],"properties":{"url":{"type":["string","null"],"description":"The ping URL; null for kinds without ping and for tokens that can no longer be decrypted."}}};
 
-function validate554(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate575(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate554.evaluated;
+const evaluated0 = validate575.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25925,7 +27310,7 @@ errors++;
 if(data.url !== undefined){
 let data0 = data.url;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema297.properties.url.type},message:"must be string,null"};
+const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema301.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -25946,16 +27331,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate554.errors = vErrors;
+validate575.errors = vErrors;
 return errors === 0;
 }
-validate554.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate575.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate553(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate574(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate553.evaluated;
+const evaluated0 = validate574.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25986,8 +27371,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate554(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate554.errors : vErrors.concat(validate554.errors);
+if(!(validate575(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate575.errors : vErrors.concat(validate575.errors);
 errors = vErrors.length;
 }
 }
@@ -26002,42 +27387,42 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate553.errors = vErrors;
+validate574.errors = vErrors;
 return errors === 0;
 }
-validate553.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate574.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate552(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate573(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate552.evaluated;
+const evaluated0 = validate573.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate553(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate553.errors : vErrors.concat(validate553.errors);
+if(!(validate574(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate574.errors : vErrors.concat(validate574.errors);
 errors = vErrors.length;
 }
-validate552.errors = vErrors;
+validate573.errors = vErrors;
 return errors === 0;
 }
-validate552.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate573.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getOnCall"] = validate557;
-const schema298 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetOnCallResponse"};
-const schema299 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallData"}}};
-const schema300 = {"type":"object","description":"Schedules, escalation policies, overrides and who is on call now.","additionalProperties":false,"required":["schedules","escalationPolicies","overrides","onCallNow","unreachable"],"properties":{"schedules":{"type":"array","items":{"$ref":"#/components/schemas/Schedule"}},"escalationPolicies":{"type":"array","items":{"$ref":"#/components/schemas/EscalationPolicy"}},"overrides":{"type":"array","description":"Overrides in progress or ahead, soonest first.","items":{"$ref":"#/components/schemas/OnCallOverride"}},"onCallNow":{"type":"array","description":"One entry per schedule, resolved at request time.","items":{"$ref":"#/components/schemas/OnCallNow"}},"unreachable":{"type":"array","description":"Participants no enabled, confirmed channel can reach.","items":{"$ref":"#/components/schemas/OnCallPerson"}}}};
-const schema301 = {"type":"object","description":"A rotation of people.","additionalProperties":false,"required":["id","name","timezone","shiftLengthHours","handoffTime","participants","workspaceId"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"timezone":{"type":"string","description":"IANA zone of `handoffTime`."},"shiftLengthHours":{"type":"integer"},"handoffTime":{"type":"string","description":"Local time of the handoff, `HH:MM`."},"participants":{"type":"array","description":"In rotation order.","items":{"$ref":"#/components/schemas/OnCallPerson"}},"workspaceId":{"type":["string","null"],"description":"Null for an organisation-wide schedule."}}};
-const schema302 = {"type":"object","description":"A person taking part in on-call.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
+exports["response:getOnCall"] = validate578;
+const schema302 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetOnCallResponse"};
+const schema303 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallData"}}};
+const schema304 = {"type":"object","description":"Schedules, escalation policies, overrides and who is on call now.","additionalProperties":false,"required":["schedules","escalationPolicies","overrides","onCallNow","unreachable"],"properties":{"schedules":{"type":"array","items":{"$ref":"#/components/schemas/Schedule"}},"escalationPolicies":{"type":"array","items":{"$ref":"#/components/schemas/EscalationPolicy"}},"overrides":{"type":"array","description":"Overrides in progress or ahead, soonest first.","items":{"$ref":"#/components/schemas/OnCallOverride"}},"onCallNow":{"type":"array","description":"One entry per schedule, resolved at request time.","items":{"$ref":"#/components/schemas/OnCallNow"}},"unreachable":{"type":"array","description":"Participants no enabled, confirmed channel can reach.","items":{"$ref":"#/components/schemas/OnCallPerson"}}}};
+const schema305 = {"type":"object","description":"A rotation of people.","additionalProperties":false,"required":["id","name","timezone","shiftLengthHours","handoffTime","participants","workspaceId"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"timezone":{"type":"string","description":"IANA zone of `handoffTime`."},"shiftLengthHours":{"type":"integer"},"handoffTime":{"type":"string","description":"Local time of the handoff, `HH:MM`."},"participants":{"type":"array","description":"In rotation order.","items":{"$ref":"#/components/schemas/OnCallPerson"}},"workspaceId":{"type":["string","null"],"description":"Null for an organisation-wide schedule."}}};
+const schema306 = {"type":"object","description":"A person taking part in on-call.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
 
-function validate561(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate582(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate561.evaluated;
+const evaluated0 = validate582.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26114,7 +27499,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema302.properties.name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema306.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26135,16 +27520,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate561.errors = vErrors;
+validate582.errors = vErrors;
 return errors === 0;
 }
-validate561.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate582.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate560(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate581(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate560.evaluated;
+const evaluated0 = validate581.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26300,8 +27685,8 @@ let data5 = data.participants;
 if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate561(data5[i0], {instancePath:instancePath+"/participants/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate561.errors : vErrors.concat(validate561.errors);
+if(!(validate582(data5[i0], {instancePath:instancePath+"/participants/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate582.errors : vErrors.concat(validate582.errors);
 errors = vErrors.length;
 }
 }
@@ -26320,7 +27705,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data7 = data.workspaceId;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err14 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema301.properties.workspaceId.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema305.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -26341,18 +27726,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate560.errors = vErrors;
+validate581.errors = vErrors;
 return errors === 0;
 }
-validate560.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate581.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema303 = {"type":"object","description":"Who is paged, and when, while an incident stays unacknowledged.","additionalProperties":false,"required":["id","name","repeat","steps","monitorIds"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"repeat":{"type":"integer","description":"How many times the steps run again after the last one (0: once)."},"steps":{"type":"array","items":{"$ref":"#/components/schemas/EscalationStep"}},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates."}}};
-const schema304 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId","targetName"],"properties":{"afterMinutes":{"type":"integer","description":"Minutes after the incident opened."},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string"},"targetName":{"type":["string","null"],"description":"The target's name; null when it has none or is gone."}}};
+const schema307 = {"type":"object","description":"Who is paged, and when, while an incident stays unacknowledged.","additionalProperties":false,"required":["id","name","repeat","steps","monitorIds"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"repeat":{"type":"integer","description":"How many times the steps run again after the last one (0: once)."},"steps":{"type":"array","items":{"$ref":"#/components/schemas/EscalationStep"}},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates."}}};
+const schema308 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId","targetName"],"properties":{"afterMinutes":{"type":"integer","description":"Minutes after the incident opened."},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string"},"targetName":{"type":["string","null"],"description":"The target's name; null when it has none or is gone."}}};
 
-function validate565(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate586(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate565.evaluated;
+const evaluated0 = validate586.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26438,7 +27823,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "schedule") || (data1 === "user")) || (data1 === "channel"))){
-const err7 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema304.properties.targetType.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema308.properties.targetType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26463,7 +27848,7 @@ errors++;
 if(data.targetName !== undefined){
 let data3 = data.targetName;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/targetName",schemaPath:"#/properties/targetName/type",keyword:"type",params:{type: schema304.properties.targetName.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/targetName",schemaPath:"#/properties/targetName/type",keyword:"type",params:{type: schema308.properties.targetName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -26484,16 +27869,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate565.errors = vErrors;
+validate586.errors = vErrors;
 return errors === 0;
 }
-validate565.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate586.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate564(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate585(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate564.evaluated;
+const evaluated0 = validate585.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26605,8 +27990,8 @@ let data3 = data.steps;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate565(data3[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate565.errors : vErrors.concat(validate565.errors);
+if(!(validate586(data3[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate586.errors : vErrors.concat(validate586.errors);
 errors = vErrors.length;
 }
 }
@@ -26661,17 +28046,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate564.errors = vErrors;
+validate585.errors = vErrors;
 return errors === 0;
 }
-validate564.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate585.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema305 = {"type":"object","description":"A cover replacing the rotation for a time.","additionalProperties":false,"required":["id","scheduleId","user","startsAt","endsAt"],"properties":{"id":{"type":"string"},"scheduleId":{"type":"string"},"user":{"$ref":"#/components/schemas/OnCallPerson"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
+const schema309 = {"type":"object","description":"A cover replacing the rotation for a time.","additionalProperties":false,"required":["id","scheduleId","user","startsAt","endsAt"],"properties":{"id":{"type":"string"},"scheduleId":{"type":"string"},"user":{"$ref":"#/components/schemas/OnCallPerson"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
 
-function validate568(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate589(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate568.evaluated;
+const evaluated0 = validate589.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26766,8 +28151,8 @@ errors++;
 }
 }
 if(data.user !== undefined){
-if(!(validate561(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate561.errors : vErrors.concat(validate561.errors);
+if(!(validate582(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate582.errors : vErrors.concat(validate582.errors);
 errors = vErrors.length;
 }
 }
@@ -26832,17 +28217,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate568.errors = vErrors;
+validate589.errors = vErrors;
 return errors === 0;
 }
-validate568.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate589.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema306 = {"type":"object","description":"Who is on call for a schedule right now.","additionalProperties":false,"required":["scheduleId","user","viaOverride","until"],"properties":{"scheduleId":{"type":"string"},"user":{"description":"The person on call; null when nobody is.","oneOf":[{"$ref":"#/components/schemas/OnCallPerson"},{"type":"null"}]},"viaOverride":{"type":"boolean","description":"True when on call by a cover, false by the rotation."},"until":{"type":["string","null"],"format":"date-time","description":"When this person hands over; null when nobody is on call."}}};
+const schema310 = {"type":"object","description":"Who is on call for a schedule right now.","additionalProperties":false,"required":["scheduleId","user","viaOverride","until"],"properties":{"scheduleId":{"type":"string"},"user":{"description":"The person on call; null when nobody is.","oneOf":[{"$ref":"#/components/schemas/OnCallPerson"},{"type":"null"}]},"viaOverride":{"type":"boolean","description":"True when on call by a cover, false by the rotation."},"until":{"type":["string","null"],"format":"date-time","description":"When this person hands over; null when nobody is on call."}}};
 
-function validate571(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate592(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate571.evaluated;
+const evaluated0 = validate592.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26920,8 +28305,8 @@ const _errs5 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate561(data1, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate561.errors : vErrors.concat(validate561.errors);
+if(!(validate582(data1, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate582.errors : vErrors.concat(validate582.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -26988,7 +28373,7 @@ errors++;
 if(data.until !== undefined){
 let data3 = data.until;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/until",schemaPath:"#/properties/until/type",keyword:"type",params:{type: schema306.properties.until.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/until",schemaPath:"#/properties/until/type",keyword:"type",params:{type: schema310.properties.until.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -27021,16 +28406,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate571.errors = vErrors;
+validate592.errors = vErrors;
 return errors === 0;
 }
-validate571.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate592.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate559(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate580(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate559.evaluated;
+const evaluated0 = validate580.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27105,8 +28490,8 @@ let data0 = data.schedules;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate560(data0[i0], {instancePath:instancePath+"/schedules/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate560.errors : vErrors.concat(validate560.errors);
+if(!(validate581(data0[i0], {instancePath:instancePath+"/schedules/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate581.errors : vErrors.concat(validate581.errors);
 errors = vErrors.length;
 }
 }
@@ -27127,8 +28512,8 @@ let data2 = data.escalationPolicies;
 if(Array.isArray(data2)){
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate564(data2[i1], {instancePath:instancePath+"/escalationPolicies/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate564.errors : vErrors.concat(validate564.errors);
+if(!(validate585(data2[i1], {instancePath:instancePath+"/escalationPolicies/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate585.errors : vErrors.concat(validate585.errors);
 errors = vErrors.length;
 }
 }
@@ -27149,8 +28534,8 @@ let data4 = data.overrides;
 if(Array.isArray(data4)){
 const len2 = data4.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate568(data4[i2], {instancePath:instancePath+"/overrides/" + i2,parentData:data4,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate568.errors : vErrors.concat(validate568.errors);
+if(!(validate589(data4[i2], {instancePath:instancePath+"/overrides/" + i2,parentData:data4,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate589.errors : vErrors.concat(validate589.errors);
 errors = vErrors.length;
 }
 }
@@ -27171,8 +28556,8 @@ let data6 = data.onCallNow;
 if(Array.isArray(data6)){
 const len3 = data6.length;
 for(let i3=0; i3<len3; i3++){
-if(!(validate571(data6[i3], {instancePath:instancePath+"/onCallNow/" + i3,parentData:data6,parentDataProperty:i3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate571.errors : vErrors.concat(validate571.errors);
+if(!(validate592(data6[i3], {instancePath:instancePath+"/onCallNow/" + i3,parentData:data6,parentDataProperty:i3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate592.errors : vErrors.concat(validate592.errors);
 errors = vErrors.length;
 }
 }
@@ -27193,8 +28578,8 @@ let data8 = data.unreachable;
 if(Array.isArray(data8)){
 const len4 = data8.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate561(data8[i4], {instancePath:instancePath+"/unreachable/" + i4,parentData:data8,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate561.errors : vErrors.concat(validate561.errors);
+if(!(validate582(data8[i4], {instancePath:instancePath+"/unreachable/" + i4,parentData:data8,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate582.errors : vErrors.concat(validate582.errors);
 errors = vErrors.length;
 }
 }
@@ -27221,16 +28606,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate559.errors = vErrors;
+validate580.errors = vErrors;
 return errors === 0;
 }
-validate559.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate580.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate558(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate579(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate558.evaluated;
+const evaluated0 = validate579.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27261,8 +28646,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate559(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate559.errors : vErrors.concat(validate559.errors);
+if(!(validate580(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate580.errors : vErrors.concat(validate580.errors);
 errors = vErrors.length;
 }
 }
@@ -27277,40 +28662,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate558.errors = vErrors;
+validate579.errors = vErrors;
 return errors === 0;
 }
-validate558.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate579.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate557(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate578(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate557.evaluated;
+const evaluated0 = validate578.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate558(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate558.errors : vErrors.concat(validate558.errors);
+if(!(validate579(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate579.errors : vErrors.concat(validate579.errors);
 errors = vErrors.length;
 }
-validate557.errors = vErrors;
+validate578.errors = vErrors;
 return errors === 0;
 }
-validate557.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate578.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createEscalationPolicy"] = validate577;
-const schema307 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyBody"};
-const schema308 = {"type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one; default 0."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"}},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates."}}};
-const schema309 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId"],"properties":{"afterMinutes":{"type":"integer","minimum":0,"maximum":10080},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string"}}};
+exports["body:createEscalationPolicy"] = validate598;
+const schema311 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyBody"};
+const schema312 = {"type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one; default 0."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"}},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates."}}};
+const schema313 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId"],"properties":{"afterMinutes":{"type":"integer","minimum":0,"maximum":10080},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string"}}};
 
-function validate579(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate600(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate579.evaluated;
+const evaluated0 = validate600.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27408,7 +28793,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((data1 === "schedule") || (data1 === "user")) || (data1 === "channel"))){
-const err8 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema309.properties.targetType.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema313.properties.targetType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -27441,16 +28826,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate579.errors = vErrors;
+validate600.errors = vErrors;
 return errors === 0;
 }
-validate579.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate600.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate578(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate599(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate578.evaluated;
+const evaluated0 = validate599.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27585,8 +28970,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate579(data2[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate579.errors : vErrors.concat(validate579.errors);
+if(!(validate600(data2[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate600.errors : vErrors.concat(validate600.errors);
 errors = vErrors.length;
 }
 }
@@ -27641,39 +29026,39 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate578.errors = vErrors;
+validate599.errors = vErrors;
 return errors === 0;
 }
-validate578.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate599.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate577(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate598(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate577.evaluated;
+const evaluated0 = validate598.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate578(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate578.errors : vErrors.concat(validate578.errors);
+if(!(validate599(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate599.errors : vErrors.concat(validate599.errors);
 errors = vErrors.length;
 }
-validate577.errors = vErrors;
+validate598.errors = vErrors;
 return errors === 0;
 }
-validate577.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate598.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createEscalationPolicy"] = validate582;
-const schema310 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyResponse"};
-const schema311 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/EscalationPolicy"}}};
+exports["response:createEscalationPolicy"] = validate603;
+const schema314 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyResponse"};
+const schema315 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/EscalationPolicy"}}};
 
-function validate583(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate604(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate583.evaluated;
+const evaluated0 = validate604.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27704,8 +29089,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate564(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate564.errors : vErrors.concat(validate564.errors);
+if(!(validate585(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate585.errors : vErrors.concat(validate585.errors);
 errors = vErrors.length;
 }
 }
@@ -27720,39 +29105,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate583.errors = vErrors;
+validate604.errors = vErrors;
 return errors === 0;
 }
-validate583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate604.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate582(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate603(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate582.evaluated;
+const evaluated0 = validate603.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate583(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate583.errors : vErrors.concat(validate583.errors);
+if(!(validate604(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate604.errors : vErrors.concat(validate604.errors);
 errors = vErrors.length;
 }
-validate582.errors = vErrors;
+validate603.errors = vErrors;
 return errors === 0;
 }
-validate582.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate603.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteEscalationPolicy"] = validate586;
-const schema312 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteEscalationPolicyResponse"};
-const schema313 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteEscalationPolicy"] = validate607;
+const schema316 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteEscalationPolicyResponse"};
+const schema317 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate587(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate608(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate587.evaluated;
+const evaluated0 = validate608.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27799,39 +29184,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate587.errors = vErrors;
+validate608.errors = vErrors;
 return errors === 0;
 }
-validate587.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate608.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate586(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate607(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate586.evaluated;
+const evaluated0 = validate607.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate587(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate587.errors : vErrors.concat(validate587.errors);
+if(!(validate608(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate608.errors : vErrors.concat(validate608.errors);
 errors = vErrors.length;
 }
-validate586.errors = vErrors;
+validate607.errors = vErrors;
 return errors === 0;
 }
-validate586.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate607.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createOverride"] = validate590;
-const schema314 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideBody"};
-const schema315 = {"type":"object","additionalProperties":false,"required":["scheduleId","userId","startsAt","endsAt"],"properties":{"scheduleId":{"type":"string"},"userId":{"type":"string"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
+exports["body:createOverride"] = validate611;
+const schema318 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideBody"};
+const schema319 = {"type":"object","additionalProperties":false,"required":["scheduleId","userId","startsAt","endsAt"],"properties":{"scheduleId":{"type":"string"},"userId":{"type":"string"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
 
-function validate591(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate612(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate591.evaluated;
+const evaluated0 = validate612.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27976,39 +29361,39 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate591.errors = vErrors;
+validate612.errors = vErrors;
 return errors === 0;
 }
-validate591.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate612.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate590(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate611(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate590.evaluated;
+const evaluated0 = validate611.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate591(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate591.errors : vErrors.concat(validate591.errors);
+if(!(validate612(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate612.errors : vErrors.concat(validate612.errors);
 errors = vErrors.length;
 }
-validate590.errors = vErrors;
+validate611.errors = vErrors;
 return errors === 0;
 }
-validate590.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate611.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createOverride"] = validate593;
-const schema316 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideResponse"};
-const schema317 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallOverride"}}};
+exports["response:createOverride"] = validate614;
+const schema320 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideResponse"};
+const schema321 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallOverride"}}};
 
-function validate594(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate615(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate594.evaluated;
+const evaluated0 = validate615.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28039,8 +29424,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate568(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate568.errors : vErrors.concat(validate568.errors);
+if(!(validate589(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate589.errors : vErrors.concat(validate589.errors);
 errors = vErrors.length;
 }
 }
@@ -28055,39 +29440,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate594.errors = vErrors;
+validate615.errors = vErrors;
 return errors === 0;
 }
-validate594.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate615.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate593(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate614(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate593.evaluated;
+const evaluated0 = validate614.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate594(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate594.errors : vErrors.concat(validate594.errors);
+if(!(validate615(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate615.errors : vErrors.concat(validate615.errors);
 errors = vErrors.length;
 }
-validate593.errors = vErrors;
+validate614.errors = vErrors;
 return errors === 0;
 }
-validate593.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate614.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteOverride"] = validate597;
-const schema318 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteOverrideResponse"};
-const schema319 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteOverride"] = validate618;
+const schema322 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteOverrideResponse"};
+const schema323 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate598(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate619(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate598.evaluated;
+const evaluated0 = validate619.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28134,40 +29519,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate598.errors = vErrors;
+validate619.errors = vErrors;
 return errors === 0;
 }
-validate598.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate619.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate597(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate618(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate597.evaluated;
+const evaluated0 = validate618.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate598(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate598.errors : vErrors.concat(validate598.errors);
+if(!(validate619(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate619.errors : vErrors.concat(validate619.errors);
 errors = vErrors.length;
 }
-validate597.errors = vErrors;
+validate618.errors = vErrors;
 return errors === 0;
 }
-validate597.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate618.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createSchedule"] = validate601;
-const schema320 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleBody"};
-const schema321 = {"type":"object","additionalProperties":false,"required":["name","shiftLengthHours","handoffTime","participantIds"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","description":"IANA zone; default UTC."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"User ids of members, in rotation order."},"workspaceId":{"type":["string","null"]}}};
+exports["body:createSchedule"] = validate622;
+const schema324 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleBody"};
+const schema325 = {"type":"object","additionalProperties":false,"required":["name","shiftLengthHours","handoffTime","participantIds"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","description":"IANA zone; default UTC."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"User ids of members, in rotation order."},"workspaceId":{"type":["string","null"]}}};
 const pattern3 = new RegExp("^([01][0-9]|2[0-3]):[0-5][0-9]$", "u");
 
-function validate602(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate623(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate602.evaluated;
+const evaluated0 = validate623.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28385,7 +29770,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data6 = data.workspaceId;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema321.properties.workspaceId.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema325.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -28406,39 +29791,39 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate602.errors = vErrors;
+validate623.errors = vErrors;
 return errors === 0;
 }
-validate602.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate623.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate601(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate622(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate601.evaluated;
+const evaluated0 = validate622.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate602(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate602.errors : vErrors.concat(validate602.errors);
+if(!(validate623(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate623.errors : vErrors.concat(validate623.errors);
 errors = vErrors.length;
 }
-validate601.errors = vErrors;
+validate622.errors = vErrors;
 return errors === 0;
 }
-validate601.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate622.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createSchedule"] = validate604;
-const schema322 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleResponse"};
-const schema323 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Schedule"}}};
+exports["response:createSchedule"] = validate625;
+const schema326 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleResponse"};
+const schema327 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Schedule"}}};
 
-function validate605(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate626(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate605.evaluated;
+const evaluated0 = validate626.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28469,8 +29854,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate560(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate560.errors : vErrors.concat(validate560.errors);
+if(!(validate581(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate581.errors : vErrors.concat(validate581.errors);
 errors = vErrors.length;
 }
 }
@@ -28485,39 +29870,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate605.errors = vErrors;
+validate626.errors = vErrors;
 return errors === 0;
 }
-validate605.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate626.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate604(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate625(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate604.evaluated;
+const evaluated0 = validate625.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate605(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate605.errors : vErrors.concat(validate605.errors);
+if(!(validate626(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate626.errors : vErrors.concat(validate626.errors);
 errors = vErrors.length;
 }
-validate604.errors = vErrors;
+validate625.errors = vErrors;
 return errors === 0;
 }
-validate604.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate625.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteSchedule"] = validate608;
-const schema324 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteScheduleResponse"};
-const schema325 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteSchedule"] = validate629;
+const schema328 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteScheduleResponse"};
+const schema329 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate609(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate630(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate609.evaluated;
+const evaluated0 = validate630.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28564,39 +29949,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate609.errors = vErrors;
+validate630.errors = vErrors;
 return errors === 0;
 }
-validate609.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate630.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate608(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate629(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate608.evaluated;
+const evaluated0 = validate629.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate609(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate609.errors : vErrors.concat(validate609.errors);
+if(!(validate630(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate630.errors : vErrors.concat(validate630.errors);
 errors = vErrors.length;
 }
-validate608.errors = vErrors;
+validate629.errors = vErrors;
 return errors === 0;
 }
-validate608.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate629.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listOrganizations"] = validate612;
-const schema326 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListOrganizationsResponse"};
-const schema327 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
+exports["response:listOrganizations"] = validate633;
+const schema330 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListOrganizationsResponse"};
+const schema331 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
 
-function validate613(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate634(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate613.evaluated;
+const evaluated0 = validate634.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28631,8 +30016,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate429(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate429.errors : vErrors.concat(validate429.errors);
+if(!(validate450(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
 errors = vErrors.length;
 }
 }
@@ -28659,39 +30044,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate613.errors = vErrors;
+validate634.errors = vErrors;
 return errors === 0;
 }
-validate613.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate634.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate612(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate633(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate612.evaluated;
+const evaluated0 = validate633.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate613(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate613.errors : vErrors.concat(validate613.errors);
+if(!(validate634(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate634.errors : vErrors.concat(validate634.errors);
 errors = vErrors.length;
 }
-validate612.errors = vErrors;
+validate633.errors = vErrors;
 return errors === 0;
 }
-validate612.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate633.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setActiveOrganization"] = validate616;
-const schema328 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationBody"};
-const schema329 = {"type":"object","additionalProperties":false,"required":["organizationId"],"properties":{"organizationId":{"type":"string"}}};
+exports["body:setActiveOrganization"] = validate637;
+const schema332 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationBody"};
+const schema333 = {"type":"object","additionalProperties":false,"required":["organizationId"],"properties":{"organizationId":{"type":"string"}}};
 
-function validate617(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate638(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate617.evaluated;
+const evaluated0 = validate638.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28744,39 +30129,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate617.errors = vErrors;
+validate638.errors = vErrors;
 return errors === 0;
 }
-validate617.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate638.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate616(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate637(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate616.evaluated;
+const evaluated0 = validate637.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate617(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate617.errors : vErrors.concat(validate617.errors);
+if(!(validate638(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate638.errors : vErrors.concat(validate638.errors);
 errors = vErrors.length;
 }
-validate616.errors = vErrors;
+validate637.errors = vErrors;
 return errors === 0;
 }
-validate616.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate637.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setActiveOrganization"] = validate619;
-const schema330 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationResponse"};
-const schema331 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OrganizationMembership"}}};
+exports["response:setActiveOrganization"] = validate640;
+const schema334 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationResponse"};
+const schema335 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OrganizationMembership"}}};
 
-function validate620(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate641(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate620.evaluated;
+const evaluated0 = validate641.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28807,8 +30192,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate429(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate429.errors : vErrors.concat(validate429.errors);
+if(!(validate450(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
 errors = vErrors.length;
 }
 }
@@ -28823,39 +30208,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate620.errors = vErrors;
+validate641.errors = vErrors;
 return errors === 0;
 }
-validate620.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate641.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate619(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate640(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate619.evaluated;
+const evaluated0 = validate640.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate620(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate620.errors : vErrors.concat(validate620.errors);
+if(!(validate641(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate641.errors : vErrors.concat(validate641.errors);
 errors = vErrors.length;
 }
-validate619.errors = vErrors;
+validate640.errors = vErrors;
 return errors === 0;
 }
-validate619.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate640.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:requestPasswordReset"] = validate623;
-const schema332 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetBody"};
-const schema333 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"type":"string","maxLength":320}}};
+exports["body:requestPasswordReset"] = validate644;
+const schema336 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetBody"};
+const schema337 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"type":"string","maxLength":320}}};
 
-function validate624(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate645(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate624.evaluated;
+const evaluated0 = validate645.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28921,40 +30306,40 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate624.errors = vErrors;
+validate645.errors = vErrors;
 return errors === 0;
 }
-validate624.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate645.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate623(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate644(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate623.evaluated;
+const evaluated0 = validate644.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate624(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate624.errors : vErrors.concat(validate624.errors);
+if(!(validate645(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate645.errors : vErrors.concat(validate645.errors);
 errors = vErrors.length;
 }
-validate623.errors = vErrors;
+validate644.errors = vErrors;
 return errors === 0;
 }
-validate623.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate644.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:requestPasswordReset"] = validate626;
-const schema334 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetResponse"};
-const schema335 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordResetRequested"}}};
-const schema336 = {"type":"object","additionalProperties":false,"required":["accepted"],"properties":{"accepted":{"type":"boolean","const":true,"description":"Always true: the answer does not say whether the address is known."}}};
+exports["response:requestPasswordReset"] = validate647;
+const schema338 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetResponse"};
+const schema339 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordResetRequested"}}};
+const schema340 = {"type":"object","additionalProperties":false,"required":["accepted"],"properties":{"accepted":{"type":"boolean","const":true,"description":"Always true: the answer does not say whether the address is known."}}};
 
-function validate628(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate649(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate628.evaluated;
+const evaluated0 = validate649.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29018,16 +30403,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate628.errors = vErrors;
+validate649.errors = vErrors;
 return errors === 0;
 }
-validate628.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate649.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate627(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate648(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate627.evaluated;
+const evaluated0 = validate648.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29058,8 +30443,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate628(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate628.errors : vErrors.concat(validate628.errors);
+if(!(validate649(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate649.errors : vErrors.concat(validate649.errors);
 errors = vErrors.length;
 }
 }
@@ -29074,39 +30459,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate627.errors = vErrors;
+validate648.errors = vErrors;
 return errors === 0;
 }
-validate627.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate648.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate626(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate647(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate626.evaluated;
+const evaluated0 = validate647.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate627(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate627.errors : vErrors.concat(validate627.errors);
+if(!(validate648(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate648.errors : vErrors.concat(validate648.errors);
 errors = vErrors.length;
 }
-validate626.errors = vErrors;
+validate647.errors = vErrors;
 return errors === 0;
 }
-validate626.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate647.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:resetPassword"] = validate631;
-const schema337 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordBody"};
-const schema338 = {"type":"object","additionalProperties":false,"required":["token","password"],"properties":{"token":{"type":"string","maxLength":200,"description":"The token of the e-mailed link (`pr_…`)."},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
+exports["body:resetPassword"] = validate652;
+const schema341 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordBody"};
+const schema342 = {"type":"object","additionalProperties":false,"required":["token","password"],"properties":{"token":{"type":"string","maxLength":200,"description":"The token of the e-mailed link (`pr_…`)."},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
 
-function validate632(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate653(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate632.evaluated;
+const evaluated0 = validate653.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29207,39 +30592,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate632.errors = vErrors;
+validate653.errors = vErrors;
 return errors === 0;
 }
-validate632.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate653.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate631(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate652(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate631.evaluated;
+const evaluated0 = validate652.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate632(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate632.errors : vErrors.concat(validate632.errors);
+if(!(validate653(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate653.errors : vErrors.concat(validate653.errors);
 errors = vErrors.length;
 }
-validate631.errors = vErrors;
+validate652.errors = vErrors;
 return errors === 0;
 }
-validate631.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate652.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:resetPassword"] = validate634;
-const schema339 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordResponse"};
-const schema340 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:resetPassword"] = validate655;
+const schema343 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordResponse"};
+const schema344 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate635(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate656(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate635.evaluated;
+const evaluated0 = validate656.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29270,8 +30655,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate220(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate241(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 }
@@ -29286,40 +30671,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate635.errors = vErrors;
+validate656.errors = vErrors;
 return errors === 0;
 }
-validate635.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate656.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate634(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate655(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate634.evaluated;
+const evaluated0 = validate655.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate635(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate635.errors : vErrors.concat(validate635.errors);
+if(!(validate656(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate656.errors : vErrors.concat(validate656.errors);
 errors = vErrors.length;
 }
-validate634.errors = vErrors;
+validate655.errors = vErrors;
 return errors === 0;
 }
-validate634.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate655.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listProbes"] = validate638;
-const schema341 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListProbesResponse"};
-const schema342 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Probe"}}}};
-const schema343 = {"type":"object","description":"A private probe. There is no region field.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The probe's latest contact; null if it never connected."},"version":{"type":["string","null"],"description":"The probe software version it last reported; null before it connected."},"hostname":{"type":["string","null"],"description":"The hostname it last reported; null before it connected."},"monitorCount":{"type":"integer","description":"Monitors that run from this probe."},"revoked":{"type":"boolean","description":"A revoked probe receives no work."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listProbes"] = validate659;
+const schema345 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListProbesResponse"};
+const schema346 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Probe"}}}};
+const schema347 = {"type":"object","description":"A private probe. There is no region field.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The probe's latest contact; null if it never connected."},"version":{"type":["string","null"],"description":"The probe software version it last reported; null before it connected."},"hostname":{"type":["string","null"],"description":"The hostname it last reported; null before it connected."},"monitorCount":{"type":"integer","description":"Monitors that run from this probe."},"revoked":{"type":"boolean","description":"A revoked probe receives no work."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate640(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate661(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate640.evaluated;
+const evaluated0 = validate661.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29446,7 +30831,7 @@ errors++;
 if(data.lastSeenAt !== undefined){
 let data2 = data.lastSeenAt;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err11 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema343.properties.lastSeenAt.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema347.properties.lastSeenAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -29471,7 +30856,7 @@ errors++;
 if(data.version !== undefined){
 let data3 = data.version;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema343.properties.version.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema347.properties.version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29484,7 +30869,7 @@ errors++;
 if(data.hostname !== undefined){
 let data4 = data.hostname;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema343.properties.hostname.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema347.properties.hostname.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -29555,16 +30940,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate640.errors = vErrors;
+validate661.errors = vErrors;
 return errors === 0;
 }
-validate640.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate661.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate639(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate660(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate639.evaluated;
+const evaluated0 = validate660.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29599,8 +30984,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate640(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate640.errors : vErrors.concat(validate640.errors);
+if(!(validate661(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate661.errors : vErrors.concat(validate661.errors);
 errors = vErrors.length;
 }
 }
@@ -29627,40 +31012,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate639.errors = vErrors;
+validate660.errors = vErrors;
 return errors === 0;
 }
-validate639.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate660.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate638(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate659(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate638.evaluated;
+const evaluated0 = validate659.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate639(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate639.errors : vErrors.concat(validate639.errors);
+if(!(validate660(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate660.errors : vErrors.concat(validate660.errors);
 errors = vErrors.length;
 }
-validate638.errors = vErrors;
+validate659.errors = vErrors;
 return errors === 0;
 }
-validate638.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate659.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:searchResources"] = validate643;
-const schema344 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SearchResourcesResponse"};
-const schema345 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/SearchHit"}}}};
-const schema346 = {"type":"object","description":"One search match. It never holds a sealed, hashed or secret value.","additionalProperties":false,"required":["type","id","title","subtitle","snippet","matchedField","workspaceId","path"],"properties":{"type":{"type":"string","enum":["monitor","incident","postmortem","host","status_page","workspace","channel","maintenance","error_project","error_issue","analytics_site","member","invitation","api_key","agent","probe"]},"id":{"type":"string","description":"The record's id (for `postmortem`, the incident's; for `member`, the membership's)."},"title":{"type":"string","description":"Name, title or e-mail address (members and invitations: the e-mail address)."},"subtitle":{"type":["string","null"],"description":"A second line to tell hits apart: kind and status, role, a key's prefix, a project's platform, a page's slug."},"snippet":{"type":["string","null"],"description":"The text that matched when it is not the title: the matching tags\nof a monitor, an incident's monitor name, up to 200 characters of\na postmortem around the first matching word (`…` where cut), a\nhost's address, a channel's e-mail address, a member's name, a\nkey's prefix. Null when the title matched.\n"},"matchedField":{"type":"string","enum":["title","tags","monitorName","body","address","slug","clientReference","email","platform","culprit","domain","name","prefix","hostname"],"description":"Which field matched: `title` (the hit's title) or the other field `snippet` shows."},"workspaceId":{"type":["string","null"],"description":"The record's workspace (a workspace hit: its own id); null for what belongs to the organisation (hosts, organisation-wide channels, members, invitations, API keys, agents not in a workspace, probes)."},"path":{"type":"string","description":"Where the record is read, relative to `/api/v1`: its single read (`/monitors/{id}`), or the list that holds it where it has none (`/channels`); see the table of `searchResources`."}}};
+exports["response:searchResources"] = validate664;
+const schema348 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SearchResourcesResponse"};
+const schema349 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/SearchHit"}}}};
+const schema350 = {"type":"object","description":"One search match. It never holds a sealed, hashed or secret value.","additionalProperties":false,"required":["type","id","title","subtitle","snippet","matchedField","workspaceId","path"],"properties":{"type":{"type":"string","enum":["monitor","incident","postmortem","host","status_page","workspace","channel","maintenance","error_project","error_issue","analytics_site","member","invitation","api_key","agent","probe"]},"id":{"type":"string","description":"The record's id (for `postmortem`, the incident's; for `member`, the membership's)."},"title":{"type":"string","description":"Name, title or e-mail address (members and invitations: the e-mail address)."},"subtitle":{"type":["string","null"],"description":"A second line to tell hits apart: kind and status, role, a key's prefix, a project's platform, a page's slug."},"snippet":{"type":["string","null"],"description":"The text that matched when it is not the title: the matching tags\nof a monitor, an incident's monitor name, up to 200 characters of\na postmortem around the first matching word (`…` where cut), a\nhost's address, a channel's e-mail address, a member's name, a\nkey's prefix. Null when the title matched.\n"},"matchedField":{"type":"string","enum":["title","tags","monitorName","body","address","slug","clientReference","email","platform","culprit","domain","name","prefix","hostname"],"description":"Which field matched: `title` (the hit's title) or the other field `snippet` shows."},"workspaceId":{"type":["string","null"],"description":"The record's workspace (a workspace hit: its own id); null for what belongs to the organisation (hosts, organisation-wide channels, members, invitations, API keys, agents not in a workspace, probes)."},"path":{"type":"string","description":"Where the record is read, relative to `/api/v1`: its single read (`/monitors/{id}`), or the list that holds it where it has none (`/channels`); see the table of `searchResources`."}}};
 
-function validate645(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate666(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate645.evaluated;
+const evaluated0 = validate666.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29773,7 +31158,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((((((((((data0 === "monitor") || (data0 === "incident")) || (data0 === "postmortem")) || (data0 === "host")) || (data0 === "status_page")) || (data0 === "workspace")) || (data0 === "channel")) || (data0 === "maintenance")) || (data0 === "error_project")) || (data0 === "error_issue")) || (data0 === "analytics_site")) || (data0 === "member")) || (data0 === "invitation")) || (data0 === "api_key")) || (data0 === "agent")) || (data0 === "probe"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema346.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema350.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -29810,7 +31195,7 @@ errors++;
 if(data.subtitle !== undefined){
 let data3 = data.subtitle;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: schema346.properties.subtitle.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: schema350.properties.subtitle.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29823,7 +31208,7 @@ errors++;
 if(data.snippet !== undefined){
 let data4 = data.snippet;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/snippet",schemaPath:"#/properties/snippet/type",keyword:"type",params:{type: schema346.properties.snippet.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/snippet",schemaPath:"#/properties/snippet/type",keyword:"type",params:{type: schema350.properties.snippet.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -29846,7 +31231,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((((((((((data5 === "title") || (data5 === "tags")) || (data5 === "monitorName")) || (data5 === "body")) || (data5 === "address")) || (data5 === "slug")) || (data5 === "clientReference")) || (data5 === "email")) || (data5 === "platform")) || (data5 === "culprit")) || (data5 === "domain")) || (data5 === "name")) || (data5 === "prefix")) || (data5 === "hostname"))){
-const err16 = {instancePath:instancePath+"/matchedField",schemaPath:"#/properties/matchedField/enum",keyword:"enum",params:{allowedValues: schema346.properties.matchedField.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/matchedField",schemaPath:"#/properties/matchedField/enum",keyword:"enum",params:{allowedValues: schema350.properties.matchedField.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -29859,7 +31244,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data6 = data.workspaceId;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema346.properties.workspaceId.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema350.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -29892,16 +31277,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate645.errors = vErrors;
+validate666.errors = vErrors;
 return errors === 0;
 }
-validate645.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate666.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate644(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate665(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate644.evaluated;
+const evaluated0 = validate665.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29936,8 +31321,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate645(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate645.errors : vErrors.concat(validate645.errors);
+if(!(validate666(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate666.errors : vErrors.concat(validate666.errors);
 errors = vErrors.length;
 }
 }
@@ -29964,40 +31349,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate644.errors = vErrors;
+validate665.errors = vErrors;
 return errors === 0;
 }
-validate644.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate665.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate643(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate664(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate643.evaluated;
+const evaluated0 = validate664.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate644(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate644.errors : vErrors.concat(validate644.errors);
+if(!(validate665(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate665.errors : vErrors.concat(validate665.errors);
 errors = vErrors.length;
 }
-validate643.errors = vErrors;
+validate664.errors = vErrors;
 return errors === 0;
 }
-validate643.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate664.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listSessions"] = validate648;
-const schema347 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListSessionsResponse"};
-const schema348 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Session"}}}};
-const schema349 = {"type":"object","description":"A signed-in session of the caller (never its token).","additionalProperties":false,"required":["id","current","createdAt","lastSeenAt","expiresAt","userAgent","ipAddress"],"properties":{"id":{"type":"string"},"current":{"type":"boolean","description":"True for the session making this request."},"createdAt":{"type":"string","format":"date-time","description":"When it signed in."},"lastSeenAt":{"type":"string","format":"date-time","description":"Its last request (to the minute)."},"expiresAt":{"type":"string","format":"date-time","description":"When it ends unless used again: 14 days after its last use, at most 30 days after sign-in."},"userAgent":{"type":["string","null"],"description":"The User-Agent it signed in with (first 200 characters)."},"ipAddress":{"type":["string","null"],"description":"The client address it signed in from."}}};
+exports["response:listSessions"] = validate669;
+const schema351 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListSessionsResponse"};
+const schema352 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Session"}}}};
+const schema353 = {"type":"object","description":"A signed-in session of the caller (never its token).","additionalProperties":false,"required":["id","current","createdAt","lastSeenAt","expiresAt","userAgent","ipAddress"],"properties":{"id":{"type":"string"},"current":{"type":"boolean","description":"True for the session making this request."},"createdAt":{"type":"string","format":"date-time","description":"When it signed in."},"lastSeenAt":{"type":"string","format":"date-time","description":"Its last request (to the minute)."},"expiresAt":{"type":"string","format":"date-time","description":"When it ends unless used again: 14 days after its last use, at most 30 days after sign-in."},"userAgent":{"type":["string","null"],"description":"The User-Agent it signed in with (first 200 characters)."},"ipAddress":{"type":["string","null"],"description":"The client address it signed in from."}}};
 
-function validate650(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate671(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate650.evaluated;
+const evaluated0 = validate671.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30189,7 +31574,7 @@ errors++;
 if(data.userAgent !== undefined){
 let data5 = data.userAgent;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/userAgent",schemaPath:"#/properties/userAgent/type",keyword:"type",params:{type: schema349.properties.userAgent.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/userAgent",schemaPath:"#/properties/userAgent/type",keyword:"type",params:{type: schema353.properties.userAgent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -30202,7 +31587,7 @@ errors++;
 if(data.ipAddress !== undefined){
 let data6 = data.ipAddress;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/ipAddress",schemaPath:"#/properties/ipAddress/type",keyword:"type",params:{type: schema349.properties.ipAddress.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/ipAddress",schemaPath:"#/properties/ipAddress/type",keyword:"type",params:{type: schema353.properties.ipAddress.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -30223,16 +31608,16 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate650.errors = vErrors;
+validate671.errors = vErrors;
 return errors === 0;
 }
-validate650.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate671.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate649(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate670(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate649.evaluated;
+const evaluated0 = validate670.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30267,8 +31652,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate650(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate650.errors : vErrors.concat(validate650.errors);
+if(!(validate671(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate671.errors : vErrors.concat(validate671.errors);
 errors = vErrors.length;
 }
 }
@@ -30295,39 +31680,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate649.errors = vErrors;
+validate670.errors = vErrors;
 return errors === 0;
 }
-validate649.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate670.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate648(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate669(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate648.evaluated;
+const evaluated0 = validate669.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate649(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate649.errors : vErrors.concat(validate649.errors);
+if(!(validate670(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate670.errors : vErrors.concat(validate670.errors);
 errors = vErrors.length;
 }
-validate648.errors = vErrors;
+validate669.errors = vErrors;
 return errors === 0;
 }
-validate648.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate669.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:signIn"] = validate653;
-const schema350 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInBody"};
-const schema351 = {"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024}}};
+exports["body:signIn"] = validate674;
+const schema354 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInBody"};
+const schema355 = {"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024}}};
 
-function validate654(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate675(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate654.evaluated;
+const evaluated0 = validate675.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30428,40 +31813,40 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate654.errors = vErrors;
+validate675.errors = vErrors;
 return errors === 0;
 }
-validate654.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate675.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate653(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate674(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate653.evaluated;
+const evaluated0 = validate674.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate654(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate654.errors : vErrors.concat(validate654.errors);
+if(!(validate675(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate675.errors : vErrors.concat(validate675.errors);
 errors = vErrors.length;
 }
-validate653.errors = vErrors;
+validate674.errors = vErrors;
 return errors === 0;
 }
-validate653.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate674.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:signIn"] = validate656;
-const schema352 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInResponse"};
-const schema353 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
-const schema354 = {"type":"object","description":"A new session; `token` is shown only here.","additionalProperties":false,"required":["token","session","organizationId","membershipId"],"properties":{"token":{"type":"string","description":"vs_… — send as `Authorization: Bearer`; also set as the cookie."},"session":{"$ref":"#/components/schemas/Session"},"organizationId":{"type":"string","description":"The active organisation."},"membershipId":{"type":"string"}}};
+exports["response:signIn"] = validate677;
+const schema356 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInResponse"};
+const schema357 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
+const schema358 = {"type":"object","description":"A new session; `token` is shown only here.","additionalProperties":false,"required":["token","session","organizationId","membershipId"],"properties":{"token":{"type":"string","description":"vs_… — send as `Authorization: Bearer`; also set as the cookie."},"session":{"$ref":"#/components/schemas/Session"},"organizationId":{"type":"string","description":"The active organisation."},"membershipId":{"type":"string"}}};
 
-function validate658(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate679(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate658.evaluated;
+const evaluated0 = validate679.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30534,8 +31919,8 @@ errors++;
 }
 }
 if(data.session !== undefined){
-if(!(validate650(data.session, {instancePath:instancePath+"/session",parentData:data,parentDataProperty:"session",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate650.errors : vErrors.concat(validate650.errors);
+if(!(validate671(data.session, {instancePath:instancePath+"/session",parentData:data,parentDataProperty:"session",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate671.errors : vErrors.concat(validate671.errors);
 errors = vErrors.length;
 }
 }
@@ -30574,16 +31959,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate658.errors = vErrors;
+validate679.errors = vErrors;
 return errors === 0;
 }
-validate658.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate679.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate657(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate678(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate657.evaluated;
+const evaluated0 = validate678.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30614,8 +31999,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate658(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate658.errors : vErrors.concat(validate658.errors);
+if(!(validate679(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate679.errors : vErrors.concat(validate679.errors);
 errors = vErrors.length;
 }
 }
@@ -30630,40 +32015,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate657.errors = vErrors;
+validate678.errors = vErrors;
 return errors === 0;
 }
-validate657.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate678.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate656(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate677(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate656.evaluated;
+const evaluated0 = validate677.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate657(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate657.errors : vErrors.concat(validate657.errors);
+if(!(validate678(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate678.errors : vErrors.concat(validate678.errors);
 errors = vErrors.length;
 }
-validate656.errors = vErrors;
+validate677.errors = vErrors;
 return errors === 0;
 }
-validate656.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate677.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:revokeSession"] = validate662;
-const schema355 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeSessionResponse"};
-const schema356 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/RevokedSession"}}};
-const schema357 = {"type":"object","additionalProperties":false,"required":["id","deleted","current"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true},"current":{"type":"boolean","description":"True when it was the session making the request (signed out)."}}};
+exports["response:revokeSession"] = validate683;
+const schema359 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeSessionResponse"};
+const schema360 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/RevokedSession"}}};
+const schema361 = {"type":"object","additionalProperties":false,"required":["id","deleted","current"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true},"current":{"type":"boolean","description":"True when it was the session making the request (signed out)."}}};
 
-function validate664(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate685(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate664.evaluated;
+const evaluated0 = validate685.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30771,16 +32156,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate664.errors = vErrors;
+validate685.errors = vErrors;
 return errors === 0;
 }
-validate664.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate685.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate663(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate684(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate663.evaluated;
+const evaluated0 = validate684.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30811,8 +32196,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate664(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate664.errors : vErrors.concat(validate664.errors);
+if(!(validate685(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate685.errors : vErrors.concat(validate685.errors);
 errors = vErrors.length;
 }
 }
@@ -30827,40 +32212,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate663.errors = vErrors;
+validate684.errors = vErrors;
 return errors === 0;
 }
-validate663.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate684.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate662(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate683(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate662.evaluated;
+const evaluated0 = validate683.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate663(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate663.errors : vErrors.concat(validate663.errors);
+if(!(validate684(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate684.errors : vErrors.concat(validate684.errors);
 errors = vErrors.length;
 }
-validate662.errors = vErrors;
+validate683.errors = vErrors;
 return errors === 0;
 }
-validate662.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate683.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getSetup"] = validate667;
-const schema358 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSetupResponse"};
-const schema359 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Setup"}}};
-const schema360 = {"type":"object","description":"The setup checklist, derived on every read.","additionalProperties":false,"required":["hasMonitor","hasConfirmedChannel","hasStatusPage","hasColleague","dismissedAt"],"properties":{"hasMonitor":{"type":"boolean"},"hasConfirmedChannel":{"type":"boolean","description":"True only when an alert could actually be delivered."},"hasStatusPage":{"type":"boolean"},"hasColleague":{"type":"boolean","description":"Counts memberships, never invitations."},"dismissedAt":{"type":["string","null"],"format":"date-time","description":"When the checklist was dismissed for the organisation; null while not dismissed."}}};
+exports["response:getSetup"] = validate688;
+const schema362 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSetupResponse"};
+const schema363 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Setup"}}};
+const schema364 = {"type":"object","description":"The setup checklist, derived on every read.","additionalProperties":false,"required":["hasMonitor","hasConfirmedChannel","hasStatusPage","hasColleague","dismissedAt"],"properties":{"hasMonitor":{"type":"boolean"},"hasConfirmedChannel":{"type":"boolean","description":"True only when an alert could actually be delivered."},"hasStatusPage":{"type":"boolean"},"hasColleague":{"type":"boolean","description":"Counts memberships, never invitations."},"dismissedAt":{"type":["string","null"],"format":"date-time","description":"When the checklist was dismissed for the organisation; null while not dismissed."}}};
 
-function validate669(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate690(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate669.evaluated;
+const evaluated0 = validate690.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30981,7 +32366,7 @@ errors++;
 if(data.dismissedAt !== undefined){
 let data4 = data.dismissedAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/dismissedAt",schemaPath:"#/properties/dismissedAt/type",keyword:"type",params:{type: schema360.properties.dismissedAt.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/dismissedAt",schemaPath:"#/properties/dismissedAt/type",keyword:"type",params:{type: schema364.properties.dismissedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -31014,16 +32399,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate669.errors = vErrors;
+validate690.errors = vErrors;
 return errors === 0;
 }
-validate669.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate690.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate668(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate689(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate668.evaluated;
+const evaluated0 = validate689.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31054,8 +32439,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate669(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate669.errors : vErrors.concat(validate669.errors);
+if(!(validate690(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate690.errors : vErrors.concat(validate690.errors);
 errors = vErrors.length;
 }
 }
@@ -31070,39 +32455,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate668.errors = vErrors;
+validate689.errors = vErrors;
 return errors === 0;
 }
-validate668.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate689.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate667(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate688(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate667.evaluated;
+const evaluated0 = validate688.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate668(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate668.errors : vErrors.concat(validate668.errors);
+if(!(validate689(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate689.errors : vErrors.concat(validate689.errors);
 errors = vErrors.length;
 }
-validate667.errors = vErrors;
+validate688.errors = vErrors;
 return errors === 0;
 }
-validate667.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate688.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:dismissSetup"] = validate672;
-const schema361 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DismissSetupResponse"};
-const schema362 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:dismissSetup"] = validate693;
+const schema365 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DismissSetupResponse"};
+const schema366 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate673(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate694(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate673.evaluated;
+const evaluated0 = validate694.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31133,8 +32518,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate220(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate241(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 }
@@ -31149,39 +32534,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate673.errors = vErrors;
+validate694.errors = vErrors;
 return errors === 0;
 }
-validate673.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate694.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate672(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate693(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate672.evaluated;
+const evaluated0 = validate693.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate673(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate673.errors : vErrors.concat(validate673.errors);
+if(!(validate694(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate694.errors : vErrors.concat(validate694.errors);
 errors = vErrors.length;
 }
-validate672.errors = vErrors;
+validate693.errors = vErrors;
 return errors === 0;
 }
-validate672.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate693.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:signUp"] = validate676;
-const schema363 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpBody"};
-const schema364 = {"type":"object","additionalProperties":false,"required":["email","password","name","organizationName"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"name":{"type":"string","minLength":1,"maxLength":80},"organizationName":{"type":"string","minLength":1,"maxLength":80}}};
+exports["body:signUp"] = validate697;
+const schema367 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpBody"};
+const schema368 = {"type":"object","additionalProperties":false,"required":["email","password","name","organizationName"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"name":{"type":"string","minLength":1,"maxLength":80},"organizationName":{"type":"string","minLength":1,"maxLength":80}}};
 
-function validate677(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate677.evaluated;
+const evaluated0 = validate698.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31372,39 +32757,39 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate677.errors = vErrors;
+validate698.errors = vErrors;
 return errors === 0;
 }
-validate677.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate676(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate697(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate676.evaluated;
+const evaluated0 = validate697.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate677(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate677.errors : vErrors.concat(validate677.errors);
+if(!(validate698(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate698.errors : vErrors.concat(validate698.errors);
 errors = vErrors.length;
 }
-validate676.errors = vErrors;
+validate697.errors = vErrors;
 return errors === 0;
 }
-validate676.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate697.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:signUp"] = validate679;
-const schema365 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpResponse"};
-const schema366 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
+exports["response:signUp"] = validate700;
+const schema369 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpResponse"};
+const schema370 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
 
-function validate680(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate701(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate680.evaluated;
+const evaluated0 = validate701.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31435,8 +32820,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate658(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate658.errors : vErrors.concat(validate658.errors);
+if(!(validate679(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate679.errors : vErrors.concat(validate679.errors);
 errors = vErrors.length;
 }
 }
@@ -31451,39 +32836,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate680.errors = vErrors;
+validate701.errors = vErrors;
 return errors === 0;
 }
-validate680.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate701.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate679(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate700(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate679.evaluated;
+const evaluated0 = validate700.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate680(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate680.errors : vErrors.concat(validate680.errors);
+if(!(validate701(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate701.errors : vErrors.concat(validate701.errors);
 errors = vErrors.length;
 }
-validate679.errors = vErrors;
+validate700.errors = vErrors;
 return errors === 0;
 }
-validate679.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate700.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createSmsEnrolment"] = validate683;
-const schema367 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
-const schema368 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+447700900123`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
+exports["body:createSmsEnrolment"] = validate704;
+const schema371 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
+const schema372 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+447700900123`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
 
-function validate684(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate705(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate684.evaluated;
+const evaluated0 = validate705.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31594,40 +32979,40 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate684.errors = vErrors;
+validate705.errors = vErrors;
 return errors === 0;
 }
-validate684.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate705.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate683(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate704(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate683.evaluated;
+const evaluated0 = validate704.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate684(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate684.errors : vErrors.concat(validate684.errors);
+if(!(validate705(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate705.errors : vErrors.concat(validate705.errors);
 errors = vErrors.length;
 }
-validate683.errors = vErrors;
+validate704.errors = vErrors;
 return errors === 0;
 }
-validate683.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate704.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createSmsEnrolment"] = validate686;
-const schema369 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentResponse"};
-const schema370 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SmsEnrolment"}}};
-const schema371 = {"type":"object","description":"A pending SMS enrolment.","additionalProperties":false,"required":["country","caveat"],"properties":{"country":{"type":"string","description":"The number's country, ISO 3166-1 alpha-2 (`GB`)."},"caveat":{"type":["string","null"],"enum":["sender-replaced","registration-pending","unverified",null],"description":"A known limitation of delivery to that country, or null."}}};
+exports["response:createSmsEnrolment"] = validate707;
+const schema373 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentResponse"};
+const schema374 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SmsEnrolment"}}};
+const schema375 = {"type":"object","description":"A pending SMS enrolment.","additionalProperties":false,"required":["country","caveat"],"properties":{"country":{"type":"string","description":"The number's country, ISO 3166-1 alpha-2 (`GB`)."},"caveat":{"type":["string","null"],"enum":["sender-replaced","registration-pending","unverified",null],"description":"A known limitation of delivery to that country, or null."}}};
 
-function validate688(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate709(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate688.evaluated;
+const evaluated0 = validate709.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31682,7 +33067,7 @@ errors++;
 if(data.caveat !== undefined){
 let data1 = data.caveat;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/type",keyword:"type",params:{type: schema371.properties.caveat.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/type",keyword:"type",params:{type: schema375.properties.caveat.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -31692,7 +33077,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data1 === "sender-replaced") || (data1 === "registration-pending")) || (data1 === "unverified")) || (data1 === null))){
-const err5 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/enum",keyword:"enum",params:{allowedValues: schema371.properties.caveat.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/enum",keyword:"enum",params:{allowedValues: schema375.properties.caveat.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -31713,16 +33098,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate688.errors = vErrors;
+validate709.errors = vErrors;
 return errors === 0;
 }
-validate688.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate709.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate687(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate708(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate687.evaluated;
+const evaluated0 = validate708.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31753,8 +33138,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate688(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate688.errors : vErrors.concat(validate688.errors);
+if(!(validate709(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate709.errors : vErrors.concat(validate709.errors);
 errors = vErrors.length;
 }
 }
@@ -31769,39 +33154,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate687.errors = vErrors;
+validate708.errors = vErrors;
 return errors === 0;
 }
-validate687.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate708.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate686(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate707(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate686.evaluated;
+const evaluated0 = validate707.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate687(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate687.errors : vErrors.concat(validate687.errors);
+if(!(validate708(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate708.errors : vErrors.concat(validate708.errors);
 errors = vErrors.length;
 }
-validate686.errors = vErrors;
+validate707.errors = vErrors;
 return errors === 0;
 }
-validate686.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate707.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:confirmSmsEnrolment"] = validate691;
-const schema372 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentBody"};
-const schema373 = {"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","maxLength":32,"description":"The six-digit code (checked by the handler: `verification_code_malformed`)."}}};
+exports["body:confirmSmsEnrolment"] = validate712;
+const schema376 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentBody"};
+const schema377 = {"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","maxLength":32,"description":"The six-digit code (checked by the handler: `verification_code_malformed`)."}}};
 
-function validate692(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate713(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate692.evaluated;
+const evaluated0 = validate713.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31867,39 +33252,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate692.errors = vErrors;
+validate713.errors = vErrors;
 return errors === 0;
 }
-validate692.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate713.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate691(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate712(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate691.evaluated;
+const evaluated0 = validate712.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate692(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate692.errors : vErrors.concat(validate692.errors);
+if(!(validate713(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate713.errors : vErrors.concat(validate713.errors);
 errors = vErrors.length;
 }
-validate691.errors = vErrors;
+validate712.errors = vErrors;
 return errors === 0;
 }
-validate691.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate712.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:confirmSmsEnrolment"] = validate694;
-const schema374 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentResponse"};
-const schema375 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:confirmSmsEnrolment"] = validate715;
+const schema378 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentResponse"};
+const schema379 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate695(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate716(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate695.evaluated;
+const evaluated0 = validate716.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31930,8 +33315,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate220(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate241(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
 }
@@ -31946,39 +33331,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate695.errors = vErrors;
+validate716.errors = vErrors;
 return errors === 0;
 }
-validate695.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate716.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate694(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate715(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate694.evaluated;
+const evaluated0 = validate715.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate695(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate695.errors : vErrors.concat(validate695.errors);
+if(!(validate716(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate716.errors : vErrors.concat(validate716.errors);
 errors = vErrors.length;
 }
-validate694.errors = vErrors;
+validate715.errors = vErrors;
 return errors === 0;
 }
-validate694.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate715.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:uploadSourceMap"] = validate698;
-const schema376 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
-const schema377 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
+exports["body:uploadSourceMap"] = validate719;
+const schema380 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
+const schema381 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
 
-function validate699(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate699.evaluated;
+const evaluated0 = validate720.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32199,40 +33584,40 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate699.errors = vErrors;
+validate720.errors = vErrors;
 return errors === 0;
 }
-validate699.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate719(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate698.evaluated;
+const evaluated0 = validate719.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate699(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate699.errors : vErrors.concat(validate699.errors);
+if(!(validate720(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate720.errors : vErrors.concat(validate720.errors);
 errors = vErrors.length;
 }
-validate698.errors = vErrors;
+validate719.errors = vErrors;
 return errors === 0;
 }
-validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate719.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:uploadSourceMap"] = validate701;
-const schema378 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapResponse"};
-const schema379 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SourceMap"}}};
-const schema380 = {"type":"object","description":"An uploaded source map.","additionalProperties":false,"required":["id","projectRef","filename","debugId","release","sizeBytes","createdAt"],"properties":{"id":{"type":"string"},"projectRef":{"type":"integer","description":"The project's number."},"filename":{"type":"string","description":"The minified file the map belongs to."},"debugId":{"type":["string","null"],"description":"The debug id, or null when matched by release and file name only."},"release":{"type":["string","null"]},"sizeBytes":{"type":"integer","description":"Size of the map after decoding."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:uploadSourceMap"] = validate722;
+const schema382 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapResponse"};
+const schema383 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SourceMap"}}};
+const schema384 = {"type":"object","description":"An uploaded source map.","additionalProperties":false,"required":["id","projectRef","filename","debugId","release","sizeBytes","createdAt"],"properties":{"id":{"type":"string"},"projectRef":{"type":"integer","description":"The project's number."},"filename":{"type":"string","description":"The minified file the map belongs to."},"debugId":{"type":["string","null"],"description":"The debug id, or null when matched by release and file name only."},"release":{"type":["string","null"]},"sizeBytes":{"type":"integer","description":"Size of the map after decoding."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate703(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate724(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate703.evaluated;
+const evaluated0 = validate724.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32362,7 +33747,7 @@ errors++;
 if(data.debugId !== undefined){
 let data3 = data.debugId;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: schema380.properties.debugId.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: schema384.properties.debugId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -32375,7 +33760,7 @@ errors++;
 if(data.release !== undefined){
 let data4 = data.release;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema380.properties.release.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema384.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -32434,16 +33819,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate703.errors = vErrors;
+validate724.errors = vErrors;
 return errors === 0;
 }
-validate703.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate724.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate702(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate723(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate702.evaluated;
+const evaluated0 = validate723.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32474,8 +33859,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate703(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate703.errors : vErrors.concat(validate703.errors);
+if(!(validate724(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate724.errors : vErrors.concat(validate724.errors);
 errors = vErrors.length;
 }
 }
@@ -32490,41 +33875,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate702.errors = vErrors;
+validate723.errors = vErrors;
 return errors === 0;
 }
-validate702.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate723.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate701(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate722(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate701.evaluated;
+const evaluated0 = validate722.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate702(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate702.errors : vErrors.concat(validate702.errors);
+if(!(validate723(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate723.errors : vErrors.concat(validate723.errors);
 errors = vErrors.length;
 }
-validate701.errors = vErrors;
+validate722.errors = vErrors;
 return errors === 0;
 }
-validate701.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate722.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listStatusPages"] = validate706;
-const schema381 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPagesResponse"};
-const schema382 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPage"}}}};
-const schema383 = {"type":"object","description":"A status page.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string","description":"Part of the public address; never changes."},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time","description":"When the custom domain was verified; null until then."},"subscribersEnabled":{"type":"boolean","description":"True when visitors may subscribe to updates."},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"}}};
-const schema384 = {"type":"object","description":"The workspace a status page belongs to.","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
+exports["response:listStatusPages"] = validate727;
+const schema385 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPagesResponse"};
+const schema386 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPage"}}}};
+const schema387 = {"type":"object","description":"A status page.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string","description":"Part of the public address; never changes."},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time","description":"When the custom domain was verified; null until then."},"subscribersEnabled":{"type":"boolean","description":"True when visitors may subscribe to updates."},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"}}};
+const schema388 = {"type":"object","description":"The workspace a status page belongs to.","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
 
-function validate709(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate730(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate709.evaluated;
+const evaluated0 = validate730.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32599,16 +33984,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate709.errors = vErrors;
+validate730.errors = vErrors;
 return errors === 0;
 }
-validate709.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate730.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate708(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate708.evaluated;
+const evaluated0 = validate729.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32717,7 +34102,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema383.properties, key0))){
+if(!(func3.call(schema387.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -32777,7 +34162,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "public") || (data3 === "password")) || (data3 === "private"))){
-const err15 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema383.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema387.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -32790,7 +34175,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data4 = data.customDomain;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema383.properties.customDomain.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema387.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -32803,7 +34188,7 @@ errors++;
 if(data.domainVerifiedAt !== undefined){
 let data5 = data.domainVerifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema383.properties.domainVerifiedAt.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema387.properties.domainVerifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -32851,8 +34236,8 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate709(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate709.errors : vErrors.concat(validate709.errors);
+if(!(validate730(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate730.errors : vErrors.concat(validate730.errors);
 errors = vErrors.length;
 }
 }
@@ -32892,16 +34277,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate708.errors = vErrors;
+validate729.errors = vErrors;
 return errors === 0;
 }
-validate708.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate729.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate707(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate728(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate707.evaluated;
+const evaluated0 = validate728.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32936,8 +34321,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate708(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate708.errors : vErrors.concat(validate708.errors);
+if(!(validate729(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate729.errors : vErrors.concat(validate729.errors);
 errors = vErrors.length;
 }
 }
@@ -32964,39 +34349,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate707.errors = vErrors;
+validate728.errors = vErrors;
 return errors === 0;
 }
-validate707.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate728.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate706(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate727(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate706.evaluated;
+const evaluated0 = validate727.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate707(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate707.errors : vErrors.concat(validate707.errors);
+if(!(validate728(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate728.errors : vErrors.concat(validate728.errors);
 errors = vErrors.length;
 }
-validate706.errors = vErrors;
+validate727.errors = vErrors;
 return errors === 0;
 }
-validate706.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate727.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createStatusPage"] = validate713;
-const schema385 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
-const schema386 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string"}}};
+exports["body:createStatusPage"] = validate734;
+const schema389 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
+const schema390 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string"}}};
 
-function validate714(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate735(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate714.evaluated;
+const evaluated0 = validate735.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33094,41 +34479,41 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate714.errors = vErrors;
+validate735.errors = vErrors;
 return errors === 0;
 }
-validate714.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate735.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate713(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate734(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate713.evaluated;
+const evaluated0 = validate734.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate714(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate714.errors : vErrors.concat(validate714.errors);
+if(!(validate735(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate735.errors : vErrors.concat(validate735.errors);
 errors = vErrors.length;
 }
-validate713.errors = vErrors;
+validate734.errors = vErrors;
 return errors === 0;
 }
-validate713.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate734.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createStatusPage"] = validate716;
-const schema387 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageResponse"};
-const schema388 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
-const schema389 = {"type":"object","description":"A status page with its settings and components.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt","headline","description","logoUrl","customCss","hasPassword","themeAccent","language","historyDays","showResponseTimes","showIncidentHistory","hideServiceBranding","groupByHost","components","url","domainVerification"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time"},"subscribersEnabled":{"type":"boolean"},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"},"headline":{"type":["string","null"]},"description":{"type":["string","null"]},"logoUrl":{"type":["string","null"]},"customCss":{"type":["string","null"]},"hasPassword":{"type":"boolean","description":"True when a page password is set; the password itself is never returned."},"themeAccent":{"type":"string","description":"Accent colour, `#rrggbb`."},"language":{"type":"string","description":"The language of the page's own words: `en`, `de`, `fr` or `es`."},"historyDays":{"type":"integer","description":"Days of history shown."},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"components":{"type":"array","description":"In page order.","items":{"$ref":"#/components/schemas/StatusPageComponent"}},"url":{"type":"string","description":"The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified)."},"domainVerification":{"description":"The DNS record that proves control of `customDomain`; null without a custom domain.","oneOf":[{"$ref":"#/components/schemas/StatusPageDomainVerification"},{"type":"null"}]}}};
-const schema390 = {"type":"object","description":"A monitor placed on a status page.","additionalProperties":false,"required":["id","monitorId","displayName","position"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"description":"The name shown on the page; null shows the monitor's name."},"position":{"type":"integer","description":"0-based order on the page."}}};
+exports["response:createStatusPage"] = validate737;
+const schema391 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageResponse"};
+const schema392 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+const schema393 = {"type":"object","description":"A status page with its settings and components.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt","headline","description","logoUrl","customCss","hasPassword","themeAccent","language","historyDays","showResponseTimes","showIncidentHistory","hideServiceBranding","groupByHost","components","url","domainVerification"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time"},"subscribersEnabled":{"type":"boolean"},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"},"headline":{"type":["string","null"]},"description":{"type":["string","null"]},"logoUrl":{"type":["string","null"]},"customCss":{"type":["string","null"]},"hasPassword":{"type":"boolean","description":"True when a page password is set; the password itself is never returned."},"themeAccent":{"type":"string","description":"Accent colour, `#rrggbb`."},"language":{"type":"string","description":"The language of the page's own words: `en`, `de`, `fr` or `es`."},"historyDays":{"type":"integer","description":"Days of history shown."},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"components":{"type":"array","description":"In page order.","items":{"$ref":"#/components/schemas/StatusPageComponent"}},"url":{"type":"string","description":"The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified)."},"domainVerification":{"description":"The DNS record that proves control of `customDomain`; null without a custom domain.","oneOf":[{"$ref":"#/components/schemas/StatusPageDomainVerification"},{"type":"null"}]}}};
+const schema394 = {"type":"object","description":"A monitor placed on a status page.","additionalProperties":false,"required":["id","monitorId","displayName","position"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"description":"The name shown on the page; null shows the monitor's name."},"position":{"type":"integer","description":"0-based order on the page."}}};
 
-function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate741(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate720.evaluated;
+const evaluated0 = validate741.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33215,7 +34600,7 @@ errors++;
 if(data.displayName !== undefined){
 let data2 = data.displayName;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema390.properties.displayName.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema394.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -33249,17 +34634,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate720.errors = vErrors;
+validate741.errors = vErrors;
 return errors === 0;
 }
-validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate741.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema391 = {"type":"object","description":"How a custom domain is proved, and what the last lookup found.","additionalProperties":false,"required":["domain","recordName","recordType","recordValue","verified","verifiedAt","checkedAt","found","error"],"properties":{"domain":{"type":"string"},"recordName":{"type":"string","description":"`_vigil.<domain>`."},"recordType":{"type":"string","const":"TXT"},"recordValue":{"type":"string","description":"The value the TXT record must hold exactly (`vigil-verify=…`)."},"verified":{"type":"boolean"},"verifiedAt":{"type":["string","null"],"format":"date-time"},"checkedAt":{"type":["string","null"],"format":"date-time","description":"When the record was last looked up; null before the first check."},"found":{"type":"array","description":"The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check.","items":{"type":"string"}},"error":{"type":["string","null"],"description":"Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check."}}};
+const schema395 = {"type":"object","description":"How a custom domain is proved, and what the last lookup found.","additionalProperties":false,"required":["domain","recordName","recordType","recordValue","verified","verifiedAt","checkedAt","found","error"],"properties":{"domain":{"type":"string"},"recordName":{"type":"string","description":"`_vigil.<domain>`."},"recordType":{"type":"string","const":"TXT"},"recordValue":{"type":"string","description":"The value the TXT record must hold exactly (`vigil-verify=…`)."},"verified":{"type":"boolean"},"verifiedAt":{"type":["string","null"],"format":"date-time"},"checkedAt":{"type":["string","null"],"format":"date-time","description":"When the record was last looked up; null before the first check."},"found":{"type":"array","description":"The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check.","items":{"type":"string"}},"error":{"type":["string","null"],"description":"Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check."}}};
 
-function validate722(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate743(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate722.evaluated;
+const evaluated0 = validate743.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33358,7 +34743,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema391.properties, key0))){
+if(!(func3.call(schema395.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -33443,7 +34828,7 @@ errors++;
 if(data.verifiedAt !== undefined){
 let data5 = data.verifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/verifiedAt",schemaPath:"#/properties/verifiedAt/type",keyword:"type",params:{type: schema391.properties.verifiedAt.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/verifiedAt",schemaPath:"#/properties/verifiedAt/type",keyword:"type",params:{type: schema395.properties.verifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -33468,7 +34853,7 @@ errors++;
 if(data.checkedAt !== undefined){
 let data6 = data.checkedAt;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/checkedAt",schemaPath:"#/properties/checkedAt/type",keyword:"type",params:{type: schema391.properties.checkedAt.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/checkedAt",schemaPath:"#/properties/checkedAt/type",keyword:"type",params:{type: schema395.properties.checkedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -33521,7 +34906,7 @@ errors++;
 if(data.error !== undefined){
 let data9 = data.error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema391.properties.error.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema395.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -33542,16 +34927,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate722.errors = vErrors;
+validate743.errors = vErrors;
 return errors === 0;
 }
-validate722.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate743.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate718(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate739(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate718.evaluated;
+const evaluated0 = validate739.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33810,7 +35195,7 @@ vErrors.push(err24);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema389.properties, key0))){
+if(!(func3.call(schema393.properties, key0))){
 const err25 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
@@ -33870,7 +35255,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data3 === "public") || (data3 === "password")) || (data3 === "private"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema389.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema393.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -33883,7 +35268,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data4 = data.customDomain;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err31 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema389.properties.customDomain.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema393.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -33896,7 +35281,7 @@ errors++;
 if(data.domainVerifiedAt !== undefined){
 let data5 = data.domainVerifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err32 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema389.properties.domainVerifiedAt.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema393.properties.domainVerifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -33944,8 +35329,8 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate709(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate709.errors : vErrors.concat(validate709.errors);
+if(!(validate730(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate730.errors : vErrors.concat(validate730.errors);
 errors = vErrors.length;
 }
 }
@@ -33977,7 +35362,7 @@ errors++;
 if(data.headline !== undefined){
 let data10 = data.headline;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err38 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema389.properties.headline.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema393.properties.headline.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -33990,7 +35375,7 @@ errors++;
 if(data.description !== undefined){
 let data11 = data.description;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err39 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema389.properties.description.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema393.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -34003,7 +35388,7 @@ errors++;
 if(data.logoUrl !== undefined){
 let data12 = data.logoUrl;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err40 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema389.properties.logoUrl.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema393.properties.logoUrl.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -34016,7 +35401,7 @@ errors++;
 if(data.customCss !== undefined){
 let data13 = data.customCss;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err41 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema389.properties.customCss.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema393.properties.customCss.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -34128,8 +35513,8 @@ let data22 = data.components;
 if(Array.isArray(data22)){
 const len0 = data22.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate720(data22[i0], {instancePath:instancePath+"/components/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate720.errors : vErrors.concat(validate720.errors);
+if(!(validate741(data22[i0], {instancePath:instancePath+"/components/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate741.errors : vErrors.concat(validate741.errors);
 errors = vErrors.length;
 }
 }
@@ -34163,8 +35548,8 @@ const _errs51 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs52 = errors;
-if(!(validate722(data25, {instancePath:instancePath+"/domainVerification",parentData:data,parentDataProperty:"domainVerification",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate722.errors : vErrors.concat(validate722.errors);
+if(!(validate743(data25, {instancePath:instancePath+"/domainVerification",parentData:data,parentDataProperty:"domainVerification",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate743.errors : vErrors.concat(validate743.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs52 === errors;
@@ -34227,16 +35612,16 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate718.errors = vErrors;
+validate739.errors = vErrors;
 return errors === 0;
 }
-validate718.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate739.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate717(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate738(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate717.evaluated;
+const evaluated0 = validate738.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34267,8 +35652,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate718(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate718.errors : vErrors.concat(validate718.errors);
+if(!(validate739(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate739.errors : vErrors.concat(validate739.errors);
 errors = vErrors.length;
 }
 }
@@ -34283,39 +35668,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate717.errors = vErrors;
+validate738.errors = vErrors;
 return errors === 0;
 }
-validate717.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate738.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate716(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate737(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate716.evaluated;
+const evaluated0 = validate737.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate717(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate717.errors : vErrors.concat(validate717.errors);
+if(!(validate738(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate738.errors : vErrors.concat(validate738.errors);
 errors = vErrors.length;
 }
-validate716.errors = vErrors;
+validate737.errors = vErrors;
 return errors === 0;
 }
-validate716.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate737.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getStatusPage"] = validate726;
-const schema392 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetStatusPageResponse"};
-const schema393 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+exports["response:getStatusPage"] = validate747;
+const schema396 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetStatusPageResponse"};
+const schema397 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
 
-function validate727(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate748(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate727.evaluated;
+const evaluated0 = validate748.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34346,8 +35731,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate718(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate718.errors : vErrors.concat(validate718.errors);
+if(!(validate739(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate739.errors : vErrors.concat(validate739.errors);
 errors = vErrors.length;
 }
 }
@@ -34362,40 +35747,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate727.errors = vErrors;
+validate748.errors = vErrors;
 return errors === 0;
 }
-validate727.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate748.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate726(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate747(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate726.evaluated;
+const evaluated0 = validate747.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate727(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate727.errors : vErrors.concat(validate727.errors);
+if(!(validate748(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate748.errors : vErrors.concat(validate748.errors);
 errors = vErrors.length;
 }
-validate726.errors = vErrors;
+validate747.errors = vErrors;
 return errors === 0;
 }
-validate726.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate747.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateStatusPage"] = validate730;
-const schema394 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageBody"};
-const schema395 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"headline":{"type":["string","null"],"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"logoUrl":{"type":["string","null"],"maxLength":2000,"description":"An http or https URL."},"password":{"type":["string","null"],"maxLength":128,"description":"8 to 128 characters; null or an empty string removes it."},"customCss":{"type":["string","null"],"maxLength":50000},"themeAccent":{"type":"string","pattern":"^#[0-9a-fA-F]{6}$"},"language":{"type":"string","minLength":2,"maxLength":35,"description":"`en`, `de`, `fr` or `es`."},"visibility":{"type":"string","enum":["public","password","private"]},"historyDays":{"type":"integer","minimum":1,"maximum":365},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"subscribersEnabled":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"customDomain":{"type":["string","null"],"maxLength":253,"description":"A host name to serve the page at; null clears it."}}};
+exports["body:updateStatusPage"] = validate751;
+const schema398 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageBody"};
+const schema399 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"headline":{"type":["string","null"],"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"logoUrl":{"type":["string","null"],"maxLength":2000,"description":"An http or https URL."},"password":{"type":["string","null"],"maxLength":128,"description":"8 to 128 characters; null or an empty string removes it."},"customCss":{"type":["string","null"],"maxLength":50000},"themeAccent":{"type":"string","pattern":"^#[0-9a-fA-F]{6}$"},"language":{"type":"string","minLength":2,"maxLength":35,"description":"`en`, `de`, `fr` or `es`."},"visibility":{"type":"string","enum":["public","password","private"]},"historyDays":{"type":"integer","minimum":1,"maximum":365},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"subscribersEnabled":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"customDomain":{"type":["string","null"],"maxLength":253,"description":"A host name to serve the page at; null clears it."}}};
 const pattern4 = new RegExp("^#[0-9a-fA-F]{6}$", "u");
 
-function validate731(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate752(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate731.evaluated;
+const evaluated0 = validate752.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34414,7 +35799,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema395.properties, key0))){
+if(!(func3.call(schema399.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -34463,7 +35848,7 @@ errors++;
 if(data.headline !== undefined){
 let data1 = data.headline;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema395.properties.headline.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema399.properties.headline.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -34488,7 +35873,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema395.properties.description.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema399.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -34513,7 +35898,7 @@ errors++;
 if(data.logoUrl !== undefined){
 let data3 = data.logoUrl;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema395.properties.logoUrl.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema399.properties.logoUrl.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -34538,7 +35923,7 @@ errors++;
 if(data.password !== undefined){
 let data4 = data.password;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: schema395.properties.password.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: schema399.properties.password.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -34563,7 +35948,7 @@ errors++;
 if(data.customCss !== undefined){
 let data5 = data.customCss;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema395.properties.customCss.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema399.properties.customCss.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -34658,7 +36043,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data8 === "public") || (data8 === "password")) || (data8 === "private"))){
-const err21 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema395.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema399.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -34766,7 +36151,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data15 = data.customDomain;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err30 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema395.properties.customDomain.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema399.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34799,39 +36184,39 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate731.errors = vErrors;
+validate752.errors = vErrors;
 return errors === 0;
 }
-validate731.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate752.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate730(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate751(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate730.evaluated;
+const evaluated0 = validate751.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate731(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate731.errors : vErrors.concat(validate731.errors);
+if(!(validate752(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate752.errors : vErrors.concat(validate752.errors);
 errors = vErrors.length;
 }
-validate730.errors = vErrors;
+validate751.errors = vErrors;
 return errors === 0;
 }
-validate730.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate751.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateStatusPage"] = validate733;
-const schema396 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageResponse"};
-const schema397 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+exports["response:updateStatusPage"] = validate754;
+const schema400 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageResponse"};
+const schema401 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
 
-function validate734(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate755(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate734.evaluated;
+const evaluated0 = validate755.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34862,8 +36247,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate718(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate718.errors : vErrors.concat(validate718.errors);
+if(!(validate739(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate739.errors : vErrors.concat(validate739.errors);
 errors = vErrors.length;
 }
 }
@@ -34878,39 +36263,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate734.errors = vErrors;
+validate755.errors = vErrors;
 return errors === 0;
 }
-validate734.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate755.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate733(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate754(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate733.evaluated;
+const evaluated0 = validate754.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate734(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate734.errors : vErrors.concat(validate734.errors);
+if(!(validate755(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate755.errors : vErrors.concat(validate755.errors);
 errors = vErrors.length;
 }
-validate733.errors = vErrors;
+validate754.errors = vErrors;
 return errors === 0;
 }
-validate733.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate754.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteStatusPage"] = validate737;
-const schema398 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteStatusPageResponse"};
-const schema399 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteStatusPage"] = validate758;
+const schema402 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteStatusPageResponse"};
+const schema403 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate738(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate759(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate738.evaluated;
+const evaluated0 = validate759.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34957,39 +36342,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate738.errors = vErrors;
+validate759.errors = vErrors;
 return errors === 0;
 }
-validate738.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate737(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate758(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate737.evaluated;
+const evaluated0 = validate758.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate738(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate738.errors : vErrors.concat(validate738.errors);
+if(!(validate759(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate759.errors : vErrors.concat(validate759.errors);
 errors = vErrors.length;
 }
-validate737.errors = vErrors;
+validate758.errors = vErrors;
 return errors === 0;
 }
-validate737.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate758.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:addStatusPageComponent"] = validate741;
-const schema400 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
-const schema401 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"maxLength":100}}};
+exports["body:addStatusPageComponent"] = validate762;
+const schema404 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
+const schema405 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"maxLength":100}}};
 
-function validate742(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate763(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate742.evaluated;
+const evaluated0 = validate763.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35034,7 +36419,7 @@ errors++;
 if(data.displayName !== undefined){
 let data1 = data.displayName;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema401.properties.displayName.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema405.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -35067,39 +36452,39 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate742.errors = vErrors;
+validate763.errors = vErrors;
 return errors === 0;
 }
-validate742.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate741(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate762(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate741.evaluated;
+const evaluated0 = validate762.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate742(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate742.errors : vErrors.concat(validate742.errors);
+if(!(validate763(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate763.errors : vErrors.concat(validate763.errors);
 errors = vErrors.length;
 }
-validate741.errors = vErrors;
+validate762.errors = vErrors;
 return errors === 0;
 }
-validate741.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate762.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:addStatusPageComponent"] = validate744;
-const schema402 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentResponse"};
-const schema403 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageComponent"}}};
+exports["response:addStatusPageComponent"] = validate765;
+const schema406 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentResponse"};
+const schema407 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageComponent"}}};
 
-function validate745(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate766(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate745.evaluated;
+const evaluated0 = validate766.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35130,8 +36515,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate720(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate720.errors : vErrors.concat(validate720.errors);
+if(!(validate741(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate741.errors : vErrors.concat(validate741.errors);
 errors = vErrors.length;
 }
 }
@@ -35146,39 +36531,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate745.errors = vErrors;
+validate766.errors = vErrors;
 return errors === 0;
 }
-validate745.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate766.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate744(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate765(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate744.evaluated;
+const evaluated0 = validate765.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate745(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate745.errors : vErrors.concat(validate745.errors);
+if(!(validate766(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate766.errors : vErrors.concat(validate766.errors);
 errors = vErrors.length;
 }
-validate744.errors = vErrors;
+validate765.errors = vErrors;
 return errors === 0;
 }
-validate744.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate765.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeStatusPageComponent"] = validate748;
-const schema404 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
-const schema405 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","description":"The component's id (alternative to query `component`)."}}};
+exports["body:removeStatusPageComponent"] = validate769;
+const schema408 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
+const schema409 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","description":"The component's id (alternative to query `component`)."}}};
 
-function validate749(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate770(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate749.evaluated;
+const evaluated0 = validate770.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35221,39 +36606,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate749.errors = vErrors;
+validate770.errors = vErrors;
 return errors === 0;
 }
-validate749.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate770.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate748(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate769(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate748.evaluated;
+const evaluated0 = validate769.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate749(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate749.errors : vErrors.concat(validate749.errors);
+if(!(validate770(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate770.errors : vErrors.concat(validate770.errors);
 errors = vErrors.length;
 }
-validate748.errors = vErrors;
+validate769.errors = vErrors;
 return errors === 0;
 }
-validate748.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate769.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeStatusPageComponent"] = validate751;
-const schema406 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentResponse"};
-const schema407 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeStatusPageComponent"] = validate772;
+const schema410 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentResponse"};
+const schema411 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate752(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate773(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate752.evaluated;
+const evaluated0 = validate773.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35300,39 +36685,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate752.errors = vErrors;
+validate773.errors = vErrors;
 return errors === 0;
 }
-validate752.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate773.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate751(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate772(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate751.evaluated;
+const evaluated0 = validate772.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate752(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate752.errors : vErrors.concat(validate752.errors);
+if(!(validate773(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate773.errors : vErrors.concat(validate773.errors);
 errors = vErrors.length;
 }
-validate751.errors = vErrors;
+validate772.errors = vErrors;
 return errors === 0;
 }
-validate751.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate772.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:verifyStatusPageDomain"] = validate755;
-const schema408 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStatusPageDomainResponse"};
-const schema409 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDomainVerification"}}};
+exports["response:verifyStatusPageDomain"] = validate776;
+const schema412 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStatusPageDomainResponse"};
+const schema413 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDomainVerification"}}};
 
-function validate756(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate777(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate756.evaluated;
+const evaluated0 = validate777.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35363,8 +36748,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate722(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate722.errors : vErrors.concat(validate722.errors);
+if(!(validate743(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate743.errors : vErrors.concat(validate743.errors);
 errors = vErrors.length;
 }
 }
@@ -35379,40 +36764,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate756.errors = vErrors;
+validate777.errors = vErrors;
 return errors === 0;
 }
-validate756.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate777.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate755(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate776(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate755.evaluated;
+const evaluated0 = validate776.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate756(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate756.errors : vErrors.concat(validate756.errors);
+if(!(validate777(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate777.errors : vErrors.concat(validate777.errors);
 errors = vErrors.length;
 }
-validate755.errors = vErrors;
+validate776.errors = vErrors;
 return errors === 0;
 }
-validate755.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate776.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listStatusPageSubscribers"] = validate759;
-const schema410 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPageSubscribersResponse"};
-const schema411 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPageSubscriber"}}}};
-const schema412 = {"type":"object","description":"Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates.","additionalProperties":false,"required":["id","kind","target","confirmed","confirmedAt","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook"]},"target":{"type":"string","description":"The e-mail address, or the webhook URL's host."},"confirmed":{"type":"boolean","description":"False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once."},"confirmedAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listStatusPageSubscribers"] = validate780;
+const schema414 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPageSubscribersResponse"};
+const schema415 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPageSubscriber"}}}};
+const schema416 = {"type":"object","description":"Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates.","additionalProperties":false,"required":["id","kind","target","confirmed","confirmedAt","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook"]},"target":{"type":"string","description":"The e-mail address, or the webhook URL's host."},"confirmed":{"type":"boolean","description":"False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once."},"confirmedAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate761(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate782(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate761.evaluated;
+const evaluated0 = validate782.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35517,7 +36902,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((data1 === "email") || (data1 === "webhook"))){
-const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema412.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema416.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -35554,7 +36939,7 @@ errors++;
 if(data.confirmedAt !== undefined){
 let data4 = data.confirmedAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/confirmedAt",schemaPath:"#/properties/confirmedAt/type",keyword:"type",params:{type: schema412.properties.confirmedAt.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/confirmedAt",schemaPath:"#/properties/confirmedAt/type",keyword:"type",params:{type: schema416.properties.confirmedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -35612,16 +36997,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate761.errors = vErrors;
+validate782.errors = vErrors;
 return errors === 0;
 }
-validate761.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate782.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate760(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate781(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate760.evaluated;
+const evaluated0 = validate781.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35656,8 +37041,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate761(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate761.errors : vErrors.concat(validate761.errors);
+if(!(validate782(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate782.errors : vErrors.concat(validate782.errors);
 errors = vErrors.length;
 }
 }
@@ -35684,39 +37069,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate760.errors = vErrors;
+validate781.errors = vErrors;
 return errors === 0;
 }
-validate760.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate781.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate759(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate780(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate759.evaluated;
+const evaluated0 = validate780.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate760(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate760.errors : vErrors.concat(validate760.errors);
+if(!(validate781(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate781.errors : vErrors.concat(validate781.errors);
 errors = vErrors.length;
 }
-validate759.errors = vErrors;
+validate780.errors = vErrors;
 return errors === 0;
 }
-validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate780.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeStatusPageSubscriber"] = validate764;
-const schema413 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
-const schema414 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","description":"The subscriber's id (alternative to query `subscriber`)."}}};
+exports["body:removeStatusPageSubscriber"] = validate785;
+const schema417 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
+const schema418 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","description":"The subscriber's id (alternative to query `subscriber`)."}}};
 
-function validate765(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate765.evaluated;
+const evaluated0 = validate786.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35759,39 +37144,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate765.errors = vErrors;
+validate786.errors = vErrors;
 return errors === 0;
 }
-validate765.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate786.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate785(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate764.evaluated;
+const evaluated0 = validate785.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate765(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate765.errors : vErrors.concat(validate765.errors);
+if(!(validate786(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate786.errors : vErrors.concat(validate786.errors);
 errors = vErrors.length;
 }
-validate764.errors = vErrors;
+validate785.errors = vErrors;
 return errors === 0;
 }
-validate764.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate785.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeStatusPageSubscriber"] = validate767;
-const schema415 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberResponse"};
-const schema416 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeStatusPageSubscriber"] = validate788;
+const schema419 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberResponse"};
+const schema420 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate768(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate789(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate768.evaluated;
+const evaluated0 = validate789.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35838,40 +37223,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate768.errors = vErrors;
+validate789.errors = vErrors;
 return errors === 0;
 }
-validate768.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate789.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate767(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate788(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate767.evaluated;
+const evaluated0 = validate788.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate768(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate768.errors : vErrors.concat(validate768.errors);
+if(!(validate789(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate789.errors : vErrors.concat(validate789.errors);
 errors = vErrors.length;
 }
-validate767.errors = vErrors;
+validate788.errors = vErrors;
 return errors === 0;
 }
-validate767.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate788.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getSummary"] = validate771;
-const schema417 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSummaryResponse"};
-const schema418 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Summary"}}};
-const schema419 = {"type":"object","additionalProperties":false,"required":["total","up","degraded","down","paused","pending","openIncidents","suppressedIncidents"],"properties":{"total":{"type":"integer","description":"Visible monitors."},"up":{"type":"integer"},"degraded":{"type":"integer"},"down":{"type":"integer"},"paused":{"type":"integer"},"pending":{"type":"integer"},"openIncidents":{"type":"integer","description":"Unresolved incidents that are not the blast radius of another one."},"suppressedIncidents":{"type":"integer","description":"Unresolved incidents that are suppressed or have a rootIncidentId."}}};
+exports["response:getSummary"] = validate792;
+const schema421 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSummaryResponse"};
+const schema422 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Summary"}}};
+const schema423 = {"type":"object","additionalProperties":false,"required":["total","up","degraded","down","paused","pending","openIncidents","suppressedIncidents"],"properties":{"total":{"type":"integer","description":"Visible monitors."},"up":{"type":"integer"},"degraded":{"type":"integer"},"down":{"type":"integer"},"paused":{"type":"integer"},"pending":{"type":"integer"},"openIncidents":{"type":"integer","description":"Unresolved incidents that are not the blast radius of another one."},"suppressedIncidents":{"type":"integer","description":"Unresolved incidents that are suppressed or have a rootIncidentId."}}};
 
-function validate773(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate794(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate773.evaluated;
+const evaluated0 = validate794.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36086,16 +37471,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate773.errors = vErrors;
+validate794.errors = vErrors;
 return errors === 0;
 }
-validate773.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate794.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate772(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate793(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate772.evaluated;
+const evaluated0 = validate793.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36126,8 +37511,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate773(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate773.errors : vErrors.concat(validate773.errors);
+if(!(validate794(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate794.errors : vErrors.concat(validate794.errors);
 errors = vErrors.length;
 }
 }
@@ -36142,40 +37527,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate772.errors = vErrors;
+validate793.errors = vErrors;
 return errors === 0;
 }
-validate772.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate793.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate771(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate792(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate771.evaluated;
+const evaluated0 = validate792.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate772(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate772.errors : vErrors.concat(validate772.errors);
+if(!(validate793(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate793.errors : vErrors.concat(validate793.errors);
 errors = vErrors.length;
 }
-validate771.errors = vErrors;
+validate792.errors = vErrors;
 return errors === 0;
 }
-validate771.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate792.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:uploadSymbols"] = validate776;
-const schema420 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSymbolsResponse"};
-const schema421 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SymbolUpload"}}};
-const schema422 = {"type":"object","description":"A stored build of symbols.","additionalProperties":false,"required":["id","platform","release","debugIds","replaced"],"properties":{"id":{"type":"string"},"platform":{"type":"string","enum":["ios","android"]},"release":{"type":["string","null"]},"debugIds":{"type":"array","description":"The Mach-O UUIDs (iOS); empty for Android.","items":{"type":"string"}},"replaced":{"type":"boolean","description":"True when this upload replaced the symbols of the same build."}}};
+exports["response:uploadSymbols"] = validate797;
+const schema424 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSymbolsResponse"};
+const schema425 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SymbolUpload"}}};
+const schema426 = {"type":"object","description":"A stored build of symbols.","additionalProperties":false,"required":["id","platform","release","debugIds","replaced"],"properties":{"id":{"type":"string"},"platform":{"type":"string","enum":["ios","android"]},"release":{"type":["string","null"]},"debugIds":{"type":"array","description":"The Mach-O UUIDs (iOS); empty for Android.","items":{"type":"string"}},"replaced":{"type":"boolean","description":"True when this upload replaced the symbols of the same build."}}};
 
-function validate778(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate799(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate778.evaluated;
+const evaluated0 = validate799.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36270,7 +37655,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data1 === "ios") || (data1 === "android"))){
-const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/enum",keyword:"enum",params:{allowedValues: schema422.properties.platform.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/enum",keyword:"enum",params:{allowedValues: schema426.properties.platform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -36283,7 +37668,7 @@ errors++;
 if(data.release !== undefined){
 let data2 = data.release;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema422.properties.release.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema426.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -36344,16 +37729,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate778.errors = vErrors;
+validate799.errors = vErrors;
 return errors === 0;
 }
-validate778.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate799.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate777(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate798(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate777.evaluated;
+const evaluated0 = validate798.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36384,8 +37769,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate778(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate778.errors : vErrors.concat(validate778.errors);
+if(!(validate799(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate799.errors : vErrors.concat(validate799.errors);
 errors = vErrors.length;
 }
 }
@@ -36400,40 +37785,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate777.errors = vErrors;
+validate798.errors = vErrors;
 return errors === 0;
 }
-validate777.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate798.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate776(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate797(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate776.evaluated;
+const evaluated0 = validate797.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate777(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate777.errors : vErrors.concat(validate777.errors);
+if(!(validate798(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate798.errors : vErrors.concat(validate798.errors);
 errors = vErrors.length;
 }
-validate776.errors = vErrors;
+validate797.errors = vErrors;
 return errors === 0;
 }
-validate776.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate797.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listWorkspaces"] = validate781;
-const schema423 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListWorkspacesResponse"};
-const schema424 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Workspace"}}}};
-const schema425 = {"type":"object","additionalProperties":false,"required":["id","name","slug","clientReference","isDefault","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80},"slug":{"type":"string","description":"Derived from the name at creation; never changes."},"clientReference":{"type":["string","null"]},"isDefault":{"type":"boolean","description":"The default workspace cannot be deleted."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listWorkspaces"] = validate802;
+const schema427 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListWorkspacesResponse"};
+const schema428 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Workspace"}}}};
+const schema429 = {"type":"object","additionalProperties":false,"required":["id","name","slug","clientReference","isDefault","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80},"slug":{"type":"string","description":"Derived from the name at creation; never changes."},"clientReference":{"type":["string","null"]},"isDefault":{"type":"boolean","description":"The default workspace cannot be deleted."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate783(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate804(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate783.evaluated;
+const evaluated0 = validate804.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36575,7 +37960,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data3 = data.clientReference;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema425.properties.clientReference.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema429.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -36633,16 +38018,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate783.errors = vErrors;
+validate804.errors = vErrors;
 return errors === 0;
 }
-validate783.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate804.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate782(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate803(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate782.evaluated;
+const evaluated0 = validate803.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36677,8 +38062,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate783(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate783.errors : vErrors.concat(validate783.errors);
+if(!(validate804(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate804.errors : vErrors.concat(validate804.errors);
 errors = vErrors.length;
 }
 }
@@ -36705,239 +38090,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate782.errors = vErrors;
+validate803.errors = vErrors;
 return errors === 0;
 }
-validate782.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate803.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate781(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate802(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate781.evaluated;
+const evaluated0 = validate802.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate782(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate782.errors : vErrors.concat(validate782.errors);
+if(!(validate803(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate803.errors : vErrors.concat(validate803.errors);
 errors = vErrors.length;
 }
-validate781.errors = vErrors;
+validate802.errors = vErrors;
 return errors === 0;
 }
-validate781.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate802.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createWorkspace"] = validate786;
-const schema426 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
-const schema427 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"description":"Your own reference for the workspace (e.g. a client number)."}}};
+exports["body:createWorkspace"] = validate807;
+const schema430 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
+const schema431 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"description":"Your own reference for the workspace (e.g. a client number)."}}};
 
-function validate787(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate808(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate787.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.name === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "name") || (key0 === "clientReference"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.name !== undefined){
-let data0 = data.name;
-if(typeof data0 === "string"){
-if(func1(data0) > 80){
-const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 80},message:"must NOT have more than 80 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(func1(data0) < 1){
-const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.clientReference !== undefined){
-let data1 = data.clientReference;
-if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema427.properties.clientReference.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-validate787.errors = vErrors;
-return errors === 0;
-}
-validate787.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate786.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate787(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate787.errors : vErrors.concat(validate787.errors);
-errors = vErrors.length;
-}
-validate786.errors = vErrors;
-return errors === 0;
-}
-validate786.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:createWorkspace"] = validate789;
-const schema428 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceResponse"};
-const schema429 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
-
-function validate790(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate790.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate783(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate783.errors : vErrors.concat(validate783.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate790.errors = vErrors;
-return errors === 0;
-}
-validate790.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate789(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate789.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate790(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate790.errors : vErrors.concat(validate790.errors);
-errors = vErrors.length;
-}
-validate789.errors = vErrors;
-return errors === 0;
-}
-validate789.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["body:updateWorkspace"] = validate793;
-const schema430 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
-const schema431 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
-
-function validate794(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate794.evaluated;
+const evaluated0 = validate808.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37026,39 +38211,39 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate794.errors = vErrors;
+validate808.errors = vErrors;
 return errors === 0;
 }
-validate794.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate808.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate793(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate807(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate793.evaluated;
+const evaluated0 = validate807.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate794(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate794.errors : vErrors.concat(validate794.errors);
+if(!(validate808(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate808.errors : vErrors.concat(validate808.errors);
 errors = vErrors.length;
 }
-validate793.errors = vErrors;
+validate807.errors = vErrors;
 return errors === 0;
 }
-validate793.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate807.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateWorkspace"] = validate796;
-const schema432 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceResponse"};
+exports["response:createWorkspace"] = validate810;
+const schema432 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceResponse"};
 const schema433 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
 
-function validate797(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate811(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate797.evaluated;
+const evaluated0 = validate811.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37089,8 +38274,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate783(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate783.errors : vErrors.concat(validate783.errors);
+if(!(validate804(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate804.errors : vErrors.concat(validate804.errors);
 errors = vErrors.length;
 }
 }
@@ -37105,39 +38290,239 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate797.errors = vErrors;
+validate811.errors = vErrors;
 return errors === 0;
 }
-validate797.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate811.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate796(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate810(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate796.evaluated;
+const evaluated0 = validate810.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate797(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate797.errors : vErrors.concat(validate797.errors);
+if(!(validate811(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate811.errors : vErrors.concat(validate811.errors);
 errors = vErrors.length;
 }
-validate796.errors = vErrors;
+validate810.errors = vErrors;
 return errors === 0;
 }
-validate796.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate810.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteWorkspace"] = validate800;
-const schema434 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteWorkspaceResponse"};
-const schema435 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["body:updateWorkspace"] = validate814;
+const schema434 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
+const schema435 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
 
-function validate801(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate815(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate801.evaluated;
+const evaluated0 = validate815.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "name") || (key0 === "clientReference"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func1(data0) > 80){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 80},message:"must NOT have more than 80 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.clientReference !== undefined){
+let data1 = data.clientReference;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema435.properties.clientReference.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate815.errors = vErrors;
+return errors === 0;
+}
+validate815.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate814(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate814.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate815(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate815.errors : vErrors.concat(validate815.errors);
+errors = vErrors.length;
+}
+validate814.errors = vErrors;
+return errors === 0;
+}
+validate814.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:updateWorkspace"] = validate817;
+const schema436 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceResponse"};
+const schema437 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
+
+function validate818(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate818.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate804(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate804.errors : vErrors.concat(validate804.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate818.errors = vErrors;
+return errors === 0;
+}
+validate818.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate817(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate817.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate818(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate818.errors : vErrors.concat(validate818.errors);
+errors = vErrors.length;
+}
+validate817.errors = vErrors;
+return errors === 0;
+}
+validate817.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:deleteWorkspace"] = validate821;
+const schema438 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteWorkspaceResponse"};
+const schema439 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+
+function validate822(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate822.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37184,30 +38569,30 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate801.errors = vErrors;
+validate822.errors = vErrors;
 return errors === 0;
 }
-validate801.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate822.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate800(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate821(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate800.evaluated;
+const evaluated0 = validate821.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate801(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate801.errors : vErrors.concat(validate801.errors);
+if(!(validate822(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate822.errors : vErrors.concat(validate822.errors);
 errors = vErrors.length;
 }
-validate800.errors = vErrors;
+validate821.errors = vErrors;
 return errors === 0;
 }
-validate800.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate821.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 return exports;
 })();
@@ -37478,8 +38863,8 @@ return errors === 0;
 }
 validate57.evaluated = {"props":{"hours":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listAnalyticsSites"] = validate58;
-const schema25 = {"type":"object","properties":{}};
+exports["query:getAgentHourlyMetrics"] = validate58;
+const schema25 = {"type":"object","properties":{"days":{"type":"integer","default":7}}};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37491,8 +38876,21 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.days === undefined){
+data.days = 7;
+}
+let data0 = data.days;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 === "boolean" || data0 === null
+              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+coerced0 = +data0;
+}
+else {
+const err0 = {instancePath:instancePath+"/days",schemaPath:"#/properties/days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -37501,12 +38899,31 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["days"] = coerced0;
+}
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 validate58.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":{"days":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createAnalyticsSite"] = validate59;
+exports["query:listAnalyticsSites"] = validate59;
 const schema26 = {"type":"object","properties":{}};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37534,13 +38951,41 @@ return errors === 0;
 }
 validate59.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getAnalyticsSite"] = validate60;
-const schema27 = {"type":"object","properties":{"days":{"type":"integer","default":7},"dimensions":{"type":"string"}}};
+exports["query:createAnalyticsSite"] = validate60;
+const schema27 = {"type":"object","properties":{}};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate60.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate60.errors = vErrors;
+return errors === 0;
+}
+validate60.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:getAnalyticsSite"] = validate61;
+const schema28 = {"type":"object","properties":{"days":{"type":"integer","default":7},"dimensions":{"type":"string"}}};
+
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37620,40 +39065,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate60.errors = vErrors;
-return errors === 0;
-}
-validate60.evaluated = {"props":{"days":true,"dimensions":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:updateAnalyticsSite"] = validate61;
-const schema28 = {"type":"object","properties":{}};
-
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate61.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate61.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":{"days":true,"dimensions":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteAnalyticsSite"] = validate62;
+exports["query:updateAnalyticsSite"] = validate62;
 const schema29 = {"type":"object","properties":{}};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37681,7 +39098,7 @@ return errors === 0;
 }
 validate62.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listAnalyticsSiteChannels"] = validate63;
+exports["query:deleteAnalyticsSite"] = validate63;
 const schema30 = {"type":"object","properties":{}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37709,7 +39126,7 @@ return errors === 0;
 }
 validate63.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setAnalyticsSiteChannels"] = validate64;
+exports["query:listAnalyticsSiteChannels"] = validate64;
 const schema31 = {"type":"object","properties":{}};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37737,7 +39154,7 @@ return errors === 0;
 }
 validate64.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listApiKeys"] = validate65;
+exports["query:setAnalyticsSiteChannels"] = validate65;
 const schema32 = {"type":"object","properties":{}};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37765,7 +39182,7 @@ return errors === 0;
 }
 validate65.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createApiKey"] = validate66;
+exports["query:listApiKeys"] = validate66;
 const schema33 = {"type":"object","properties":{}};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -37793,13 +39210,41 @@ return errors === 0;
 }
 validate66.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:revokeApiKey"] = validate67;
-const schema34 = {"type":"object","properties":{"id":{"type":"string"}}};
+exports["query:createApiKey"] = validate67;
+const schema34 = {"type":"object","properties":{}};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate67.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate67.errors = vErrors;
+return errors === 0;
+}
+validate67.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:revokeApiKey"] = validate68;
+const schema35 = {"type":"object","properties":{"id":{"type":"string"}}};
+
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37849,18 +39294,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listAuditEntries"] = validate68;
-const schema35 = {"type":"object","properties":{"limit":{"type":"integer","default":50},"before":{"type":"string"}}};
+exports["query:listAuditEntries"] = validate69;
+const schema36 = {"type":"object","properties":{"limit":{"type":"integer","default":50},"before":{"type":"string"}}};
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37940,40 +39385,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate68.errors = vErrors;
-return errors === 0;
-}
-validate68.evaluated = {"props":{"limit":true,"before":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getBilling"] = validate69;
-const schema36 = {"type":"object","properties":{}};
-
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate69.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate69.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":{"limit":true,"before":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createCheckoutSession"] = validate70;
+exports["query:getBilling"] = validate70;
 const schema37 = {"type":"object","properties":{}};
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38001,7 +39418,7 @@ return errors === 0;
 }
 validate70.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:verifyStorePurchase"] = validate71;
+exports["query:createCheckoutSession"] = validate71;
 const schema38 = {"type":"object","properties":{}};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38029,7 +39446,7 @@ return errors === 0;
 }
 validate71.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listChannels"] = validate72;
+exports["query:verifyStorePurchase"] = validate72;
 const schema39 = {"type":"object","properties":{}};
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38057,7 +39474,7 @@ return errors === 0;
 }
 validate72.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createChannel"] = validate73;
+exports["query:listChannels"] = validate73;
 const schema40 = {"type":"object","properties":{}};
 
 function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38085,7 +39502,7 @@ return errors === 0;
 }
 validate73.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateChannel"] = validate74;
+exports["query:createChannel"] = validate74;
 const schema41 = {"type":"object","properties":{}};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38113,7 +39530,7 @@ return errors === 0;
 }
 validate74.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteChannel"] = validate75;
+exports["query:updateChannel"] = validate75;
 const schema42 = {"type":"object","properties":{}};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38141,7 +39558,7 @@ return errors === 0;
 }
 validate75.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:sendChannelConfirmation"] = validate76;
+exports["query:deleteChannel"] = validate76;
 const schema43 = {"type":"object","properties":{}};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38169,7 +39586,7 @@ return errors === 0;
 }
 validate76.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:testChannel"] = validate77;
+exports["query:sendChannelConfirmation"] = validate77;
 const schema44 = {"type":"object","properties":{}};
 
 function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38197,14 +39614,42 @@ return errors === 0;
 }
 validate77.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listErrorIssues"] = validate78;
-const schema45 = {"type":"object","properties":{"status":{"type":"string","enum":["unresolved","resolved","ignored","all"],"default":"unresolved"},"project":{"type":"string"},"q":{"type":"string","maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50}}};
-const func1 = require("ajv/dist/runtime/ucs2length").default;
+exports["query:testChannel"] = validate78;
+const schema45 = {"type":"object","properties":{}};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate78.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate78.errors = vErrors;
+return errors === 0;
+}
+validate78.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listErrorIssues"] = validate79;
+const schema46 = {"type":"object","properties":{"status":{"type":"string","enum":["unresolved","resolved","ignored","all"],"default":"unresolved"},"project":{"type":"string"},"q":{"type":"string","maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50}}};
+const func1 = require("ajv/dist/runtime/ucs2length").default;
+
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38248,7 +39693,7 @@ data["status"] = coerced0;
 }
 }
 if(!((((data0 === "unresolved") || (data0 === "resolved")) || (data0 === "ignored")) || (data0 === "all"))){
-const err1 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema45.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema46.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -38391,40 +39836,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate78.errors = vErrors;
-return errors === 0;
-}
-validate78.evaluated = {"props":{"status":true,"project":true,"q":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getErrorIssue"] = validate79;
-const schema46 = {"type":"object","properties":{}};
-
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate79.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate79.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":{"status":true,"project":true,"q":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateErrorIssue"] = validate80;
+exports["query:getErrorIssue"] = validate80;
 const schema47 = {"type":"object","properties":{}};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38452,7 +39869,7 @@ return errors === 0;
 }
 validate80.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listErrorProjects"] = validate81;
+exports["query:updateErrorIssue"] = validate81;
 const schema48 = {"type":"object","properties":{}};
 
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38480,7 +39897,7 @@ return errors === 0;
 }
 validate81.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createErrorProject"] = validate82;
+exports["query:listErrorProjects"] = validate82;
 const schema49 = {"type":"object","properties":{}};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38508,7 +39925,7 @@ return errors === 0;
 }
 validate82.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateErrorProject"] = validate83;
+exports["query:createErrorProject"] = validate83;
 const schema50 = {"type":"object","properties":{}};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38536,7 +39953,7 @@ return errors === 0;
 }
 validate83.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteErrorProject"] = validate84;
+exports["query:updateErrorProject"] = validate84;
 const schema51 = {"type":"object","properties":{}};
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38564,7 +39981,7 @@ return errors === 0;
 }
 validate84.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listErrorProjectChannels"] = validate85;
+exports["query:deleteErrorProject"] = validate85;
 const schema52 = {"type":"object","properties":{}};
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38592,7 +40009,7 @@ return errors === 0;
 }
 validate85.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setErrorProjectChannels"] = validate86;
+exports["query:listErrorProjectChannels"] = validate86;
 const schema53 = {"type":"object","properties":{}};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38620,9 +40037,8 @@ return errors === 0;
 }
 validate86.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:exportAll"] = validate87;
-const schema54 = {"type":"object","properties":{"format":{"type":"string","enum":["csv","json"],"default":"csv"},"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},"bom":{"type":"boolean","default":false}}};
-const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
+exports["query:setErrorProjectChannels"] = validate87;
+const schema54 = {"type":"object","properties":{}};
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38634,26 +40050,8 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.format === undefined){
-data.format = "csv";
-}
-if(data.bom === undefined){
-data.bom = false;
-}
-let data0 = data.format;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -38662,156 +40060,14 @@ vErrors.push(err0);
 }
 errors++;
 }
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["format"] = coerced0;
-}
-}
-}
-if(!((data0 === "csv") || (data0 === "json"))){
-const err1 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema54.properties.format.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.from !== undefined){
-let data1 = data.from;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["from"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(!(formats0.validate(data1))){
-const err3 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-if(data.to !== undefined){
-let data2 = data.to;
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err4 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["to"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(!(formats0.validate(data2))){
-const err5 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-let data3 = data.bom;
-if(typeof data3 !== "boolean"){
-let coerced3 = undefined;
-if(!(coerced3 !== undefined)){
-if(data3 === "false" || data3 === 0 || data3 === null){
-coerced3 = false;
-}
-else if(data3 === "true" || data3 === 1){
-coerced3 = true;
-}
-else {
-const err6 = {instancePath:instancePath+"/bom",schemaPath:"#/properties/bom/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["bom"] = coerced3;
-}
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate87.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":{"format":true,"from":true,"to":true,"bom":true},"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:exportEntity"] = validate88;
+exports["query:exportAll"] = validate88;
 const schema55 = {"type":"object","properties":{"format":{"type":"string","enum":["csv","json"],"default":"csv"},"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},"bom":{"type":"boolean","default":false}}};
+const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38999,8 +40255,8 @@ return errors === 0;
 }
 validate88.evaluated = {"props":{"format":true,"from":true,"to":true,"bom":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listHosts"] = validate89;
-const schema56 = {"type":"object","properties":{}};
+exports["query:exportEntity"] = validate89;
+const schema56 = {"type":"object","properties":{"format":{"type":"string","enum":["csv","json"],"default":"csv"},"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},"bom":{"type":"boolean","default":false}}};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39012,8 +40268,26 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.format === undefined){
+data.format = "csv";
+}
+if(data.bom === undefined){
+data.bom = false;
+}
+let data0 = data.format;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -39022,12 +40296,155 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["format"] = coerced0;
+}
+}
+}
+if(!((data0 === "csv") || (data0 === "json"))){
+const err1 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema56.properties.format.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.from !== undefined){
+let data1 = data.from;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["from"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(!(formats0.validate(data1))){
+const err3 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+if(data.to !== undefined){
+let data2 = data.to;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err4 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["to"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(!(formats0.validate(data2))){
+const err5 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+let data3 = data.bom;
+if(typeof data3 !== "boolean"){
+let coerced3 = undefined;
+if(!(coerced3 !== undefined)){
+if(data3 === "false" || data3 === 0 || data3 === null){
+coerced3 = false;
+}
+else if(data3 === "true" || data3 === 1){
+coerced3 = true;
+}
+else {
+const err6 = {instancePath:instancePath+"/bom",schemaPath:"#/properties/bom/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["bom"] = coerced3;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
 validate89.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":{"format":true,"from":true,"to":true,"bom":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createHost"] = validate90;
+exports["query:listHosts"] = validate90;
 const schema57 = {"type":"object","properties":{}};
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39055,7 +40472,7 @@ return errors === 0;
 }
 validate90.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getHost"] = validate91;
+exports["query:createHost"] = validate91;
 const schema58 = {"type":"object","properties":{}};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39083,7 +40500,7 @@ return errors === 0;
 }
 validate91.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateHost"] = validate92;
+exports["query:getHost"] = validate92;
 const schema59 = {"type":"object","properties":{}};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39111,7 +40528,7 @@ return errors === 0;
 }
 validate92.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteHost"] = validate93;
+exports["query:updateHost"] = validate93;
 const schema60 = {"type":"object","properties":{}};
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39139,7 +40556,7 @@ return errors === 0;
 }
 validate93.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:addHostMonitor"] = validate94;
+exports["query:deleteHost"] = validate94;
 const schema61 = {"type":"object","properties":{}};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39167,13 +40584,41 @@ return errors === 0;
 }
 validate94.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeHostMonitor"] = validate95;
-const schema62 = {"type":"object","properties":{"monitorId":{"type":"string"}}};
+exports["query:addHostMonitor"] = validate95;
+const schema62 = {"type":"object","properties":{}};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate95.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate95.errors = vErrors;
+return errors === 0;
+}
+validate95.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeHostMonitor"] = validate96;
+const schema63 = {"type":"object","properties":{"monitorId":{"type":"string"}}};
+
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39223,40 +40668,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate95.errors = vErrors;
-return errors === 0;
-}
-validate95.evaluated = {"props":{"monitorId":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getIncidentFeed"] = validate96;
-const schema63 = {"type":"object","properties":{}};
-
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate96.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate96.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":{"monitorId":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:rotateIncidentFeed"] = validate97;
+exports["query:getIncidentFeed"] = validate97;
 const schema64 = {"type":"object","properties":{}};
 
 function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39284,7 +40701,7 @@ return errors === 0;
 }
 validate97.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:revokeIncidentFeed"] = validate98;
+exports["query:rotateIncidentFeed"] = validate98;
 const schema65 = {"type":"object","properties":{}};
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39312,13 +40729,41 @@ return errors === 0;
 }
 validate98.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listIncidents"] = validate99;
-const schema66 = {"type":"object","properties":{"status":{"type":"string"},"open":{"type":"boolean"},"limit":{"type":"integer","default":50}}};
+exports["query:revokeIncidentFeed"] = validate99;
+const schema66 = {"type":"object","properties":{}};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate99.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate99.errors = vErrors;
+return errors === 0;
+}
+validate99.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listIncidents"] = validate100;
+const schema67 = {"type":"object","properties":{"status":{"type":"string"},"open":{"type":"boolean"},"limit":{"type":"integer","default":50}}};
+
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39428,40 +40873,12 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate99.errors = vErrors;
-return errors === 0;
-}
-validate99.evaluated = {"props":{"status":true,"open":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getIncident"] = validate100;
-const schema67 = {"type":"object","properties":{}};
-
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate100.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate100.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":{"status":true,"open":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateIncident"] = validate101;
+exports["query:getIncident"] = validate101;
 const schema68 = {"type":"object","properties":{}};
 
 function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39489,7 +40906,7 @@ return errors === 0;
 }
 validate101.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listIncidentEvents"] = validate102;
+exports["query:updateIncident"] = validate102;
 const schema69 = {"type":"object","properties":{}};
 
 function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39517,7 +40934,7 @@ return errors === 0;
 }
 validate102.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setIncidentPostmortem"] = validate103;
+exports["query:listIncidentEvents"] = validate103;
 const schema70 = {"type":"object","properties":{}};
 
 function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39545,7 +40962,7 @@ return errors === 0;
 }
 validate103.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteInvitation"] = validate104;
+exports["query:setIncidentPostmortem"] = validate104;
 const schema71 = {"type":"object","properties":{}};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39573,13 +40990,41 @@ return errors === 0;
 }
 validate104.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMaintenanceWindows"] = validate105;
-const schema72 = {"type":"object","properties":{"past":{"type":"boolean","default":false}}};
+exports["query:deleteInvitation"] = validate105;
+const schema72 = {"type":"object","properties":{}};
 
 function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate105.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate105.errors = vErrors;
+return errors === 0;
+}
+validate105.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listMaintenanceWindows"] = validate106;
+const schema73 = {"type":"object","properties":{"past":{"type":"boolean","default":false}}};
+
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39629,18 +41074,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate105.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":{"past":true},"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":{"past":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createMaintenanceWindow"] = validate106;
-const schema73 = {"type":"object","properties":{}};
+exports["query:createMaintenanceWindow"] = validate107;
+const schema74 = {"type":"object","properties":{}};
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39657,18 +41102,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteMaintenanceWindow"] = validate107;
-const schema74 = {"type":"object","properties":{"id":{"type":"string"}},"required":["id"]};
+exports["query:deleteMaintenanceWindow"] = validate108;
+const schema75 = {"type":"object","properties":{"id":{"type":"string"}},"required":["id"]};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39728,40 +41173,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate107.errors = vErrors;
-return errors === 0;
-}
-validate107.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getMe"] = validate108;
-const schema75 = {"type":"object","properties":{}};
-
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate108.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate108.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:changePassword"] = validate109;
+exports["query:getMe"] = validate109;
 const schema76 = {"type":"object","properties":{}};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39789,7 +41206,7 @@ return errors === 0;
 }
 validate109.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMembers"] = validate110;
+exports["query:changePassword"] = validate110;
 const schema77 = {"type":"object","properties":{}};
 
 function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39817,7 +41234,7 @@ return errors === 0;
 }
 validate110.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:inviteMember"] = validate111;
+exports["query:listMembers"] = validate111;
 const schema78 = {"type":"object","properties":{}};
 
 function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39845,7 +41262,7 @@ return errors === 0;
 }
 validate111.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateMember"] = validate112;
+exports["query:inviteMember"] = validate112;
 const schema79 = {"type":"object","properties":{}};
 
 function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39873,7 +41290,7 @@ return errors === 0;
 }
 validate112.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeMember"] = validate113;
+exports["query:updateMember"] = validate113;
 const schema80 = {"type":"object","properties":{}};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39901,13 +41318,41 @@ return errors === 0;
 }
 validate113.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMonitors"] = validate114;
-const schema81 = {"type":"object","properties":{"tag":{"type":"string"}}};
+exports["query:removeMember"] = validate114;
+const schema81 = {"type":"object","properties":{}};
 
 function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate114.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate114.errors = vErrors;
+return errors === 0;
+}
+validate114.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listMonitors"] = validate115;
+const schema82 = {"type":"object","properties":{"tag":{"type":"string"}}};
+
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39957,18 +41402,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":{"tag":true},"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":{"tag":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createMonitor"] = validate115;
-const schema82 = {"type":"object","properties":{}};
+exports["query:createMonitor"] = validate116;
+const schema83 = {"type":"object","properties":{}};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39985,18 +41430,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMonitorGraphs"] = validate116;
-const schema83 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
+exports["query:listMonitorGraphs"] = validate117;
+const schema84 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40045,40 +41490,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate116.errors = vErrors;
-return errors === 0;
-}
-validate116.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getMonitor"] = validate117;
-const schema84 = {"type":"object","properties":{}};
-
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate117.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate117.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateMonitor"] = validate118;
+exports["query:getMonitor"] = validate118;
 const schema85 = {"type":"object","properties":{}};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40106,7 +41523,7 @@ return errors === 0;
 }
 validate118.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteMonitor"] = validate119;
+exports["query:updateMonitor"] = validate119;
 const schema86 = {"type":"object","properties":{}};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40134,7 +41551,7 @@ return errors === 0;
 }
 validate119.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMonitorChannels"] = validate120;
+exports["query:deleteMonitor"] = validate120;
 const schema87 = {"type":"object","properties":{}};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40162,7 +41579,7 @@ return errors === 0;
 }
 validate120.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setMonitorChannels"] = validate121;
+exports["query:listMonitorChannels"] = validate121;
 const schema88 = {"type":"object","properties":{}};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40190,13 +41607,41 @@ return errors === 0;
 }
 validate121.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorGraph"] = validate122;
-const schema89 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
+exports["query:setMonitorChannels"] = validate122;
+const schema89 = {"type":"object","properties":{}};
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate122.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate122.errors = vErrors;
+return errors === 0;
+}
+validate122.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:getMonitorGraph"] = validate123;
+const schema90 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
+
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40245,18 +41690,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorHistory"] = validate123;
-const schema90 = {"type":"object","properties":{"days":{"type":"integer","default":30}}};
+exports["query:getMonitorHistory"] = validate124;
+const schema91 = {"type":"object","properties":{"days":{"type":"integer","default":30}}};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40305,40 +41750,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate123.errors = vErrors;
-return errors === 0;
-}
-validate123.evaluated = {"props":{"days":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listMonitorHosts"] = validate124;
-const schema91 = {"type":"object","properties":{}};
-
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate124.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate124.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":{"days":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setMonitorHosts"] = validate125;
+exports["query:listMonitorHosts"] = validate125;
 const schema92 = {"type":"object","properties":{}};
 
 function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40366,7 +41783,7 @@ return errors === 0;
 }
 validate125.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorPushUrl"] = validate126;
+exports["query:setMonitorHosts"] = validate126;
 const schema93 = {"type":"object","properties":{}};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40394,7 +41811,7 @@ return errors === 0;
 }
 validate126.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getOnCall"] = validate127;
+exports["query:getMonitorPushUrl"] = validate127;
 const schema94 = {"type":"object","properties":{}};
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40422,7 +41839,7 @@ return errors === 0;
 }
 validate127.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createEscalationPolicy"] = validate128;
+exports["query:getOnCall"] = validate128;
 const schema95 = {"type":"object","properties":{}};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40450,7 +41867,7 @@ return errors === 0;
 }
 validate128.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteEscalationPolicy"] = validate129;
+exports["query:createEscalationPolicy"] = validate129;
 const schema96 = {"type":"object","properties":{}};
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40478,7 +41895,7 @@ return errors === 0;
 }
 validate129.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createOverride"] = validate130;
+exports["query:deleteEscalationPolicy"] = validate130;
 const schema97 = {"type":"object","properties":{}};
 
 function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40506,7 +41923,7 @@ return errors === 0;
 }
 validate130.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteOverride"] = validate131;
+exports["query:createOverride"] = validate131;
 const schema98 = {"type":"object","properties":{}};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40534,7 +41951,7 @@ return errors === 0;
 }
 validate131.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createSchedule"] = validate132;
+exports["query:deleteOverride"] = validate132;
 const schema99 = {"type":"object","properties":{}};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40562,7 +41979,7 @@ return errors === 0;
 }
 validate132.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteSchedule"] = validate133;
+exports["query:createSchedule"] = validate133;
 const schema100 = {"type":"object","properties":{}};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40590,7 +42007,7 @@ return errors === 0;
 }
 validate133.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listOrganizations"] = validate134;
+exports["query:deleteSchedule"] = validate134;
 const schema101 = {"type":"object","properties":{}};
 
 function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40618,7 +42035,7 @@ return errors === 0;
 }
 validate134.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setActiveOrganization"] = validate135;
+exports["query:listOrganizations"] = validate135;
 const schema102 = {"type":"object","properties":{}};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40646,7 +42063,7 @@ return errors === 0;
 }
 validate135.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:requestPasswordReset"] = validate136;
+exports["query:setActiveOrganization"] = validate136;
 const schema103 = {"type":"object","properties":{}};
 
 function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40674,7 +42091,7 @@ return errors === 0;
 }
 validate136.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:resetPassword"] = validate137;
+exports["query:requestPasswordReset"] = validate137;
 const schema104 = {"type":"object","properties":{}};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40702,7 +42119,7 @@ return errors === 0;
 }
 validate137.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listProbes"] = validate138;
+exports["query:resetPassword"] = validate138;
 const schema105 = {"type":"object","properties":{}};
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40730,13 +42147,41 @@ return errors === 0;
 }
 validate138.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:searchResources"] = validate139;
-const schema106 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+exports["query:listProbes"] = validate139;
+const schema106 = {"type":"object","properties":{}};
 
 function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate139.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate139.errors = vErrors;
+return errors === 0;
+}
+validate139.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:searchResources"] = validate140;
+const schema107 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40901,40 +42346,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate139.errors = vErrors;
-return errors === 0;
-}
-validate139.evaluated = {"props":{"q":true,"type":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listSessions"] = validate140;
-const schema107 = {"type":"object","properties":{}};
-
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate140.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate140.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":{"q":true,"type":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:signIn"] = validate141;
+exports["query:listSessions"] = validate141;
 const schema108 = {"type":"object","properties":{}};
 
 function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40962,7 +42379,7 @@ return errors === 0;
 }
 validate141.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:revokeSession"] = validate142;
+exports["query:signIn"] = validate142;
 const schema109 = {"type":"object","properties":{}};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40990,7 +42407,7 @@ return errors === 0;
 }
 validate142.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getSetup"] = validate143;
+exports["query:revokeSession"] = validate143;
 const schema110 = {"type":"object","properties":{}};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41018,7 +42435,7 @@ return errors === 0;
 }
 validate143.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:dismissSetup"] = validate144;
+exports["query:getSetup"] = validate144;
 const schema111 = {"type":"object","properties":{}};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41046,7 +42463,7 @@ return errors === 0;
 }
 validate144.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:signUp"] = validate145;
+exports["query:dismissSetup"] = validate145;
 const schema112 = {"type":"object","properties":{}};
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41074,7 +42491,7 @@ return errors === 0;
 }
 validate145.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createSmsEnrolment"] = validate146;
+exports["query:signUp"] = validate146;
 const schema113 = {"type":"object","properties":{}};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41102,7 +42519,7 @@ return errors === 0;
 }
 validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:confirmSmsEnrolment"] = validate147;
+exports["query:createSmsEnrolment"] = validate147;
 const schema114 = {"type":"object","properties":{}};
 
 function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41130,7 +42547,7 @@ return errors === 0;
 }
 validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:uploadSourceMap"] = validate148;
+exports["query:confirmSmsEnrolment"] = validate148;
 const schema115 = {"type":"object","properties":{}};
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41158,7 +42575,7 @@ return errors === 0;
 }
 validate148.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listStatusPages"] = validate149;
+exports["query:uploadSourceMap"] = validate149;
 const schema116 = {"type":"object","properties":{}};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41186,7 +42603,7 @@ return errors === 0;
 }
 validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createStatusPage"] = validate150;
+exports["query:listStatusPages"] = validate150;
 const schema117 = {"type":"object","properties":{}};
 
 function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41214,7 +42631,7 @@ return errors === 0;
 }
 validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getStatusPage"] = validate151;
+exports["query:createStatusPage"] = validate151;
 const schema118 = {"type":"object","properties":{}};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41242,7 +42659,7 @@ return errors === 0;
 }
 validate151.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateStatusPage"] = validate152;
+exports["query:getStatusPage"] = validate152;
 const schema119 = {"type":"object","properties":{}};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41270,7 +42687,7 @@ return errors === 0;
 }
 validate152.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteStatusPage"] = validate153;
+exports["query:updateStatusPage"] = validate153;
 const schema120 = {"type":"object","properties":{}};
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41298,7 +42715,7 @@ return errors === 0;
 }
 validate153.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:addStatusPageComponent"] = validate154;
+exports["query:deleteStatusPage"] = validate154;
 const schema121 = {"type":"object","properties":{}};
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41326,13 +42743,41 @@ return errors === 0;
 }
 validate154.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeStatusPageComponent"] = validate155;
-const schema122 = {"type":"object","properties":{"component":{"type":"string"}}};
+exports["query:addStatusPageComponent"] = validate155;
+const schema122 = {"type":"object","properties":{}};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate155.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate155.errors = vErrors;
+return errors === 0;
+}
+validate155.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeStatusPageComponent"] = validate156;
+const schema123 = {"type":"object","properties":{"component":{"type":"string"}}};
+
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41382,40 +42827,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate155.errors = vErrors;
-return errors === 0;
-}
-validate155.evaluated = {"props":{"component":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:verifyStatusPageDomain"] = validate156;
-const schema123 = {"type":"object","properties":{}};
-
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate156.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate156.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":{"component":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listStatusPageSubscribers"] = validate157;
+exports["query:verifyStatusPageDomain"] = validate157;
 const schema124 = {"type":"object","properties":{}};
 
 function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41443,13 +42860,41 @@ return errors === 0;
 }
 validate157.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeStatusPageSubscriber"] = validate158;
-const schema125 = {"type":"object","properties":{"subscriber":{"type":"string"}}};
+exports["query:listStatusPageSubscribers"] = validate158;
+const schema125 = {"type":"object","properties":{}};
 
 function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate158.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate158.errors = vErrors;
+return errors === 0;
+}
+validate158.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeStatusPageSubscriber"] = validate159;
+const schema126 = {"type":"object","properties":{"subscriber":{"type":"string"}}};
+
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41499,40 +42944,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate158.errors = vErrors;
-return errors === 0;
-}
-validate158.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getSummary"] = validate159;
-const schema126 = {"type":"object","properties":{}};
-
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate159.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate159.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:uploadSymbols"] = validate160;
+exports["query:getSummary"] = validate160;
 const schema127 = {"type":"object","properties":{}};
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41560,7 +42977,7 @@ return errors === 0;
 }
 validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listWorkspaces"] = validate161;
+exports["query:uploadSymbols"] = validate161;
 const schema128 = {"type":"object","properties":{}};
 
 function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41588,7 +43005,7 @@ return errors === 0;
 }
 validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createWorkspace"] = validate162;
+exports["query:listWorkspaces"] = validate162;
 const schema129 = {"type":"object","properties":{}};
 
 function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41616,7 +43033,7 @@ return errors === 0;
 }
 validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateWorkspace"] = validate163;
+exports["query:createWorkspace"] = validate163;
 const schema130 = {"type":"object","properties":{}};
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41644,7 +43061,7 @@ return errors === 0;
 }
 validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteWorkspace"] = validate164;
+exports["query:updateWorkspace"] = validate164;
 const schema131 = {"type":"object","properties":{}};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -41671,6 +43088,34 @@ validate164.errors = vErrors;
 return errors === 0;
 }
 validate164.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:deleteWorkspace"] = validate165;
+const schema132 = {"type":"object","properties":{}};
+
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate165.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate165.errors = vErrors;
+return errors === 0;
+}
+validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 return exports;
 })();
@@ -41734,6 +43179,7 @@ const queryValidators = Object.freeze({
   "enrollAgent": queryModule["query:enrollAgent"],
   "deleteAgent": queryModule["query:deleteAgent"],
   "getAgentMetrics": queryModule["query:getAgentMetrics"],
+  "getAgentHourlyMetrics": queryModule["query:getAgentHourlyMetrics"],
   "listAnalyticsSites": queryModule["query:listAnalyticsSites"],
   "createAnalyticsSite": queryModule["query:createAnalyticsSite"],
   "getAnalyticsSite": queryModule["query:getAnalyticsSite"],
@@ -41851,6 +43297,7 @@ const responseValidators = Object.freeze({
   "enrollAgent": strictModule["response:enrollAgent"],
   "deleteAgent": strictModule["response:deleteAgent"],
   "getAgentMetrics": strictModule["response:getAgentMetrics"],
+  "getAgentHourlyMetrics": strictModule["response:getAgentHourlyMetrics"],
   "listAnalyticsSites": strictModule["response:listAnalyticsSites"],
   "createAnalyticsSite": strictModule["response:createAnalyticsSite"],
   "getAnalyticsSite": strictModule["response:getAnalyticsSite"],

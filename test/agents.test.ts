@@ -145,6 +145,42 @@ test('another organisation\'s agent answers 404, never 403, to every operation; 
   expect(later).not.toContain(a.token.slice(3));
 });
 
+test('hourly roll-ups over days: one entry per hour with samples, newest first, the window in days clamped, visible as the agent is', async () => {
+  const a = await enrol(owner, { name: 'hourly', workspaceId: ws1 });
+  const hourStart = (ms: number) => Math.floor(ms / 3_600_000) * 3_600_000;
+  const now = Date.now();
+  const threeDays = hourStart(now - 3 * 86_400_000) + 60_000;
+  const twoHours = hourStart(now - 2 * 3_600_000) + 60_000;
+  const at = [threeDays, threeDays + 600_000, twoHours, twoHours + 60_000, twoHours + 120_000];
+  const cpu = [10, 50, 20, 40, 90];
+  const samples = at.map((t, i) => sample({ at: new Date(t).toISOString(), cpuPercent: cpu[i], load1: i === 2 ? null : 1 + i, networkTxBytes: 100 * (i + 1) }));
+  const res = await report(a.token, { ...identity, samples });
+  expect(await res.json()).toEqual({ accepted: 5, dropped: 0 });
+  const hours = await until('the roll-ups', async () => {
+    const d = ok('getAgentHourlyMetrics', await owner.get(`/agents/${a.id}/metrics/hourly?days=7`));
+    return d.length === 2 && d.reduce((n: number, h: { samples: number }) => n + h.samples, 0) === 5 ? d : null;
+  });
+  expect(hours.map((h: { hour: string; samples: number }) => [h.hour, h.samples])).toEqual([
+    [new Date(hourStart(twoHours)).toISOString(), 3],
+    [new Date(hourStart(threeDays)).toISOString(), 2],
+  ]);
+  expect(hours[0].cpuPercent).toEqual({ avg: 50, min: 20, max: 90, sum: 150, count: 3 });
+  // A figure one sample lacked is averaged over the samples that had it.
+  expect(hours[0].load1).toEqual({ avg: 4.5, min: 4, max: 5, sum: 9, count: 2 });
+  expect(hours[0].networkTxBytes.sum).toBe(300 + 400 + 500);
+  expect(hours[1].cpuPercent).toEqual({ avg: 30, min: 10, max: 50, sum: 60, count: 2 });
+  // The default window is 7 days; 1 day (and 0, clamped to 1) leaves the older hour out; past 366 is 366.
+  expect(ok('getAgentHourlyMetrics', await owner.get(`/agents/${a.id}/metrics/hourly`))).toHaveLength(2);
+  for (const days of ['1', '0', '-5']) expect(ok('getAgentHourlyMetrics', await owner.get(`/agents/${a.id}/metrics/hourly?days=${days}`))).toHaveLength(1);
+  expect(ok('getAgentHourlyMetrics', await owner.get(`/agents/${a.id}/metrics/hourly?days=100000`))).toHaveLength(2);
+  // Bad input is a 400 naming the parameter; a viewer reads; another workspace's key finds no such agent.
+  const bad = await owner.get(`/agents/${a.id}/metrics/hourly?days=many`);
+  expect([bad.status, bad.body.details?.field]).toEqual([400, 'days']);
+  expect(ok('getAgentHourlyMetrics', await viewer.get(`/agents/${a.id}/metrics/hourly`))).toHaveLength(2);
+  expect((await confined.get(`/agents/${a.id}/metrics/hourly`)).status).toBe(404);
+  expect((await owner.get('/agents/ag_nobody/metrics/hourly')).status).toBe(404);
+});
+
 test('reports: identity and samples through the buffer, newest first, clamps, duplicates kept once, refusals', async () => {
   const a = await enrol(owner, { name: 'reporter', workspaceId: ws1 });
   const t0 = Date.now() - 60_000;
@@ -179,6 +215,14 @@ test('reports: identity and samples through the buffer, newest first, clamps, du
   expect(Math.max(...cpu.map((c) => c.max))).toBe(30);
   expect(cpu.reduce((s, c) => s + c.sum, 0) / cpu.reduce((s, c) => s + c.count, 0)).toBe(20);
 
+
+  // The hourly roll-ups through the API: newest hour first, per figure average, minimum, maximum, sum and count; null when no sample had it.
+  const hours = ok('getAgentHourlyMetrics', await owner.get(`/agents/${a.id}/metrics/hourly`));
+  expect(hours.reduce((n: number, h: { samples: number }) => n + h.samples, 0)).toBe(3);
+  const all = hours.map((h: { cpuPercent: { sum: number; count: number; max: number; min: number } }) => h.cpuPercent);
+  expect([Math.min(...all.map((c: { min: number }) => c.min)), Math.max(...all.map((c: { max: number }) => c.max))]).toEqual([10, 30]);
+  expect(hours[0]).toMatchObject({ swapPercent: null, networkRxBytes: { sum: 1000 * hours[0].samples, count: hours[0].samples, avg: 1000 } });
+  expect(hours[0].hour).toMatch(/T\d\d:00:00\.000Z$/);
   // A clock ten minutes behind is corrected onto the server's.
   const late = new Date(Date.now() - 600_000);
   expect((await report(a.token, { ...identity, sentAt: late.toISOString(), samples: [sample({ at: late.toISOString(), cpuPercent: 99 })] })).status).toBe(200);

@@ -14,7 +14,7 @@ import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import { hashToken, newToken } from '../crypto/tokens';
 import { ApiError, invalid, notFound } from '../pipeline/errors';
-import { selectAgents, selectSamples, sampleOut, watchableAgent, type AgentRow } from '../repo/agents';
+import { hourOut, selectAgents, selectHours, selectSamples, sampleOut, watchableAgent, type AgentRow } from '../repo/agents';
 import { audit, diff } from './audit';
 import { visibleWorkspace } from './tenancy';
 
@@ -88,6 +88,13 @@ export async function agentMetrics(db: Db, caller: Caller, id: string, q: { hour
   const hours = Math.min(Math.max(Math.trunc(q.hours ?? 24), 1), 168);
   const limit = Math.min(Math.max(Math.trunc(q.limit ?? 500), 1), 5000);
   return (await selectSamples(db, agent.id, new Date(now.getTime() - hours * HOUR), limit)).map(sampleOut);
+}
+
+/** GET /agents/{id}/metrics/hourly: the hourly roll-ups of the last `days` (clamped to 1..366, default 7), newest first. */
+export async function agentHours(db: Db, caller: Caller, id: string, q: { days?: number }, now: Date) {
+  const agent = await findAgent(db, caller, id);
+  const days = Math.min(Math.max(Math.trunc(q.days ?? 7), 1), 366);
+  return (await selectHours(db, agent.id, new Date(now.getTime() - days * 24 * HOUR))).map(hourOut);
 }
 
 /**

@@ -36,6 +36,20 @@ export async function selectSamples(db: Db, agentId: string, from: Date, limit: 
     .orderBy('at', 'desc').limit(limit).execute();
 }
 
+/** An agent's hourly roll-ups from `from`'s hour on, newest first. */
+export async function selectHours(db: Db, agentId: string, from: Date) {
+  return db.selectFrom('agent_rollup_hourly').select(['hour', 'samples', 'figures']).where('agent_id', '=', agentId)
+    .where('hour', '>=', new Date(Math.floor(from.getTime() / 3_600_000) * 3_600_000)).orderBy('hour', 'desc').execute();
+}
+
+/** The API shape of an hour (`AgentHour`): each figure's average, minimum, maximum, sum and count, or null when no sample had it. */
+export function hourOut(r: { hour: Date; samples: number; figures: Record<string, { sum: number; count: number; min: number; max: number }> }) {
+  const stats = (f: { sum: number; count: number; min: number; max: number } | undefined) =>
+    (f && f.count > 0 ? { avg: Number(f.sum) / Number(f.count), min: Number(f.min), max: Number(f.max), sum: Number(f.sum), count: Number(f.count) } : null);
+  const figures = Object.fromEntries(FIGURES.map(([name]) => [name, stats(r.figures[name])]));
+  return { hour: r.hour.toISOString(), samples: r.samples, ...figures } as { hour: string; samples: number } & Record<(typeof FIGURES)[number][0], ReturnType<typeof stats>>;
+}
+
 /** The place a monitor watches from: its organisation and workspace. */
 export interface MonitorPlace { organizationId: string; workspaceId: string }
 

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/agents.proto.
  */
 export const file_vigil_v1_agents: GenFile = /*@__PURE__*/
-  fileDesc("ChV2aWdpbC92MS9hZ2VudHMucHJvdG8SCHZpZ2lsLnYxIhMKEUxpc3RBZ2VudHNSZXF1ZXN0IjMKEkxpc3RBZ2VudHNSZXNwb25zZRIdCgRkYXRhGAEgAygLMg8udmlnaWwudjEuQWdlbnQiTgoSRW5yb2xsQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSGQoMd29ya3NwYWNlX2lkGAIgASgJSACIAQFCDwoNX3dvcmtzcGFjZV9pZCI8ChNFbnJvbGxBZ2VudFJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy52aWdpbC52MS5FbnJvbGxlZEFnZW50IiwKEkRlbGV0ZUFnZW50UmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBQgUKA19pZCI7ChNEZWxldGVBZ2VudFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi52aWdpbC52MS5EZWxldGVSZXN1bHQiYAoWR2V0QWdlbnRNZXRyaWNzUmVxdWVzdBIKCgJpZBgBIAEoCRISCgVob3VycxgCIAEoBUgAiAEBEhIKBWxpbWl0GAMgASgFSAGIAQFCCAoGX2hvdXJzQggKBl9saW1pdCI+ChdHZXRBZ2VudE1ldHJpY3NSZXNwb25zZRIjCgRkYXRhGAEgAygLMhUudmlnaWwudjEuQWdlbnRTYW1wbGUijQIKBUFnZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSGQoMd29ya3NwYWNlX2lkGAMgASgJSACIAQESFQoIaG9zdG5hbWUYBCABKAlIAYgBARIPCgJvcxgFIAEoCUgCiAEBEhQKB3ZlcnNpb24YBiABKAlIA4gBARIwCgxsYXN0X3NlZW5fYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg8KDV93b3Jrc3BhY2VfaWRCCwoJX2hvc3RuYW1lQgUKA19vc0IKCghfdmVyc2lvbiKkAgoNRW5yb2xsZWRBZ2VudBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhkKDHdvcmtzcGFjZV9pZBgDIAEoCUgAiAEBEhUKCGhvc3RuYW1lGAQgASgJSAGIAQESDwoCb3MYBSABKAlIAogBARIUCgd2ZXJzaW9uGAYgASgJSAOIAQESMAoMbGFzdF9zZWVuX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgV0b2tlbhgJIAEoCUIPCg1fd29ya3NwYWNlX2lkQgsKCV9ob3N0bmFtZUIFCgNfb3NCCgoIX3ZlcnNpb24igwEKCUFnZW50RGlzaxINCgVtb3VudBgBIAEoCRISCgpmaWxlc3lzdGVtGAIgASgJEhEKBHR5cGUYAyABKAlIAIgBARISCgpzaXplX2J5dGVzGAQgASgBEhIKCnVzZWRfYnl0ZXMYBSABKAESDwoHcGVyY2VudBgGIAEoAUIHCgVfdHlwZSK3BgoLQWdlbnRTYW1wbGUSJgoCYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKC2NwdV9wZXJjZW50GAIgASgBSACIAQESGwoObWVtb3J5X3BlcmNlbnQYAyABKAFIAYgBARIeChFtZW1vcnlfdXNlZF9ieXRlcxgEIAEoAUgCiAEBEhkKDGRpc2tfcGVyY2VudBgFIAEoAUgDiAEBEhIKBWxvYWQxGAYgASgBSASIAQESEgoFbG9hZDUYByABKAFIBYgBARITCgZsb2FkMTUYCCABKAFIBogBARIdChBuZXR3b3JrX3J4X2J5dGVzGAkgASgBSAeIAQESHQoQbmV0d29ya190eF9ieXRlcxgKIAEoAUgIiAEBEh8KEm1lbW9yeV90b3RhbF9ieXRlcxgLIAEoAUgJiAEBEhkKDHN3YXBfcGVyY2VudBgMIAEoAUgKiAEBEhwKD3N3YXBfdXNlZF9ieXRlcxgNIAEoAUgLiAEBEh0KEHN3YXBfdG90YWxfYnl0ZXMYDiABKAFIDIgBARIiCgVkaXNrcxgPIAMoCzITLnZpZ2lsLnYxLkFnZW50RGlzaxIoChtuZXR3b3JrX3J4X2J5dGVzX3Blcl9zZWNvbmQYECABKAFIDYgBARIoChtuZXR3b3JrX3R4X2J5dGVzX3Blcl9zZWNvbmQYESABKAFIDogBAUIOCgxfY3B1X3BlcmNlbnRCEQoPX21lbW9yeV9wZXJjZW50QhQKEl9tZW1vcnlfdXNlZF9ieXRlc0IPCg1fZGlza19wZXJjZW50QggKBl9sb2FkMUIICgZfbG9hZDVCCQoHX2xvYWQxNUITChFfbmV0d29ya19yeF9ieXRlc0ITChFfbmV0d29ya190eF9ieXRlc0IVChNfbWVtb3J5X3RvdGFsX2J5dGVzQg8KDV9zd2FwX3BlcmNlbnRCEgoQX3N3YXBfdXNlZF9ieXRlc0ITChFfc3dhcF90b3RhbF9ieXRlc0IeChxfbmV0d29ya19yeF9ieXRlc19wZXJfc2Vjb25kQh4KHF9uZXR3b3JrX3R4X2J5dGVzX3Blcl9zZWNvbmQyxwIKDEFnZW50U2VydmljZRJHCgpMaXN0QWdlbnRzEhsudmlnaWwudjEuTGlzdEFnZW50c1JlcXVlc3QaHC52aWdpbC52MS5MaXN0QWdlbnRzUmVzcG9uc2USSgoLRW5yb2xsQWdlbnQSHC52aWdpbC52MS5FbnJvbGxBZ2VudFJlcXVlc3QaHS52aWdpbC52MS5FbnJvbGxBZ2VudFJlc3BvbnNlEkoKC0RlbGV0ZUFnZW50EhwudmlnaWwudjEuRGVsZXRlQWdlbnRSZXF1ZXN0Gh0udmlnaWwudjEuRGVsZXRlQWdlbnRSZXNwb25zZRJWCg9HZXRBZ2VudE1ldHJpY3MSIC52aWdpbC52MS5HZXRBZ2VudE1ldHJpY3NSZXF1ZXN0GiEudmlnaWwudjEuR2V0QWdlbnRNZXRyaWNzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_vigil_v1_common]);
+  fileDesc("ChV2aWdpbC92MS9hZ2VudHMucHJvdG8SCHZpZ2lsLnYxIhMKEUxpc3RBZ2VudHNSZXF1ZXN0IjMKEkxpc3RBZ2VudHNSZXNwb25zZRIdCgRkYXRhGAEgAygLMg8udmlnaWwudjEuQWdlbnQiTgoSRW5yb2xsQWdlbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSGQoMd29ya3NwYWNlX2lkGAIgASgJSACIAQFCDwoNX3dvcmtzcGFjZV9pZCI8ChNFbnJvbGxBZ2VudFJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy52aWdpbC52MS5FbnJvbGxlZEFnZW50IiwKEkRlbGV0ZUFnZW50UmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBQgUKA19pZCI7ChNEZWxldGVBZ2VudFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi52aWdpbC52MS5EZWxldGVSZXN1bHQiYAoWR2V0QWdlbnRNZXRyaWNzUmVxdWVzdBIKCgJpZBgBIAEoCRISCgVob3VycxgCIAEoBUgAiAEBEhIKBWxpbWl0GAMgASgFSAGIAQFCCAoGX2hvdXJzQggKBl9saW1pdCI+ChdHZXRBZ2VudE1ldHJpY3NSZXNwb25zZRIjCgRkYXRhGAEgAygLMhUudmlnaWwudjEuQWdlbnRTYW1wbGUiRgocR2V0QWdlbnRIb3VybHlNZXRyaWNzUmVxdWVzdBIKCgJpZBgBIAEoCRIRCgRkYXlzGAIgASgFSACIAQFCBwoFX2RheXMiQgodR2V0QWdlbnRIb3VybHlNZXRyaWNzUmVzcG9uc2USIQoEZGF0YRgBIAMoCzITLnZpZ2lsLnYxLkFnZW50SG91ciLZBgoJQWdlbnRIb3VyEigKBGhvdXIYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3NhbXBsZXMYAiABKAUSLwoLY3B1X3BlcmNlbnQYAyABKAsyGi52aWdpbC52MS5BZ2VudEZpZ3VyZVN0YXRzEjIKDm1lbW9yeV9wZXJjZW50GAQgASgLMhoudmlnaWwudjEuQWdlbnRGaWd1cmVTdGF0cxI1ChFtZW1vcnlfdXNlZF9ieXRlcxgFIAEoCzIaLnZpZ2lsLnYxLkFnZW50RmlndXJlU3RhdHMSNgoSbWVtb3J5X3RvdGFsX2J5dGVzGAYgASgLMhoudmlnaWwudjEuQWdlbnRGaWd1cmVTdGF0cxIwCgxzd2FwX3BlcmNlbnQYByABKAsyGi52aWdpbC52MS5BZ2VudEZpZ3VyZVN0YXRzEjMKD3N3YXBfdXNlZF9ieXRlcxgIIAEoCzIaLnZpZ2lsLnYxLkFnZW50RmlndXJlU3RhdHMSNAoQc3dhcF90b3RhbF9ieXRlcxgJIAEoCzIaLnZpZ2lsLnYxLkFnZW50RmlndXJlU3RhdHMSMAoMZGlza19wZXJjZW50GAogASgLMhoudmlnaWwudjEuQWdlbnRGaWd1cmVTdGF0cxIpCgVsb2FkMRgLIAEoCzIaLnZpZ2lsLnYxLkFnZW50RmlndXJlU3RhdHMSKQoFbG9hZDUYDCABKAsyGi52aWdpbC52MS5BZ2VudEZpZ3VyZVN0YXRzEioKBmxvYWQxNRgNIAEoCzIaLnZpZ2lsLnYxLkFnZW50RmlndXJlU3RhdHMSNAoQbmV0d29ya19yeF9ieXRlcxgOIAEoCzIaLnZpZ2lsLnYxLkFnZW50RmlndXJlU3RhdHMSNAoQbmV0d29ya190eF9ieXRlcxgPIAEoCzIaLnZpZ2lsLnYxLkFnZW50RmlndXJlU3RhdHMSPwobbmV0d29ya19yeF9ieXRlc19wZXJfc2Vjb25kGBAgASgLMhoudmlnaWwudjEuQWdlbnRGaWd1cmVTdGF0cxI/ChtuZXR3b3JrX3R4X2J5dGVzX3Blcl9zZWNvbmQYESABKAsyGi52aWdpbC52MS5BZ2VudEZpZ3VyZVN0YXRzIlUKEEFnZW50RmlndXJlU3RhdHMSCwoDYXZnGAEgASgBEgsKA21pbhgCIAEoARILCgNtYXgYAyABKAESCwoDc3VtGAQgASgBEg0KBWNvdW50GAUgASgFIo0CCgVBZ2VudBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhkKDHdvcmtzcGFjZV9pZBgDIAEoCUgAiAEBEhUKCGhvc3RuYW1lGAQgASgJSAGIAQESDwoCb3MYBSABKAlIAogBARIUCgd2ZXJzaW9uGAYgASgJSAOIAQESMAoMbGFzdF9zZWVuX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIPCg1fd29ya3NwYWNlX2lkQgsKCV9ob3N0bmFtZUIFCgNfb3NCCgoIX3ZlcnNpb24ipAIKDUVucm9sbGVkQWdlbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIZCgx3b3Jrc3BhY2VfaWQYAyABKAlIAIgBARIVCghob3N0bmFtZRgEIAEoCUgBiAEBEg8KAm9zGAUgASgJSAKIAQESFAoHdmVyc2lvbhgGIAEoCUgDiAEBEjAKDGxhc3Rfc2Vlbl9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFdG9rZW4YCSABKAlCDwoNX3dvcmtzcGFjZV9pZEILCglfaG9zdG5hbWVCBQoDX29zQgoKCF92ZXJzaW9uIoMBCglBZ2VudERpc2sSDQoFbW91bnQYASABKAkSEgoKZmlsZXN5c3RlbRgCIAEoCRIRCgR0eXBlGAMgASgJSACIAQESEgoKc2l6ZV9ieXRlcxgEIAEoARISCgp1c2VkX2J5dGVzGAUgASgBEg8KB3BlcmNlbnQYBiABKAFCBwoFX3R5cGUitwYKC0FnZW50U2FtcGxlEiYKAmF0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtjcHVfcGVyY2VudBgCIAEoAUgAiAEBEhsKDm1lbW9yeV9wZXJjZW50GAMgASgBSAGIAQESHgoRbWVtb3J5X3VzZWRfYnl0ZXMYBCABKAFIAogBARIZCgxkaXNrX3BlcmNlbnQYBSABKAFIA4gBARISCgVsb2FkMRgGIAEoAUgEiAEBEhIKBWxvYWQ1GAcgASgBSAWIAQESEwoGbG9hZDE1GAggASgBSAaIAQESHQoQbmV0d29ya19yeF9ieXRlcxgJIAEoAUgHiAEBEh0KEG5ldHdvcmtfdHhfYnl0ZXMYCiABKAFICIgBARIfChJtZW1vcnlfdG90YWxfYnl0ZXMYCyABKAFICYgBARIZCgxzd2FwX3BlcmNlbnQYDCABKAFICogBARIcCg9zd2FwX3VzZWRfYnl0ZXMYDSABKAFIC4gBARIdChBzd2FwX3RvdGFsX2J5dGVzGA4gASgBSAyIAQESIgoFZGlza3MYDyADKAsyEy52aWdpbC52MS5BZ2VudERpc2sSKAobbmV0d29ya19yeF9ieXRlc19wZXJfc2Vjb25kGBAgASgBSA2IAQESKAobbmV0d29ya190eF9ieXRlc19wZXJfc2Vjb25kGBEgASgBSA6IAQFCDgoMX2NwdV9wZXJjZW50QhEKD19tZW1vcnlfcGVyY2VudEIUChJfbWVtb3J5X3VzZWRfYnl0ZXNCDwoNX2Rpc2tfcGVyY2VudEIICgZfbG9hZDFCCAoGX2xvYWQ1QgkKB19sb2FkMTVCEwoRX25ldHdvcmtfcnhfYnl0ZXNCEwoRX25ldHdvcmtfdHhfYnl0ZXNCFQoTX21lbW9yeV90b3RhbF9ieXRlc0IPCg1fc3dhcF9wZXJjZW50QhIKEF9zd2FwX3VzZWRfYnl0ZXNCEwoRX3N3YXBfdG90YWxfYnl0ZXNCHgocX25ldHdvcmtfcnhfYnl0ZXNfcGVyX3NlY29uZEIeChxfbmV0d29ya190eF9ieXRlc19wZXJfc2Vjb25kMrEDCgxBZ2VudFNlcnZpY2USRwoKTGlzdEFnZW50cxIbLnZpZ2lsLnYxLkxpc3RBZ2VudHNSZXF1ZXN0GhwudmlnaWwudjEuTGlzdEFnZW50c1Jlc3BvbnNlEkoKC0Vucm9sbEFnZW50EhwudmlnaWwudjEuRW5yb2xsQWdlbnRSZXF1ZXN0Gh0udmlnaWwudjEuRW5yb2xsQWdlbnRSZXNwb25zZRJKCgtEZWxldGVBZ2VudBIcLnZpZ2lsLnYxLkRlbGV0ZUFnZW50UmVxdWVzdBodLnZpZ2lsLnYxLkRlbGV0ZUFnZW50UmVzcG9uc2USVgoPR2V0QWdlbnRNZXRyaWNzEiAudmlnaWwudjEuR2V0QWdlbnRNZXRyaWNzUmVxdWVzdBohLnZpZ2lsLnYxLkdldEFnZW50TWV0cmljc1Jlc3BvbnNlEmgKFUdldEFnZW50SG91cmx5TWV0cmljcxImLnZpZ2lsLnYxLkdldEFnZW50SG91cmx5TWV0cmljc1JlcXVlc3QaJy52aWdpbC52MS5HZXRBZ2VudEhvdXJseU1ldHJpY3NSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_vigil_v1_common]);
 
 /**
  * The request of ListAgents (no parameters).
@@ -190,6 +190,189 @@ export const GetAgentMetricsResponseSchema: GenMessage<GetAgentMetricsResponse> 
   messageDesc(file_vigil_v1_agents, 7);
 
 /**
+ * The request of GetAgentHourlyMetrics: path, query and body fields flattened.
+ *
+ * @generated from message vigil.v1.GetAgentHourlyMetricsRequest
+ */
+export type GetAgentHourlyMetricsRequest = Message<"vigil.v1.GetAgentHourlyMetricsRequest"> & {
+  /**
+   * Path parameter. The agent's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Query parameter. The window in days, 1 to 366; default 7.
+   *
+   * @generated from field: optional int32 days = 2;
+   */
+  days?: number | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.GetAgentHourlyMetricsRequest.
+ * Use `create(GetAgentHourlyMetricsRequestSchema)` to create a new message.
+ */
+export const GetAgentHourlyMetricsRequestSchema: GenMessage<GetAgentHourlyMetricsRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_agents, 8);
+
+/**
+ * @generated from message vigil.v1.GetAgentHourlyMetricsResponse
+ */
+export type GetAgentHourlyMetricsResponse = Message<"vigil.v1.GetAgentHourlyMetricsResponse"> & {
+  /**
+   * @generated from field: repeated vigil.v1.AgentHour data = 1;
+   */
+  data: AgentHour[];
+};
+
+/**
+ * Describes the message vigil.v1.GetAgentHourlyMetricsResponse.
+ * Use `create(GetAgentHourlyMetricsResponseSchema)` to create a new message.
+ */
+export const GetAgentHourlyMetricsResponseSchema: GenMessage<GetAgentHourlyMetricsResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_agents, 9);
+
+/**
+ * One hour of an agent's samples, rolled up; a figure no sample had is absent (null).
+ *
+ * @generated from message vigil.v1.AgentHour
+ */
+export type AgentHour = Message<"vigil.v1.AgentHour"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp hour = 1;
+   */
+  hour?: Timestamp | undefined;
+
+  /**
+   * @generated from field: int32 samples = 2;
+   */
+  samples: number;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats cpu_percent = 3;
+   */
+  cpuPercent?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats memory_percent = 4;
+   */
+  memoryPercent?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats memory_used_bytes = 5;
+   */
+  memoryUsedBytes?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats memory_total_bytes = 6;
+   */
+  memoryTotalBytes?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats swap_percent = 7;
+   */
+  swapPercent?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats swap_used_bytes = 8;
+   */
+  swapUsedBytes?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats swap_total_bytes = 9;
+   */
+  swapTotalBytes?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats disk_percent = 10;
+   */
+  diskPercent?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats load1 = 11;
+   */
+  load1?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats load5 = 12;
+   */
+  load5?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats load15 = 13;
+   */
+  load15?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats network_rx_bytes = 14;
+   */
+  networkRxBytes?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats network_tx_bytes = 15;
+   */
+  networkTxBytes?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats network_rx_bytes_per_second = 16;
+   */
+  networkRxBytesPerSecond?: AgentFigureStats | undefined;
+
+  /**
+   * @generated from field: vigil.v1.AgentFigureStats network_tx_bytes_per_second = 17;
+   */
+  networkTxBytesPerSecond?: AgentFigureStats | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.AgentHour.
+ * Use `create(AgentHourSchema)` to create a new message.
+ */
+export const AgentHourSchema: GenMessage<AgentHour> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_agents, 10);
+
+/**
+ * One figure over an hour's samples that had it.
+ *
+ * @generated from message vigil.v1.AgentFigureStats
+ */
+export type AgentFigureStats = Message<"vigil.v1.AgentFigureStats"> & {
+  /**
+   * @generated from field: double avg = 1;
+   */
+  avg: number;
+
+  /**
+   * @generated from field: double min = 2;
+   */
+  min: number;
+
+  /**
+   * @generated from field: double max = 3;
+   */
+  max: number;
+
+  /**
+   * @generated from field: double sum = 4;
+   */
+  sum: number;
+
+  /**
+   * @generated from field: int32 count = 5;
+   */
+  count: number;
+};
+
+/**
+ * Describes the message vigil.v1.AgentFigureStats.
+ * Use `create(AgentFigureStatsSchema)` to create a new message.
+ */
+export const AgentFigureStatsSchema: GenMessage<AgentFigureStats> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_agents, 11);
+
+/**
  * A server agent.
  *
  * @generated from message vigil.v1.Agent
@@ -247,7 +430,7 @@ export type Agent = Message<"vigil.v1.Agent"> & {
  * Use `create(AgentSchema)` to create a new message.
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_agents, 8);
+  messageDesc(file_vigil_v1_agents, 12);
 
 /**
  * An agent as enrolled, with its token shown once.
@@ -310,7 +493,7 @@ export type EnrolledAgent = Message<"vigil.v1.EnrolledAgent"> & {
  * Use `create(EnrolledAgentSchema)` to create a new message.
  */
 export const EnrolledAgentSchema: GenMessage<EnrolledAgent> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_agents, 9);
+  messageDesc(file_vigil_v1_agents, 13);
 
 /**
  * One mounted filesystem as an agent sampled it.
@@ -362,7 +545,7 @@ export type AgentDisk = Message<"vigil.v1.AgentDisk"> & {
  * Use `create(AgentDiskSchema)` to create a new message.
  */
 export const AgentDiskSchema: GenMessage<AgentDisk> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_agents, 10);
+  messageDesc(file_vigil_v1_agents, 14);
 
 /**
  * One sample an agent took of its machine. A figure the agent could not
@@ -485,7 +668,7 @@ export type AgentSample = Message<"vigil.v1.AgentSample"> & {
  * Use `create(AgentSampleSchema)` to create a new message.
  */
 export const AgentSampleSchema: GenMessage<AgentSample> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_agents, 11);
+  messageDesc(file_vigil_v1_agents, 15);
 
 /**
  * Server agents and their metrics.
@@ -532,6 +715,16 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof GetAgentMetricsRequestSchema;
     output: typeof GetAgentMetricsResponseSchema;
+  },
+  /**
+   * GET /api/v1/agents/{id}/metrics/hourly: Get an agent's hourly metric roll-ups.
+   *
+   * @generated from rpc vigil.v1.AgentService.GetAgentHourlyMetrics
+   */
+  getAgentHourlyMetrics: {
+    methodKind: "unary";
+    input: typeof GetAgentHourlyMetricsRequestSchema;
+    output: typeof GetAgentHourlyMetricsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_vigil_v1_agents, 0);
