@@ -59,6 +59,7 @@
  *   BENCH_DATABASE_URL database to use (left as is); otherwise a fresh vigil_bench_<pid> on
  *                      postgres://postgres@127.0.0.1:5432, dropped at the end
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -90,6 +91,7 @@ const TARGET_REPORT_P99 = 200;
 const MASTER_KEY = randomBytes(32).toString('base64');
 const EVENT_PATH = '/api/event';
 const RING = Number(process.env.BENCH_RING || 100_000);
+const SEPARATE_WORKER = process.env.BENCH_WORKER_PROCESS === '1';
 const PROF = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -100,9 +102,10 @@ const load1 = () => os.loadavg()[0].toFixed(1);
 const log = (s: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
 
 /** CPU seconds so far: Vigil, this database's PostgreSQL, this process, the machine. */
-function cpuNow(pid: number, db: string) {
+function cpuNow(pid: number | number[], db: string) {
   const me = process.cpuUsage();
-  return { t: performance.now(), vigil: processCpu(pid), pg: postgresSnapshot(db), me: (me.user + me.system) / 1e6, busy: machineBusy() };
+  const vigil = (Array.isArray(pid) ? pid : [pid]).reduce((a, p) => a + processCpu(p), 0);
+  return { t: performance.now(), vigil, pg: postgresSnapshot(db), me: (me.user + me.system) / 1e6, busy: machineBusy() };
 }
 type Cpu = ReturnType<typeof cpuNow>;
 function cpuDelta(a: Cpu, b: Cpu) {
@@ -170,8 +173,24 @@ async function load(base: string, ring: Prepared[], seconds: number): Promise<Lo
   return { result, ...out };
 }
 
+/** `npm run worker` (src/worker-main.ts through tsx) on the bench database: the drain then runs beside the server, not in it. */
+async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../src/worker-main.ts')], { env: { ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] });
+  // Its drain polls the buffer; give it its migrations' check and first poll.
+  await sleep(3000);
+  if (proc.exitCode !== null) throw new Error(`the worker process exited with code ${proc.exitCode}`);
+  return proc;
+}
+const stopProcess = (p: ChildProcess | null) => new Promise<void>((resolve) => {
+  if (!p || p.exitCode !== null) return resolve();
+  p.once('exit', () => resolve());
+  p.kill('SIGTERM');
+});
+
 async function partA(env: NodeJS.ProcessEnv, dbName: string, c: pg.Client): Promise<{ ok: boolean; summary: string }> {
-  const vigil = await startChild<AnalyticsVigilReady>('analytics-vigil.ts', { ...env, WORKER: 'true', TRUST_PROXY: 'loopback' });
+  const vigil = await startChild<AnalyticsVigilReady>('analytics-vigil.ts', { ...env, WORKER: SEPARATE_WORKER ? 'false' : 'true', TRUST_PROXY: 'loopback' });
+  const worker = SEPARATE_WORKER ? await startWorkerProcess(env) : null;
+  const pids = [vigil.ready.pid, ...(worker?.pid ? [worker.pid] : [])];
   try {
     const v = vigil.ready;
     const domain = 'shop.example.com';
@@ -184,10 +203,10 @@ async function partA(env: NodeJS.ProcessEnv, dbName: string, c: pg.Client): Prom
     const d0 = await drained(c);
     await ask(vigil, { type: 'sql' });
     if (PROF) vigil.proc.send({ type: 'profile', dir: PROF });
-    const c0 = cpuNow(v.pid, dbName);
+    const c0 = cpuNow(pids, dbName);
     const loadAvg = load1();
     const m = await load(v.url, ring, DURATION);
-    const c1 = cpuNow(v.pid, dbName);
+    const c1 = cpuNow(pids, dbName);
     const profile = PROF ? (await ask<{ file: string | null }>(vigil, { type: 'profile', stop: true })).file : null;
     const d1 = await drained(c);
     const rss = memKb(v.pid, 'VmRSS');
@@ -198,7 +217,7 @@ async function partA(env: NodeJS.ProcessEnv, dbName: string, c: pg.Client): Prom
     // The drain empties the buffer.
     const t0 = performance.now();
     while (!(await bufferEmpty(c)) && performance.now() - t0 < 300_000) await sleep(50);
-    const c2 = cpuNow(v.pid, dbName);
+    const c2 = cpuNow(pids, dbName);
     const drainMs = performance.now() - t0;
     const d2 = await drained(c);
     const topDrain = (await ask<{ top: SqlTime[] }>(vigil, { type: 'sql' })).top;
@@ -225,12 +244,12 @@ async function partA(env: NodeJS.ProcessEnv, dbName: string, c: pg.Client): Prom
     const out: string[] = [];
     out.push(`\n(a) Ingestion: POST ${EVENT_PATH}, ${DURATION} s after a ${WARMUP} s warm-up, ${CONNECTIONS} connections; the tracker's text/plain JSON ` +
       `(${Math.round((100 * m.pageviews) / Math.max(1, m.accepted))}% pageviews, the rest custom events with props), ${traffic.uas.length} browser user agents, ` +
-      `${n0(VISITORS)} visitors by X-Forwarded-For (TRUST_PROXY=loopback), ${traffic.paths.length} Zipf paths; drain in the server process (as npm start)`);
+      `${n0(VISITORS)} visitors by X-Forwarded-For (TRUST_PROXY=loopback), ${traffic.paths.length} Zipf paths; ${SEPARATE_WORKER ? 'drain in a worker process beside the server (WORKER=false and npm run worker)' : 'drain in the server process (as npm start)'}`);
     out.push(`Accepted: ${n0(m.accepted)} events in ${r.duration.toFixed(1)} s = ${n0(rate)} events/s (per second min ${n0(r.requests.min)}, max ${n0(r.requests.max)})`);
     out.push(`Latency: p50 ${r.latency.p50} ms, p90 ${r.latency.p90} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms`);
     out.push(`Non-2xx: ${r.non2xx}, errors: ${r.errors}, timeouts: ${r.timeouts}; dropped (x-plausible-dropped): ${m.dropped}${warm ? ` (warm-up: ${warm.result.non2xx + warm.result.errors + warm.result.timeouts} bad, ${warm.dropped} dropped)` : ''}`);
     out.push(`Vigil CPU: ${n1(cpu.vigil)} s over ${cpu.s.toFixed(1)} s = ${per1k(cpu.vigil, m.accepted)} ms per 1,000 events (${Math.round((100 * cpu.vigil) / cpu.s)}% of a core, ` +
-      `ingestion and the drain running alongside); RSS ${n0(rss / 1024)} MB (peak ${n0(hwm / 1024)} MB)`);
+      `${SEPARATE_WORKER ? 'the server and the worker process together' : 'ingestion and the drain running alongside'}); server RSS ${n0(rss / 1024)} MB (peak ${n0(hwm / 1024)} MB)`);
     out.push(`Elsewhere during the load: PostgreSQL ${n1(cpu.pg)} s (${per1k(cpu.pg, m.accepted)} ms per 1,000 events), autocannon (this process) ${n1(cpu.me)} s; ` +
       `${busyLine(cpu)}; load average ${loadAvg} before`);
     const during = d1 - d0;
@@ -251,6 +270,7 @@ async function partA(env: NodeJS.ProcessEnv, dbName: string, c: pg.Client): Prom
     return { ok: none && bad === 0 && m.dropped === 0, summary: `(a) ${n0(rate)} events/s (target ${n0(TARGET_RATE)}: ${rate >= TARGET_RATE ? 'met' : 'missed'}), p99 ${r.latency.p99} ms, none lost: ${none ? 'yes' : 'NO'}` };
   } finally {
     await vigil.stop();
+    await stopProcess(worker);
   }
 }
 
