@@ -1,0 +1,201 @@
+/**
+ * Every operation of the contract, sent what a careless or hostile client
+ * sends: ids that do not exist or are not ids, query values of the wrong
+ * type or out of range, bodies that are not JSON, not objects, or whose
+ * fields each in turn have the wrong type, null, or an absurd size. The
+ * answer must be a 4xx with the error shape (a stable `code`), never a 5xx,
+ * and prompt. Bodies start from a plausible one made from the operation's
+ * schema (the contract served at /openapi.json), with the ids of real
+ * resources, so a mutated field reaches the handler's own checks rather
+ * than stopping at a missing sibling.
+ */
+import { gzipSync } from 'node:zlib';
+import { routes, type RouteDef } from '../gen/routes';
+import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
+
+type Schema = {
+  $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; items?: Schema;
+  enum?: unknown[]; format?: string; oneOf?: Schema[]; anyOf?: Schema[]; allOf?: Schema[]; minimum?: number; minLength?: number;
+};
+type Spec = { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> } }>>; components: { schemas: Record<string, Schema> } };
+
+let server: TestServer;
+let owner: ApiClient;
+let spec: Spec;
+/** Real ids by the name a path parameter or a body field gives them. */
+const ids: Record<string, string> = {};
+
+const resolve = (s: Schema | undefined): Schema | undefined => {
+  let cur = s;
+  for (let i = 0; cur?.$ref && i < 10; i++) cur = spec.components.schemas[cur.$ref.split('/').pop()!];
+  if (cur?.allOf) return cur.allOf.map(resolve).reduce<Schema>((a, b) => ({ ...a, ...b, properties: { ...a.properties, ...b?.properties }, required: [...(a.required ?? []), ...(b?.required ?? [])] }), {});
+  return cur;
+};
+const typeOf = (s: Schema | undefined): string => {
+  const t = s?.type;
+  if (Array.isArray(t)) return t.find((x) => x !== 'null') ?? 'string';
+  return t ?? (s?.properties ? 'object' : s?.oneOf || s?.anyOf ? 'object' : 'string');
+};
+
+/** A plausible value of `s` (for field `name`), real ids where the name says what it points to. */
+function plausible(s0: Schema | undefined, name: string, depth = 0): unknown {
+  const s = resolve(s0);
+  if (!s || depth > 4) return null;
+  if (s.enum?.length) return s.enum.find((e) => e !== null) ?? null;
+  if (s.oneOf?.length || s.anyOf?.length) return plausible((s.oneOf ?? s.anyOf)![0], name, depth + 1);
+  const idKey = Object.keys(ids).find((k) => name === k || name === `${k}Id` || name === `${k}Ids`);
+  switch (typeOf(s)) {
+    case 'integer': case 'number': return Math.max(s.minimum ?? 1, 1);
+    case 'boolean': return false;
+    case 'array': {
+      if (idKey && name.endsWith('Ids')) return [ids[idKey]];
+      return [];
+    }
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const k of s.required ?? []) out[k] = plausible(s.properties?.[k], k, depth + 1);
+      return out;
+    }
+    default:
+      if (idKey) return ids[idKey];
+      if (s.format === 'email' || /email/i.test(name)) return 'someone@example.test';
+      if (s.format === 'uri' || /url$/i.test(name)) return 'https://example.com/hook';
+      if (s.format === 'date-time' || /At$/.test(name)) return new Date(Date.now() + 3_600_000).toISOString();
+      if (/domain|host/i.test(name)) return `fuzz-${Math.random().toString(36).slice(2, 8)}.example.com`;
+      return `fuzz ${name}`.slice(0, Math.max(s.minLength ?? 1, 12));
+  }
+}
+
+/** Values of the wrong kind for a field of schema `s`. */
+function wrong(s0: Schema | undefined): unknown[] {
+  const s = resolve(s0);
+  const common: unknown[] = [null, { nested: { deeper: [1, 2, 3] } }, ['a', 1, null]];
+  switch (typeOf(s)) {
+    case 'integer': case 'number': return [...common, 'abc', -1, 0, 1.5, 1e308, 2 ** 63, '12'];
+    case 'boolean': return [...common, 'yes', 1];
+    case 'array': return [...common.filter((v) => !Array.isArray(v)), 'x', [{}], Array.from({ length: 5000 }, (_, i) => `v${i}`)];
+    case 'object': return [...common.filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)), 'x', 42];
+    default: return [...common, 12345, true, '', ' ', '\u0000', 'x'.repeat(20_000), '💥'.repeat(300), '../../etc/passwd', "'; drop table monitors; --"];
+  }
+}
+
+function bodySchema(r: RouteDef): Schema | undefined {
+  const op = spec.paths[r.path]?.[r.method.toLowerCase()];
+  return resolve(op?.requestBody?.content?.['application/json']?.schema);
+}
+
+/** The operation's path with its parameters filled: real ids, or `garbage` for every one of them. */
+function pathOf(r: RouteDef, garbage?: string): string {
+  return r.path.replace(/\{(\w+)\}/g, (_, p: string) => encodeURIComponent(garbage ?? (p === 'entity' ? 'monitors' : ids[COLLECTION[r.path.split('/')[1]] ?? ''] ?? 'nope')));
+}
+/** The id a path's `{id}` takes, by its first segment. */
+const COLLECTION: Record<string, string> = {
+  monitors: 'monitor', channels: 'channel', 'status-pages': 'statusPage', hosts: 'host', analytics: 'analyticsSite', errors: 'errorProject',
+  agents: 'agent', workspaces: 'workspace',
+};
+
+const problems: string[] = [];
+const GARBAGE = Uint8Array.from({ length: 300 }, (_, i) => (i * 7919 + 13) % 256);
+const BOMB = gzipSync(Buffer.alloc(64 * 1024 * 1024));
+/** Answers by status (the sweep reached handlers: mostly 400 and 404, some 2xx). */
+const statuses = new Map<number, number>();
+async function send(r: RouteDef, what: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse> {
+  const t = Date.now();
+  let res: ApiResponse;
+  try {
+    res = await owner.request(r.method, path, body, headers);
+  } catch (e) {
+    problems.push(`${r.operationId} ${what}: no answer (${(e as Error).message})`);
+    return { status: 0, headers: new Headers(), body: undefined };
+  }
+  const ms = Date.now() - t;
+  statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+  if (res.status >= 500) problems.push(`${r.operationId} ${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+  else if (res.status >= 400 && !(res.body && typeof res.body === 'object' && typeof (res.body as { code?: unknown }).code === 'string')) {
+    problems.push(`${r.operationId} ${what}: ${res.status} without the error shape: ${JSON.stringify(res.body).slice(0, 200)}`);
+  }
+  if (ms > 5000) problems.push(`${r.operationId} ${what}: took ${ms} ms`);
+  return res;
+}
+
+beforeAll(async () => {
+  server = await startTestServer({ RATE_LIMIT_READ: '1000000', RATE_LIMIT_WRITE: '1000000', RATE_LIMIT_EXPORT: '1000000', RATE_LIMIT_SOURCEMAPS: '1000000', RATE_LIMIT_SYMBOLS: '1000000' });
+  const org = await server.org({ plan: 'business' });
+  owner = server.api(org.apiKey);
+  spec = (await (await fetch(`${server.url}/openapi.json`)).json()) as Spec;
+  ids.workspace = org.workspaceId;
+  ids.organization = org.organizationId;
+  const made = async (path: string, body: unknown) => {
+    const r = await owner.post(path, body);
+    if (r.status !== 201 && r.status !== 200) throw new Error(`setting up ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    return (r.body as { data: { id: string } }).data;
+  };
+  ids.monitor = (await made('/monitors', { name: 'Fuzz', kind: 'http', workspaceId: org.workspaceId, intervalSeconds: 60, config: JSON.stringify({ url: 'https://example.com/' }) })).id;
+  ids.channel = (await made('/channels', { name: 'Fuzz hook', kind: 'webhook', workspaceId: org.workspaceId, target: 'https://example.com/hook' })).id;
+  ids.statusPage = (await made('/status-pages', { name: 'Fuzz page', workspaceId: org.workspaceId })).id;
+  ids.host = (await made('/hosts', { name: 'fuzz-host' })).id;
+  ids.analyticsSite = (await made('/analytics', { domain: 'fuzz.example.com', workspaceId: org.workspaceId })).id;
+  ids.errorProject = (await made('/errors/projects', { name: 'Fuzz app', workspaceId: org.workspaceId })).id;
+  ids.agent = (await made('/agents', { name: 'fuzz-agent', workspaceId: org.workspaceId })).id;
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+// Operations that end the caller's own access, whose wrong inputs are covered elsewhere (account, sessions).
+const SKIP = new Set(['deleteAccount', 'signUp']);
+
+test('no operation answers a 5xx, or without the error shape, to wrong ids, query values or bodies', async () => {
+  for (const r of routes) {
+    if (SKIP.has(r.operationId)) continue;
+    // Ids that are not ids.
+    if (r.pathParams.length > 0) {
+      for (const g of ['nope', 'mon_00000000000000000000000000', '%00', '..', 'x'.repeat(3000), "1' or '1'='1"]) {
+        await send(r, `path ${JSON.stringify(g.slice(0, 20))}`, pathOf(r, g), r.body === 'none' || r.rawRequest ? undefined : {});
+      }
+    }
+    // Query values of the wrong type, out of range, repeated.
+    for (const q of r.queryParams) {
+      for (const v of ['abc', '-1', '0', '99999999999999999999', '1.5', '', '%zz', 'x'.repeat(5000)]) {
+        await send(r, `query ${q.name}=${JSON.stringify(v.slice(0, 20))}`, `${pathOf(r)}?${q.name}=${encodeURIComponent(v)}`);
+      }
+      await send(r, `query ${q.name} twice`, `${pathOf(r)}?${q.name}=1&${q.name}=2`);
+    }
+    if (r.body === 'none' || r.rawRequest || r.method === 'GET') continue;
+    // Bodies that are not JSON objects.
+    for (const [what, raw] of [['not JSON', '{"a":'], ['an array', '[1,2]'], ['a string', '"x"'], ['null', 'null'], ['a number', '7'], ['deep nesting', `${'['.repeat(5000)}${']'.repeat(5000)}`]] as const) {
+      await send(r, `body ${what}`, pathOf(r), raw, { 'content-type': 'application/json' });
+    }
+    // Each field in turn wrong, the others plausible.
+    const schema = bodySchema(r);
+    const base = (plausible(schema, r.operationId) ?? {}) as Record<string, unknown>;
+    for (const [field, fs] of Object.entries(schema?.properties ?? {})) {
+      for (const v of wrong(fs)) {
+        await send(r, `body ${field}=${JSON.stringify(v)?.slice(0, 30)}`, pathOf(r), { ...base, [field]: v });
+      }
+    }
+    // Bodies that are not what their content type says: protobuf, gzip.
+    for (const [what, bytes, type, enc] of [
+      ['protobuf garbage', GARBAGE, 'application/x-protobuf', undefined],
+      ['protobuf with a field of the wrong wire type', Uint8Array.from([0x0a, 0x05, 0x01, 0x02]), 'application/x-protobuf', undefined],
+      ['gzip garbage', GARBAGE, 'application/json', 'gzip'],
+      ['a gzip bomb (64 MiB of zeros)', BOMB, 'application/json', 'gzip'],
+    ] as const) {
+      await send(r, `body ${what}`, pathOf(r), bytes, { 'content-type': type, ...(enc ? { 'content-encoding': enc } : {}) });
+    }
+    // The same operation through Connect: a message that does not decode, JSON of the wrong kind.
+    for (const [what, body, type] of [['binary garbage', GARBAGE, 'application/proto'], ['JSON array', '[1]', 'application/json'], ['JSON of wrong types', JSON.stringify(Object.fromEntries(Object.keys(schema?.properties ?? {}).map((k) => [k, { x: [1] }]))), 'application/json']] as const) {
+      const res = await fetch(`${server.url}/rpc/${r.service.includes('.') ? r.service : `vigil.v1.${r.service}`}/${r.rpc}`, { method: 'POST', headers: { authorization: `Bearer ${owner.key}`, 'content-type': type }, body });
+      const text = await res.text();
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      if (res.status >= 500) problems.push(`${r.operationId} Connect ${what}: ${res.status} ${text.slice(0, 300)}`);
+    }
+    // Unknown fields beside plausible ones.
+    await send(r, 'body with unknown fields', pathOf(r), { ...base, surprise: 1, __proto__: { polluted: true }, constructor: { prototype: { x: 1 } } });
+  }
+  expect(problems).toEqual([]);
+  // The sweep reached the handlers' own checks (not only the authentication in front of them).
+  expect(statuses.get(400)).toBeGreaterThan(1000);
+  expect(statuses.get(404)).toBeGreaterThan(100);
+}, 600_000);
