@@ -252,6 +252,11 @@ async function partA(env: NodeJS.ProcessEnv, dbName: string, c: pg.Client): Prom
       `${SEPARATE_WORKER ? 'the server and the worker process together' : 'ingestion and the drain running alongside'}); server RSS ${n0(rss / 1024)} MB (peak ${n0(hwm / 1024)} MB)`);
     out.push(`Elsewhere during the load: PostgreSQL ${n1(cpu.pg)} s (${per1k(cpu.pg, m.accepted)} ms per 1,000 events), autocannon (this process) ${n1(cpu.me)} s; ` +
       `${busyLine(cpu)}; load average ${loadAvg} before`);
+    // What the CPU figures bound: every core busy with nothing but this work (never quite so), and with the client elsewhere.
+    const own = (cpu.vigil + cpu.pg) / Math.max(1, m.accepted);
+    out.push(`CPU bound: Vigil and PostgreSQL ${n0(own * 1e6)} µs per event, the client ${n0((cpu.me / Math.max(1, m.accepted)) * 1e6)} µs: ` +
+      `${cpu.cores} cores kept wholly busy would carry at most ${n0(cpu.cores / (own + cpu.me / Math.max(1, m.accepted)))} events/s here, ` +
+      `${n0(cpu.cores / own)} events/s with the client on another machine (an extrapolation, not a measurement; the server's one event loop is a bound of its own)`);
     const during = d1 - d0;
     out.push(`Drain: ${n0(during)} events counted during the load (${n0(during / r.duration)}/s, ${Math.round((100 * during) / Math.max(1, m.accepted))}% of those accepted); ` +
       `${n0(backlog)} buffered when it ended, empty ${secs(drainMs)} later = ${n0(backlog / (drainMs / 1000))} events/s draining alone ` +
