@@ -135,13 +135,24 @@ beforeAll(async () => {
   ids.statusPage = (await made('/status-pages', { name: 'Fuzz page', workspaceId: org.workspaceId })).id;
   ids.host = (await made('/hosts', { name: 'fuzz-host' })).id;
   ids.analyticsSite = (await made('/analytics', { domain: 'fuzz.example.com', workspaceId: org.workspaceId })).id;
-  ids.errorProject = (await made('/errors/projects', { name: 'Fuzz app', workspaceId: org.workspaceId })).id;
-  ids.agent = (await made('/agents', { name: 'fuzz-agent', workspaceId: org.workspaceId })).id;
+  const project = (await made('/errors/projects', { name: 'Fuzz app', workspaceId: org.workspaceId })) as unknown as { id: string; ref: number; publicKey: string };
+  ids.errorProject = project.id;
+  const agent = (await made('/agents', { name: 'fuzz-agent', workspaceId: org.workspaceId })) as unknown as { id: string; token: string };
+  ids.agent = agent.id;
+  outside.agentToken = agent.token;
+  outside.sentryRef = String(project.ref);
+  outside.sentryKey = project.publicKey;
+  const beat = await made('/monitors', { name: 'Fuzz beat', kind: 'heartbeat', workspaceId: org.workspaceId, intervalSeconds: 60, config: JSON.stringify({ graceSeconds: 60 }) });
+  outside.pingUrl = (await owner.get(`/monitors/${beat.id}/push-url`)).body.data?.url ?? `${server.url}/ping/nope`;
+  outside.statusSlug = (await owner.get(`/status-pages/${ids.statusPage}`)).body.data.slug;
 }, 60_000);
 
 afterAll(async () => {
   await server?.close();
 });
+
+/** Credentials of the ingestion endpoints outside /api/v1. */
+const outside: Record<string, string> = {};
 
 // Operations that end the caller's own access, whose wrong inputs are covered elsewhere (account, sessions).
 const SKIP = new Set(['deleteAccount', 'signUp']);
@@ -199,3 +210,63 @@ test('no operation answers a 5xx, or without the error shape, to wrong ids, quer
   expect(statuses.get(400)).toBeGreaterThan(1000);
   expect(statuses.get(404)).toBeGreaterThan(100);
 }, 600_000);
+
+test('no endpoint outside /api/v1 (ingestion, public pages, links) answers a 5xx to garbage', async () => {
+  const bad: string[] = [];
+  const seen = new Map<number, number>();
+  const hit = async (what: string, url: string, init: RequestInit = {}) => {
+    const t = Date.now();
+    try {
+      const res = await fetch(url.startsWith('http') ? url : `${server.url}${url}`, { redirect: 'manual', ...init });
+      await res.arrayBuffer();
+      seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
+      if (res.status >= 500) bad.push(`${what}: ${res.status}`);
+    } catch (e) {
+      bad.push(`${what}: no answer (${(e as Error).message})`);
+    }
+    if (Date.now() - t > 5000) bad.push(`${what}: took ${Date.now() - t} ms`);
+  };
+  const sentryAuth = `Sentry sentry_key=${outside.sentryKey}, sentry_version=7`;
+  const targets: [string, string, Record<string, string>][] = [
+    ['analytics event', '/api/event', {}],
+    ['sentry envelope', `/api/${outside.sentryRef}/envelope/?sentry_key=${outside.sentryKey}`, {}],
+    ['sentry store', `/api/${outside.sentryRef}/store/`, { 'x-sentry-auth': sentryAuth }],
+    ['sentry envelope, unknown project', '/api/999999/envelope/?sentry_key=nope', {}],
+    ['heartbeat ping', outside.pingUrl, {}],
+    ['heartbeat ping /fail', `${outside.pingUrl}/fail`, {}],
+    ['agent report', '/agent/v1/report', { authorization: `Bearer ${outside.agentToken}` }],
+    ['probe claim', '/probe/v1/claim', { authorization: 'Bearer pr_nope' }],
+    ['probe results', '/probe/v1/results', { authorization: 'Bearer pr_nope' }],
+    ['status subscribe', `/status/${outside.statusSlug}/subscribe`, {}],
+    ['invitation', '/invitations/nope', {}],
+    ['password reset', '/password-reset/nope', {}],
+    ['stripe webhook', '/webhooks/stripe', { 'stripe-signature': 't=1,v1=00' }],
+    ['mcp', '/mcp', { authorization: `Bearer ${owner.key}`, accept: 'application/json, text/event-stream' }],
+  ];
+  const bodies: [string, BodyInit, Record<string, string>][] = [
+    ['not JSON', '{"a":', { 'content-type': 'application/json' }],
+    ['JSON of the wrong kind', '[1,"x",null]', { 'content-type': 'application/json' }],
+    ['JSON fields of the wrong types', JSON.stringify({ n: { x: 1 }, u: 5, d: [], name: null, event_id: 7, exception: 'x', cpu: 'high', jsonrpc: 2, method: {} }), { 'content-type': 'application/json' }],
+    ['text', 'hello', { 'content-type': 'text/plain' }],
+    ['binary garbage', GARBAGE, { 'content-type': 'application/octet-stream' }],
+    ['gzip garbage', GARBAGE, { 'content-type': 'application/json', 'content-encoding': 'gzip' }],
+    ['a gzip bomb', BOMB, { 'content-type': 'application/json', 'content-encoding': 'gzip' }],
+    ['an envelope with a lying length', `{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc"}\n{"type":"event","length":999999}\n{}`, { 'content-type': 'application/x-sentry-envelope' }],
+    ['an envelope of garbage items', `{}\n${'{"type":"event"}\nnot json\n'.repeat(50)}`, { 'content-type': 'application/x-sentry-envelope' }],
+    ['empty', '', {}],
+    ['a form', 'email=%ZZ&x=1', { 'content-type': 'application/x-www-form-urlencoded' }],
+  ];
+  for (const [what, url, headers] of targets) {
+    for (const method of ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']) await hit(`${what} ${method}`, url, { method, headers });
+    for (const [b, body, h] of bodies) await hit(`${what} POST ${b}`, url, { method: 'POST', headers: { ...headers, ...h }, body });
+  }
+  // Public pages and links with garbage in the path and the query.
+  for (const path of [`/status/${outside.statusSlug}`, '/status/nope', `/status/${outside.statusSlug}/feed.xml?limit=abc`, `/status/${outside.statusSlug}/badge.svg?style=%00`,
+    `/status/${outside.statusSlug}/api/v2/summary.json?x=${'y'.repeat(5000)}`, `/status/${outside.statusSlug}/subscribers/confirm/nope`, `/status/${outside.statusSlug}/unsubscribe/a/b`,
+    '/confirm/nope', '/feeds/nope', '/feeds/%E0%A4%A', '/tls/ask?domain=%00', '/tls/ask', '/api/proto/..%2F..%2Fpackage.json', '/js/script.js?x=%', '/openapi.json?%']) {
+    await hit(`GET ${path.slice(0, 60)}`, path);
+    await hit(`POST ${path.slice(0, 60)}`, path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email": 5}' });
+  }
+  expect(bad).toEqual([]);
+  expect([...seen.keys()].some((s) => s >= 400 && s < 500)).toBe(true);
+}, 300_000);
