@@ -11,6 +11,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { routes, type RouteDef } from '../gen/routes';
+import { permissionsOf } from '../src/auth/roles';
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
 
 type Schema = {
@@ -22,6 +23,7 @@ type Spec = { paths: Record<string, Record<string, { requestBody?: { content?: R
 let server: TestServer;
 let owner: ApiClient;
 let spec: Spec;
+let orgId = '';
 /** Real ids by the name a path parameter or a body field gives them. */
 const ids: Record<string, string> = {};
 
@@ -124,6 +126,7 @@ beforeAll(async () => {
   owner = server.api(org.apiKey);
   spec = (await (await fetch(`${server.url}/openapi.json`)).json()) as Spec;
   ids.workspace = org.workspaceId;
+  orgId = org.organizationId;
   ids.organization = org.organizationId;
   const made = async (path: string, body: unknown) => {
     const r = await owner.post(path, body);
@@ -269,4 +272,36 @@ test('no endpoint outside /api/v1 (ingestion, public pages, links) answers a 5xx
   }
   expect(bad).toEqual([]);
   expect([...seen.keys()].some((s) => s >= 400 && s < 500)).toBe(true);
+}, 300_000);
+
+test('every role is refused, never served or failed, what it lacks the permission for: 403 naming it, a write of a viewer never lands', async () => {
+  const bad: string[] = [];
+  for (const role of ['viewer', 'member', 'admin'] as const) {
+    const key = server.api((await server.member(orgId, role)).apiKey);
+    const has = permissionsOf(role);
+    for (const r of routes) {
+      if (SKIP.has(r.operationId) || r.anonymous) continue;
+      const lacking = r.permissions.length > 0 && r.permissions.every((p) => !has.includes(p));
+      // A viewer's key never writes: every write, whatever its permission, is refused.
+      const viewerWrite = role === 'viewer' && r.method !== 'GET';
+      if (!lacking && !r.sessionOnly && !viewerWrite) continue;
+      const schema = r.body === 'none' || r.rawRequest ? undefined : bodySchema(r);
+      const body = (r.body === 'none' || r.rawRequest ? undefined : plausible(schema, r.operationId) ?? {}) as Record<string, unknown> | undefined;
+      // An operation checking per field is sent one (an empty change is refused before any permission).
+      const [first] = Object.entries(schema?.properties ?? {});
+      if (body && r.permission === null && first && Object.keys(body).length === 0) body[first[0]] = plausible(first[1], first[0]);
+      const res = await key.request(r.method, pathOf(r), body);
+      const e = res.body as { code?: string; error?: string };
+      if (viewerWrite && res.status < 400) {
+        bad.push(`viewer ${r.operationId}: a write answered ${res.status}`);
+      } else if (!lacking && !r.sessionOnly) {
+        continue;
+      } else if (r.sessionOnly) {
+        if (res.status !== 403 || e?.code !== 'session_required') bad.push(`${role} ${r.operationId}: ${res.status} ${e?.code}, not 403 session_required`);
+      } else if (res.status !== 403 || !r.permissions.some((p) => e?.error?.includes(p))) {
+        bad.push(`${role} ${r.operationId} (needs ${r.permissions.join(' or ')}): ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+      }
+    }
+  }
+  expect(bad).toEqual([]);
 }, 300_000);
