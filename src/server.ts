@@ -18,7 +18,7 @@ import { answerClientError } from './transport/respond';
 import { trackConnections } from './transport/drain';
 import { withPingFastPath } from './transport/ping';
 import { startWorker, type Worker } from './engine/worker';
-import { netPolicyFrom } from './engine/netPolicy';
+import { netPolicyFrom } from './net/policy';
 import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
 import { startGrouper } from './errors/grouper';

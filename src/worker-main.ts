@@ -3,7 +3,7 @@ import { createSecretBox, loadMasterKey } from './crypto/secrets';
 import { connectDb } from './db/connect';
 import { runningEmbeddedUrl } from './db/embedded';
 import { migrateToLatest } from './db/migrate';
-import { netPolicyFrom } from './engine/netPolicy';
+import { netPolicyFrom } from './net/policy';
 import { startWorker } from './engine/worker';
 import { createLogger } from './log';
 import { migrateQueue } from './jobs/queue';

@@ -12,7 +12,7 @@ import zlib from 'node:zlib';
 import forge from 'node-forge';
 import { http as kind } from '../src/engine/kinds/http';
 import type { CheckContext } from '../src/engine/kinds/kind';
-import { isPrivateAddress, type NetPolicy } from '../src/engine/net';
+import { isPrivateAddress, type NetPolicy } from '../src/net/policy';
 
 /** A CA and a leaf for localhost/127.0.0.1 valid 30 days and an hour from now. */
 function makePki() {

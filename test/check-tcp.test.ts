@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net, { type AddressInfo } from 'node:net';
 import { tcp } from '../src/engine/kinds/tcp';
 import type { CheckContext } from '../src/engine/kinds/kind';
-import type { NetPolicy } from '../src/engine/net';
+import type { NetPolicy } from '../src/net/policy';
 
 function ctx(policy: Partial<NetPolicy> = {}, signal = AbortSignal.timeout(15000)): CheckContext {
   return { monitorId: 'm', intervalSeconds: 60, now: new Date(), signal, net: { allowPrivate: true, extraCa: [], ...policy } };

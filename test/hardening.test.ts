@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isPrivateAddress } from '../src/engine/net';
+import { isPrivateAddress } from '../src/net/policy';
 import { safeMatch } from '../src/engine/safeRegex';
 import { nextOccurrence } from '../src/alerting/maintenance';
 import { kinds } from '../src/engine/kinds';

@@ -3,12 +3,12 @@
  * network policy, and the turning of what came back (or the exception) into
  * a DeliveryResult carrying the provider's own words.
  */
-import { SOCKET_WORDS } from '../engine/http/errors';
+import { SOCKET_WORDS } from '../net/socketWords';
 import http, { STATUS_CODES } from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
-import { checkLiteral, guardedLookup } from '../engine/net';
+import { checkLiteral, guardedLookup } from '../net/policy';
 import type { DeliveryContext, DeliveryResult } from './channels/channel';
 
 /** The most of an answer read; providers' error bodies are short and only an excerpt is kept. */

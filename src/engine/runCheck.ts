@@ -1,6 +1,6 @@
 import { kinds, isKind } from './kinds';
 import type { AgentState, CheckResult } from './kinds/kind';
-import type { NetPolicy } from './net';
+import type { NetPolicy } from '../net/policy';
 
 /** The longest a single check may run before it is cut off as a timeout. */
 export const CHECK_DEADLINE_MS = 70_000;

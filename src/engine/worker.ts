@@ -4,7 +4,7 @@ import type { Db } from '../db/connect';
 import type { Logger } from '../log';
 import { claimDue, jobOf, LEASE_RENEW_MS, nextDue, renewLeases, type ClaimedMonitor } from './claim';
 import { housekeeping } from './housekeeping';
-import type { NetPolicy } from './net';
+import type { NetPolicy } from '../net/policy';
 import { writeResults, type FinishedCheck } from './results';
 import { runCheck } from './runCheck';
 import { underMaintenance } from '../alerting/maintenance';

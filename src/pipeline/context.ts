@@ -3,7 +3,7 @@ import type { Permission } from '../auth/roles';
 import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secrets';
 import type { Db } from '../db/connect';
-import type { NetPolicy } from '../engine/net';
+import type { NetPolicy } from '../net/policy';
 import type { RateLimits } from './ratelimit';
 
 /** Process-wide services handed to every handler. */

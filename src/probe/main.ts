@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { netPolicyFrom } from '../engine/netPolicy';
+import { netPolicyFrom } from '../net/policy';
 import { loadConfig } from '../config';
 import { runCheck, type CheckJob } from '../engine/runCheck';
 import type { CheckResult } from '../engine/kinds/kind';

@@ -12,7 +12,7 @@ import type { Db } from '../db/connect';
 import { cachedRows } from '../db/connect';
 import type { StatusPagesTable } from '../db/schema';
 import { CheckResolver, describeDnsError } from '../engine/dns/resolver';
-import type { NetPolicy } from '../engine/net';
+import type { NetPolicy } from '../net/policy';
 import { ApiError } from '../pipeline/errors';
 import { audit } from '../domain/audit';
 import { iso } from '../domain/tenancy';

@@ -1,5 +1,5 @@
 import type { Config } from '../../config';
-import type { NetPolicy } from '../../engine/net';
+import type { NetPolicy } from '../../net/policy';
 
 /** The channel kinds Vigil knows; the first eight can be created through the API. */
 export type ChannelKind = 'email' | 'webhook' | 'telegram' | 'slack' | 'teams' | 'discord' | 'pagerduty' | 'jsm'

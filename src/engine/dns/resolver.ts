@@ -1,6 +1,6 @@
 import dns from 'node:dns';
 import net, { type LookupFunction } from 'node:net';
-import { checkLiteral, ForbiddenAddressError, isPrivateAddress, type NetPolicy } from '../net';
+import { checkLiteral, ForbiddenAddressError, isPrivateAddress, type NetPolicy } from '../../net/policy';
 
 /**
  * The `resolver` config field: an IPv4 address, `ip:port`, an IPv6 address, or

@@ -1,3 +1,4 @@
+import { SOCKET_WORDS } from '../../net/socketWords';
 import type { FailureCause } from '../kinds/kind';
 
 /** Raised (as an abort reason) when a check runs out of time, so it classifies as `timeout` whatever phase it was in. */
@@ -23,16 +24,6 @@ const TLS_WORDS: Record<string, string> = {
   CERT_NOT_YET_VALID: 'certificate not yet valid',
   CERT_REVOKED: 'certificate revoked',
   ERR_TLS_CERT_ALTNAME_INVALID: 'certificate does not match the host name',
-};
-/** Socket error codes in words, for check and delivery messages alike. */
-export const SOCKET_WORDS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  EPIPE: 'connection closed by the peer',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  EHOSTDOWN: 'host down',
-  EADDRNOTAVAIL: 'address not available',
 };
 
 /** Messages are one line for people: the first line of an error, capped. */

@@ -4,7 +4,7 @@ import net from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
 import zlib from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { checkLiteral, guardedLookup, type NetPolicy } from '../net';
+import { checkLiteral, guardedLookup, type NetPolicy } from '../../net/policy';
 
 /** The most of a response body a check reads; the rest is cut off (and the connection closed). */
 export const MAX_BODY_BYTES = 1024 * 1024;

@@ -1,7 +1,7 @@
 /** A JSON Schema object (draft 2020-12) for a kind's config document. */
 export type ConfigSchema = Record<string, unknown>;
 
-import type { NetPolicy } from '../net';
+import type { NetPolicy } from '../../net/policy';
 
 /** What one check concluded. `degraded` is a soft failure (documented per kind). */
 export type Outcome = 'up' | 'degraded' | 'down';

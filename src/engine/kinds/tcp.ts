@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { hostname, port, type CheckContext, type CheckKind, type CheckResult } from './kind';
-import { checkLiteral, guardedLookup } from '../net';
+import { checkLiteral, guardedLookup } from '../../net/policy';
 import { CheckTimeoutError, classifyNetworkError } from '../http/errors';
 
 /** How long a connection may take to open before the check is a timeout. */

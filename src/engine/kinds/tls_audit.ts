@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { hostname, port, type CheckContext, type CheckKind, type CheckResult, type Finding } from './kind';
-import { checkLiteral, guardedLookup } from '../net';
+import { checkLiteral, guardedLookup } from '../../net/policy';
 import { CheckTimeoutError, classifyNetworkError } from '../http/errors';
 import { AUDIT_CIPHERS, PROBED_VERSIONS, acceptsVersion, handshake, peerChain, readHsts, type HstsReading } from '../tls/connect';
 import { trustedCa } from '../tls/fetch';

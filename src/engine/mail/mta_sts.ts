@@ -1,5 +1,5 @@
 import type { Finding } from '../kinds/kind';
-import { guardedLookup, type NetPolicy } from '../net';
+import { guardedLookup, type NetPolicy } from '../../net/policy';
 import type { CheckResolver } from '../dns/resolver';
 import { fetchSmall } from '../tls/fetch';
 import { parseTags, versioned } from './tags';

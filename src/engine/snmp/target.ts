@@ -1,6 +1,6 @@
 import dns from 'node:dns';
 import net from 'node:net';
-import { checkLiteral, ForbiddenAddressError, isPrivateAddress, type NetPolicy } from '../net';
+import { checkLiteral, ForbiddenAddressError, isPrivateAddress, type NetPolicy } from '../../net/policy';
 
 /** Where to send the SNMP datagrams: one address, and the socket family that reaches it. */
 export interface Target { address: string; transport: 'udp4' | 'udp6' }

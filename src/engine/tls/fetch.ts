@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
 import tls from 'node:tls';
-import { checkLiteral, type NetPolicy } from '../net';
+import { checkLiteral, type NetPolicy } from '../../net/policy';
 
 /** Node's CA bundle plus the policy's extra CAs: what checks trust. */
 export function trustedCa(policy: NetPolicy): string[] {

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
-import { guardedLookup, type NetPolicy } from '../net';
+import { guardedLookup, type NetPolicy } from '../../net/policy';
 import { fetchSmall } from './fetch';
 
 /** The certificates a check trusts, parsed. */

@@ -1,9 +1,13 @@
 import dns from 'node:dns';
+import fs from 'node:fs';
 import net, { type LookupFunction } from 'node:net';
+import type { Config } from '../config';
 
 /**
- * The outbound network policy every check (and later every delivery) goes
- * through: the one seam for reaching other hosts.
+ * The outbound network policy every connection Vigil makes to other hosts
+ * goes through: checks (engine), alert deliveries (alerting), custom-domain
+ * checks (status pages), private probes. A room of its own below them all,
+ * so none of them imports another's for it.
  */
 export interface NetPolicy {
   /** May checks reach loopback, private, link-local and other non-public addresses? Default true (self-hosted). */
@@ -58,3 +62,10 @@ export function checkLiteral(policy: NetPolicy, host: string): void {
   if (!policy.allowPrivate && isPrivateAddress(host.replace(/^\[|\]$/g, ''))) throw new ForbiddenAddressError(host, host);
 }
 
+/** The checks' network policy from the configuration (extra CA files read once). */
+export function netPolicyFrom(config: Config): NetPolicy {
+  return {
+    allowPrivate: config.checksAllowPrivate,
+    extraCa: config.checksExtraCaFiles.map((f) => fs.readFileSync(f, 'utf8')),
+  };
+}
