@@ -39643,7 +39643,7 @@ return errors === 0;
 validate78.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:listErrorIssues"] = validate79;
-const schema46 = {"type":"object","properties":{"status":{"type":"string","enum":["unresolved","resolved","ignored","all"],"default":"unresolved"},"project":{"type":"string"},"q":{"type":"string","maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50}}};
+const schema46 = {"type":"object","properties":{"status":{"type":"string","enum":["unresolved","resolved","ignored","all"],"default":"unresolved"},"project":{"type":"string"},"q":{"type":"string","maxLength":200},"limit":{"type":"integer","default":50}}};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39803,36 +39803,14 @@ data["limit"] = coerced3;
 }
 }
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 200 || isNaN(data3)){
-const err6 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err6];
 }
 else {
 vErrors.push(err6);
-}
-errors++;
-}
-if(data3 < 1 || isNaN(data3)){
-const err7 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
 }
 errors++;
 }
