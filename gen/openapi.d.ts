@@ -4325,8 +4325,8 @@ export interface components {
             data: components["schemas"]["OrganizationMembership"];
         };
         SetIncidentPostmortemBody: {
-            /** @description Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, empty or blank is postmortem_required, longer is postmortem_too_long). */
-            body?: string;
+            /** @description Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, null, empty or blank is postmortem_required, longer is postmortem_too_long). */
+            body?: string | null;
         };
         SetIncidentPostmortemResponse: {
             data: components["schemas"]["IncidentDetail"];

@@ -19194,7 +19194,7 @@ validate399.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:setIncidentPostmortem"] = validate405;
 const schema210 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemBody"};
-const schema211 = {"type":"object","additionalProperties":false,"properties":{"body":{"type":"string","description":"Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, empty or blank is postmortem_required, longer is postmortem_too_long)."}}};
+const schema211 = {"type":"object","additionalProperties":false,"properties":{"body":{"type":["string","null"],"description":"Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, null, empty or blank is postmortem_required, longer is postmortem_too_long)."}}};
 
 function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19220,8 +19220,9 @@ errors++;
 }
 }
 if(data.body !== undefined){
-if(typeof data.body !== "string"){
-const err1 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.body;
+if((typeof data0 !== "string") && (data0 !== null)){
+const err1 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: schema211.properties.body.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err1];
 }
