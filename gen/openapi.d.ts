@@ -4325,8 +4325,8 @@ export interface components {
             data: components["schemas"]["OrganizationMembership"];
         };
         SetIncidentPostmortemBody: {
-            /** @description Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, empty or blank is postmortem_required, longer is postmortem_too_long). */
-            body?: string;
+            /** @description Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, null, empty or blank is postmortem_required, longer is postmortem_too_long). */
+            body?: string | null;
         };
         SetIncidentPostmortemResponse: {
             data: components["schemas"]["IncidentDetail"];
@@ -5727,7 +5727,7 @@ export interface operations {
                 project?: string;
                 /** @description Searches the exception type, value and culprit (case-insensitive substring). */
                 q?: string;
-                /** @description At most this many issues, 1 to 200; default 50. */
+                /** @description At most this many issues; default 50, values above 200 are clamped to 200 and values below 1 to 1 (never refused), like the other maxima of the Limits table. */
                 limit?: number;
             };
             header?: never;

@@ -19194,7 +19194,7 @@ validate399.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:setIncidentPostmortem"] = validate405;
 const schema210 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemBody"};
-const schema211 = {"type":"object","additionalProperties":false,"properties":{"body":{"type":"string","description":"Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, empty or blank is postmortem_required, longer is postmortem_too_long)."}}};
+const schema211 = {"type":"object","additionalProperties":false,"properties":{"body":{"type":["string","null"],"description":"Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, null, empty or blank is postmortem_required, longer is postmortem_too_long)."}}};
 
 function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19220,8 +19220,9 @@ errors++;
 }
 }
 if(data.body !== undefined){
-if(typeof data.body !== "string"){
-const err1 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.body;
+if((typeof data0 !== "string") && (data0 !== null)){
+const err1 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: schema211.properties.body.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -39643,7 +39644,7 @@ return errors === 0;
 validate78.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:listErrorIssues"] = validate79;
-const schema46 = {"type":"object","properties":{"status":{"type":"string","enum":["unresolved","resolved","ignored","all"],"default":"unresolved"},"project":{"type":"string"},"q":{"type":"string","maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":200,"default":50}}};
+const schema46 = {"type":"object","properties":{"status":{"type":"string","enum":["unresolved","resolved","ignored","all"],"default":"unresolved"},"project":{"type":"string"},"q":{"type":"string","maxLength":200},"limit":{"type":"integer","default":50}}};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39803,36 +39804,14 @@ data["limit"] = coerced3;
 }
 }
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 200 || isNaN(data3)){
-const err6 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err6];
 }
 else {
 vErrors.push(err6);
-}
-errors++;
-}
-if(data3 < 1 || isNaN(data3)){
-const err7 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
 }
 errors++;
 }

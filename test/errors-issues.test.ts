@@ -77,6 +77,9 @@ test('grouping: frames (in-app only), custom fingerprints with {{ default }}, ty
   expect(ranges).toHaveLength(2);
   expect((await api.get('/errors/issues?status=gone')).status).toBe(400);
   expect(ok('listErrorIssues', await api.get(`/errors/issues?project=${p.id}&limit=2&status=all`))).toHaveLength(2);
+  // `limit` has a maximum of 200, like the other maxima of the Limits table: clamped, not refused.
+  expect(ok('listErrorIssues', await api.get(`/errors/issues?project=${p.id}&limit=500&status=all`))).toHaveLength(7);
+  expect(ok('listErrorIssues', await api.get(`/errors/issues?project=${p.id}&limit=0&status=all`))).toHaveLength(1);
 });
 
 test('one issue: the latest event\'s chain (causes first), its release, environment, tags and user', async () => {

@@ -117,3 +117,24 @@ test('with a map already known, minified frames are grouped by their original so
   // The culprit names the original function, not the minified one.
   expect(list[0].culprit).toMatch(/checkout/);
 });
+
+test('release plus filename matches the frame\'s `filename` too, and a debug id with no map of its own falls back to release plus filename', async () => {
+  // The frame carries the full URL as abs_path but the bare name as filename; the map was uploaded under that name.
+  const p = ok('createErrorProject', await api.post('/errors/projects', { name: 'by frame filename', workspaceId: org.workspaceId, platform: 'javascript' }), 201);
+  ok('uploadSourceMap', await api.post('/sourcemaps', { projectRef: p.ref, filename: 'bundle.js', release: 'web@3.0.0', map }), 201);
+  const send = async (extra: Record<string, unknown>, value: string) => {
+    const event = { platform: 'javascript', release: 'web@3.0.0', ...extra, exception: { values: [{ type: 'TypeError', value, stacktrace: { frames: [{ abs_path: URL_, filename: 'bundle.js', function: 'n', lineno: thrown.line, colno: thrown.col, in_app: true }] } }] } };
+    const res = await fetch(`${server.url}/api/${p.ref}/envelope/?sentry_key=${p.publicKey}`, { method: 'POST', body: `{}\n{"type":"event"}\n${JSON.stringify(event)}` });
+    expect(res.status).toBe(200);
+  };
+  await send({}, 'by filename');
+  // This event names a debug id for the file, but no map was uploaded with it: release plus filename still applies.
+  await send({ debug_meta: { images: [{ type: 'sourcemap', code_file: URL_, debug_id: '11111111-2222-3333-4444-555555555555' }] } }, 'debug id without its map');
+  const issues = await until('both events', async () => {
+    const l = ok('listErrorIssues', await api.get(`/errors/issues?project=${p.id}&status=all`));
+    return l.reduce((a: number, x: any) => a + x.timesSeen, 0) === 2 ? l : null;
+  });
+  for (const issue of issues) {
+    expect(await frameOf(issue.id)).toMatchObject({ lineno: 5, resolved: true, contextLine: "  if (!cart.items) throw new TypeError('cart has no items');" });
+  }
+});

@@ -78,7 +78,7 @@ describe('query values the spec clamps', () => {
 });
 
 describe('postmortem', () => {
-  test.each([[{}], [{ body: '' }], [{ body: ' \n\t ' }]])('%j is 400 postmortem_required', async (body) => {
+  test.each([[{}], [{ body: null }], [{ body: '' }], [{ body: ' \n\t ' }]])('%j is 400 postmortem_required', async (body) => {
     const id = await incident('resolved');
     const res = await owner.put(`/incidents/${id}/postmortem`, body);
     expect(res.status).toBe(400);

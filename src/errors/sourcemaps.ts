@@ -112,12 +112,13 @@ export async function resolveFrames(db: Db, projectId: string, event: Record<str
   const positionOf = async (f: Frame) => {
     if (positions.has(f)) return positions.get(f)!;
     let found: { key: string; c: SourceMapConsumer; pos: NullableMappedPosition } | null = null;
-    const file = String(f.abs_path ?? f.filename ?? '');
-    if (file && Number.isInteger(f.lineno) && Number.isInteger(f.colno) && f.lineno > 0 && f.colno > 0) {
-      const debugId = debugIds.get(file) ?? null;
-      const key = debugId ? `d:${debugId}` : `r:${release}:${file}`;
+    // The frame's file as the SDK named it: its `abs_path` and its `filename` (either may be what the map was uploaded as).
+    const files = [...new Set([f.abs_path, f.filename].filter((x): x is string => typeof x === 'string' && x.length > 0))];
+    if (files.length && Number.isInteger(f.lineno) && Number.isInteger(f.colno) && f.lineno > 0 && f.colno > 0) {
+      const debugId = files.map((x) => debugIds.get(x)).find((x) => x !== undefined) ?? null;
+      const key = `${debugId ?? ''}\0${release ?? ''}\0${files.join('\0')}`;
       // Keys name a map within one project: a shared cache is one project's.
-      if (!consumers.has(key)) consumers.set(key, await loadConsumer(db, projectId, debugId, release, file));
+      if (!consumers.has(key)) consumers.set(key, await loadConsumer(db, projectId, debugId, release, files));
       const c = consumers.get(key);
       if (c) {
         const pos = c.originalPositionFor({ line: f.lineno, column: f.colno - 1 });
@@ -198,15 +199,23 @@ export async function deminifiedForGrouping(db: Db, projectId: string, event: Re
   return { ...event, exception: { values } };
 }
 
-async function loadConsumer(db: Db, projectId: string, debugId: string | null, release: string | null, file: string): Promise<SourceMapConsumer | null> {
-  let q = db.selectFrom('error_sourcemaps').select('map_gzip').where('project_id', '=', projectId);
-  if (debugId) q = q.where('debug_id', '=', debugId);
-  else {
-    const names = [file, tildeName(file)].filter((x): x is string => !!x);
-    if (!release) return null;
-    q = q.where('release', '=', release).where('filename', 'in', names);
+/**
+ * The map for a frame: by its debug id first; then (no map with that id, or
+ * no id) by the event's release and the frame's file name, its `abs_path` or
+ * `filename` as sent or as `~/path`, in that order of preference.
+ */
+async function loadConsumer(db: Db, projectId: string, debugId: string | null, release: string | null, files: string[]): Promise<SourceMapConsumer | null> {
+  let row: { map_gzip: Buffer } | undefined;
+  if (debugId) {
+    row = await db.selectFrom('error_sourcemaps').select('map_gzip').where('project_id', '=', projectId).where('debug_id', '=', debugId)
+      .orderBy('created_at', 'desc').executeTakeFirst();
   }
-  const row = await q.orderBy('created_at', 'desc').executeTakeFirst();
+  if (!row && release) {
+    const names = [...new Set(files.flatMap((f) => [f, tildeName(f)]).filter((x): x is string => !!x))];
+    const rows = await db.selectFrom('error_sourcemaps').select(['filename', 'map_gzip']).where('project_id', '=', projectId)
+      .where('release', '=', release).where('filename', 'in', names).orderBy('created_at', 'desc').execute();
+    row = names.map((n) => rows.find((r) => r.filename === n)).find((r) => r !== undefined);
+  }
   if (!row) return null;
   try {
     return await new SourceMapConsumer(JSON.parse(zlib.gunzipSync(row.map_gzip).toString('utf8')) as RawSourceMap);
