@@ -1798,7 +1798,10 @@ export interface paths {
          * @description The setup checklist, derived on every read. `hasConfirmedChannel` is
          *     true only when an alert could actually be delivered; `hasColleague`
          *     counts memberships, never invitations. `dismissedAt` is set once the
-         *     checklist was dismissed for the organisation.
+         *     checklist was dismissed for the organisation. A key confined to
+         *     workspaces gets the checklist of its view: monitors and status pages
+         *     of its workspaces, channels of its workspaces or of the whole
+         *     organisation.
          */
         get: operations["getSetup"];
         put?: never;

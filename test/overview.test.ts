@@ -109,6 +109,24 @@ describe('GET /setup and DELETE /setup', () => {
     expect(ok('getSetup', await api.get('/setup')).hasStatusPage).toBe(true);
   });
 
+  it("a confined key's checklist is of its workspaces (and the organisation's own channels)", async () => {
+    const o = await srv.org();
+    const owner = srv.api(o.apiKey);
+    const wsB = ok('createWorkspace', await owner.post('/workspaces', { name: 'B' }), 201).id;
+    const confined = srv.api((await srv.member(o.organizationId, 'viewer', [wsB])).apiKey);
+    await newMonitor(owner, o.workspaceId);
+    await srv.db.insertInto('status_pages').values({ id: rid('sp'), organization_id: o.organizationId, workspace_id: o.workspaceId, name: 'Status', slug: rid('s') }).execute();
+    const ch = rid('ch');
+    await srv.db.insertInto('notification_channels').values({ id: ch, organization_id: o.organizationId, workspace_id: o.workspaceId, owner_membership_id: null, kind: 'webhook', name: 'ops', target: 'https://hooks.example.test/a', confirmed_at: new Date() }).execute();
+    expect(ok('getSetup', await owner.get('/setup'))).toMatchObject({ hasMonitor: true, hasStatusPage: true, hasConfirmedChannel: true });
+    expect(ok('getSetup', await confined.get('/setup'))).toMatchObject({ hasMonitor: false, hasStatusPage: false, hasConfirmedChannel: false });
+    // An organisation-wide channel is the confined key's too (it sees it in GET /channels).
+    await srv.db.updateTable('notification_channels').set({ workspace_id: null }).where('id', '=', ch).execute();
+    expect(ok('getSetup', await confined.get('/setup')).hasConfirmedChannel).toBe(true);
+    await srv.db.insertInto('status_pages').values({ id: rid('sp'), organization_id: o.organizationId, workspace_id: wsB, name: 'Status B', slug: rid('s') }).execute();
+    expect(ok('getSetup', await confined.get('/setup')).hasStatusPage).toBe(true);
+  });
+
   it('DELETE /setup needs org:update and dismisses the checklist for the whole organisation', async () => {
     const o = await srv.org();
     const owner = srv.api(o.apiKey);

@@ -3,6 +3,7 @@ import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import { iso, workspaceFilter } from './tenancy';
 import { undeliverableKinds as undeliverable, type Providers } from '../alerting/channels/channel';
+import { orgWideOrInWorkspaces } from '../repo/scope';
 
 /**
  * Monitor counts by status and unresolved incidents of the caller's view. An
@@ -35,7 +36,9 @@ export async function summary(db: Db, caller: Caller) {
 /**
  * The setup checklist, derived on every read. A channel counts as confirmed
  * only when an alert could actually be delivered: enabled, confirmed, and its
- * provider configured (SMTP for e-mail, a bot for Telegram).
+ * provider configured (SMTP for e-mail, a bot for Telegram). A key confined
+ * to workspaces sees its view only, as everywhere: monitors and status pages
+ * of its workspaces, channels of its workspaces or the whole organisation.
  */
 export async function setup(db: Db, caller: Caller, providers: Pick<Providers, 'smtpUrl' | 'telegramBotToken' | 'smsAccountSid'>) {
   const org = caller.organizationId;
@@ -43,11 +46,13 @@ export async function setup(db: Db, caller: Caller, providers: Pick<Providers, '
   const exists = (q: { executeTakeFirst(): Promise<unknown> }) => q.executeTakeFirst().then(Boolean);
   let monitors = db.selectFrom('monitors').select('id').where('organization_id', '=', org);
   if (ws) monitors = monitors.where('workspace_id', 'in', [...ws]);
+  const statusPages = db.selectFrom('status_pages').select('id').where('organization_id', '=', org);
   const [hasMonitor, hasConfirmedChannel, hasStatusPage, colleagues, row] = await Promise.all([
     exists(monitors.limit(1)),
     exists(db.selectFrom('notification_channels').select('id').where('organization_id', '=', org).where('enabled', '=', true)
-      .where('confirmed_at', 'is not', null).where('kind', 'not in', undeliverable(providers)).limit(1)),
-    exists(db.selectFrom('status_pages').select('id').where('organization_id', '=', org).limit(1)),
+      .where('confirmed_at', 'is not', null).where('kind', 'not in', undeliverable(providers))
+      .where(orgWideOrInWorkspaces(caller.workspaceIds, sql.ref('workspace_id'))).limit(1)),
+    exists(ws ? statusPages.where('workspace_id', 'in', [...ws]).limit(1) : statusPages.limit(1)),
     db.selectFrom('memberships').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', org).executeTakeFirstOrThrow(),
     db.selectFrom('organizations').select('setup_dismissed_at').where('id', '=', org).executeTakeFirstOrThrow(),
   ]);
