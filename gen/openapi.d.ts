@@ -1348,8 +1348,11 @@ export interface paths {
          *     `already_member`. A role above the caller's own is 403
          *     `role_above_own`. Members plus pending invitations over the plan's
          *     member cap: 402 `limit_reached`. When the mail server refuses the
-         *     message: 502 `invitation_not_sent`, and nothing is kept. Returns 201
-         *     with the invitation.
+         *     message: 502 `invitation_not_sent`, and nothing is kept. A server
+         *     with no mail server configured (`SMTP_URL` unset) keeps the
+         *     invitation unsent, as it creates an e-mail channel unconfirmed:
+         *     inviting the address again once `SMTP_URL` is set mails a fresh
+         *     link. Returns 201 with the invitation.
          */
         post: operations["inviteMember"];
         delete?: never;
