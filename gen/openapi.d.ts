@@ -2047,7 +2047,8 @@ export interface paths {
         /**
          * Remove a component from a status page
          * @description Removes one component (not the monitor) from the page. Name it by query
-         *     `component` or body `componentId` (the component's id); neither is 400.
+         *     `component` or body `componentId`: the component's id, or the id of
+         *     its monitor (a monitor is on a page at most once); neither is 400.
          *     A component that is not on this page is 404.
          */
         delete: operations["removeStatusPageComponent"];
@@ -4247,7 +4248,7 @@ export interface components {
             data: components["schemas"]["DeleteResult"];
         };
         RemoveStatusPageComponentBody: {
-            /** @description The component's id (alternative to query `component`). */
+            /** @description The component's id, or its monitor's id (alternative to query `component`). */
             componentId?: string;
         };
         RemoveStatusPageComponentResponse: {
@@ -7705,7 +7706,7 @@ export interface operations {
     removeStatusPageComponent: {
         parameters: {
             query?: {
-                /** @description The component's id (alternative to body `componentId`). */
+                /** @description The component's id, or its monitor's id (alternative to body `componentId`). */
                 component?: string;
             };
             header?: never;
