@@ -1774,7 +1774,12 @@ export interface paths {
          *     a channel is searched), a key's token or hash, a password, a DSN key.
          *
          *     `type` narrows the search to some types (comma list; empty or omitted
-         *     means all). An identifier not in the table is 400 `unknown_search_type`
+         *     means all). Each entry is the identifier of the table or another
+         *     spelling of it: case-insensitive, `-` read as `_`, the plural
+         *     (`monitors`, `status-pages`, `api-keys`), and `notification_channel`,
+         *     `maintenance_window`, `server_agent`, `private_probe` (singular or
+         *     plural); hits always carry the table's identifier. An entry that is
+         *     none of these is 400 `unknown_search_type`
          *     (`details.field` is `type`, `vars.type` the value). `q` is trimmed: a
          *     missing `q` is 400 `missing_field`, an empty one (or only spaces) 400
          *     `invalid_query` with `details.field` `q`. A `limit` outside 1 to 20 is
@@ -7358,7 +7363,7 @@ export interface operations {
             query: {
                 /** @description The text to look for, 1 to 200 characters (trimmed; not only spaces). */
                 q: string;
-                /** @description Comma list of type identifiers (see the table); omitted or empty means all. An unknown identifier is 400 `unknown_search_type`. */
+                /** @description Comma list of type identifiers (see the table; plurals and path spellings such as `status-pages` are accepted too); omitted or empty means all. An unknown identifier is 400 `unknown_search_type`. */
                 type?: string;
                 /** @description At most this many hits per type, 1 to 20; default 5. Outside that range is 400. */
                 limit?: number;
