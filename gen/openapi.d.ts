@@ -1348,8 +1348,11 @@ export interface paths {
          *     `already_member`. A role above the caller's own is 403
          *     `role_above_own`. Members plus pending invitations over the plan's
          *     member cap: 402 `limit_reached`. When the mail server refuses the
-         *     message: 502 `invitation_not_sent`, and nothing is kept. Returns 201
-         *     with the invitation.
+         *     message: 502 `invitation_not_sent`, and nothing is kept. A server
+         *     with no mail server configured (`SMTP_URL` unset) keeps the
+         *     invitation unsent, as it creates an e-mail channel unconfirmed:
+         *     inviting the address again once `SMTP_URL` is set mails a fresh
+         *     link. Returns 201 with the invitation.
          */
         post: operations["inviteMember"];
         delete?: never;
@@ -1771,7 +1774,12 @@ export interface paths {
          *     a channel is searched), a key's token or hash, a password, a DSN key.
          *
          *     `type` narrows the search to some types (comma list; empty or omitted
-         *     means all). An identifier not in the table is 400 `unknown_search_type`
+         *     means all). Each entry is the identifier of the table or another
+         *     spelling of it: case-insensitive, `-` read as `_`, the plural
+         *     (`monitors`, `status-pages`, `api-keys`), and `notification_channel`,
+         *     `maintenance_window`, `server_agent`, `private_probe` (singular or
+         *     plural); hits always carry the table's identifier. An entry that is
+         *     none of these is 400 `unknown_search_type`
          *     (`details.field` is `type`, `vars.type` the value). `q` is trimmed: a
          *     missing `q` is 400 `missing_field`, an empty one (or only spaces) 400
          *     `invalid_query` with `details.field` `q`. A `limit` outside 1 to 20 is
@@ -2047,7 +2055,8 @@ export interface paths {
         /**
          * Remove a component from a status page
          * @description Removes one component (not the monitor) from the page. Name it by query
-         *     `component` or body `componentId` (the component's id); neither is 400.
+         *     `component` or body `componentId`: the component's id, or the id of
+         *     its monitor (a monitor is on a page at most once); neither is 400.
          *     A component that is not on this page is 404.
          */
         delete: operations["removeStatusPageComponent"];
@@ -4247,7 +4256,7 @@ export interface components {
             data: components["schemas"]["DeleteResult"];
         };
         RemoveStatusPageComponentBody: {
-            /** @description The component's id (alternative to query `component`). */
+            /** @description The component's id, or its monitor's id (alternative to query `component`). */
             componentId?: string;
         };
         RemoveStatusPageComponentResponse: {
@@ -7357,7 +7366,7 @@ export interface operations {
             query: {
                 /** @description The text to look for, 1 to 200 characters (trimmed; not only spaces). */
                 q: string;
-                /** @description Comma list of type identifiers (see the table); omitted or empty means all. An unknown identifier is 400 `unknown_search_type`. */
+                /** @description Comma list of type identifiers (see the table; plurals and path spellings such as `status-pages` are accepted too); omitted or empty means all. An unknown identifier is 400 `unknown_search_type`. */
                 type?: string;
                 /** @description At most this many hits per type, 1 to 20; default 5. Outside that range is 400. */
                 limit?: number;
@@ -7705,7 +7714,7 @@ export interface operations {
     removeStatusPageComponent: {
         parameters: {
             query?: {
-                /** @description The component's id (alternative to body `componentId`). */
+                /** @description The component's id, or its monitor's id (alternative to body `componentId`). */
                 component?: string;
             };
             header?: never;

@@ -36559,7 +36559,7 @@ validate765.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:removeStatusPageComponent"] = validate769;
 const schema408 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
-const schema409 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","description":"The component's id (alternative to query `component`)."}}};
+const schema409 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","description":"The component's id, or its monitor's id (alternative to query `component`)."}}};
 
 function validate770(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -152,6 +152,11 @@ test('type narrows; limit per type; one or two characters match the start of the
   const two = await search(owner, { q: 'falcon', type: 'host, monitor', limit: '2' });
   expect(two.map((h) => [h.type, h.title])).toEqual([['monitor', 'falcon'], ['monitor', 'Falcon Checkout'], ['host', 'falcon-db-1']]);
   expect(typesOf(await search(owner, { q: 'falcon', type: '' }))).toContain('probe');
+  // Other spellings of the identifiers (plural, the endpoint's path, any case) name the same types; hits carry the identifier.
+  const spelled = await search(owner, { q: 'falcon', type: 'Hosts,monitors', limit: '2' });
+  expect(spelled.map((h) => [h.type, h.title])).toEqual(two.map((h) => [h.type, h.title]));
+  expect(typesOf(await search(owner, { q: 'falcon', type: 'api-keys,status-pages,notification-channels,agents' }))).toEqual(
+    typesOf(await search(owner, { q: 'falcon', type: 'api_key,status_page,channel,agent' })));
   const short = await search(owner, { q: 'Fa', type: 'monitor', limit: '20' });
   expect(short.map((h) => h.title)).toEqual(['falcon', 'Falcon Checkout', 'Falcon Zeta probe']);
   // Special characters are text, not patterns.
@@ -174,6 +179,7 @@ test('refusals: q missing or blank, limit outside 1 to 20, an unknown type', asy
   ok('searchResources', await owner.get('/search?q=falcon&limit=20'));
   const unknown = await owner.get('/search?q=falcon&type=monitor,widget');
   expect([unknown.status, unknown.body.code, unknown.body.vars, unknown.body.details.field]).toEqual([400, 'unknown_search_type', { type: 'widget' }, 'type']);
+  expect((await owner.get('/search?q=falcon&type=widgets')).body.code).toBe('unknown_search_type');
   // A documented type with nothing to find answers none.
   expect(await search(owner, { q: 'osprey', type: 'agent' })).toEqual([]);
 });

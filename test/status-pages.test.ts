@@ -157,6 +157,14 @@ test('components: a monitor of the page\'s workspace, in order; 409 twice; 400 f
   ok('removeStatusPageComponent', await api.delete(`/status-pages/${p.id}/components?component=${a.id}`));
   ok('removeStatusPageComponent', await api.delete(`/status-pages/${p.id}/components`, { componentId: b.id }));
   expect(ok('getStatusPage', await api.get(`/status-pages/${p.id}`)).components).toEqual([]);
+  // A component is a monitor on the page: the monitor's id names it too (query or body); the answer carries the component's id.
+  const c = ok('addStatusPageComponent', await api.post(`/status-pages/${p.id}/components`, { monitorId }), 201);
+  expect(ok('removeStatusPageComponent', await api.delete(`/status-pages/${p.id}/components?component=${monitorId}`))).toEqual({ id: c.id, deleted: true });
+  ok('addStatusPageComponent', await api.post(`/status-pages/${p.id}/components`, { monitorId: second }), 201);
+  ok('removeStatusPageComponent', await api.delete(`/status-pages/${p.id}/components`, { componentId: second }));
+  expect(ok('getStatusPage', await api.get(`/status-pages/${p.id}`)).componentCount).toBe(0);
+  // A monitor that is not on this page is 404 like an unknown component.
+  expect((await api.delete(`/status-pages/${p.id}/components?component=${monitorId}`)).status).toBe(404);
   // Deleting a monitor takes it off every page.
   ok('addStatusPageComponent', await api.post(`/status-pages/${p.id}/components`, { monitorId: second }), 201);
   ok('deleteMonitor', await api.delete(`/monitors/${second}`));

@@ -27,7 +27,10 @@ export function invitationUrl(baseUrl: string, token: string): string {
   return `${baseUrl}/invitations/${token}`;
 }
 
-/** POST /members: a new (or replacing) invitation, sent by e-mail; 502 `invitation_not_sent` keeps nothing. */
+/**
+ * POST /members: a new (or replacing) invitation, sent by e-mail; 502 `invitation_not_sent` (the mail
+ * server refused it) keeps nothing. Without a mail server configured it is kept unsent.
+ */
 export async function inviteMember(db: Db, services: Services, caller: Caller, body: { email: string; role: string; workspaceIds?: string[] }) {
   const email = parseEmailAddress(body.email, 'email');
   mayHandle(caller, body.role, 'invite to');
@@ -51,6 +54,11 @@ export async function inviteMember(db: Db, services: Services, caller: Caller, b
     const who = await tx.selectFrom('users').select(['name', 'email']).where('id', '=', caller.userId).executeTakeFirst();
     const org = (await tx.selectFrom('organizations').select('name').where('id', '=', caller.organizationId).executeTakeFirst())?.name ?? 'an organisation';
     const inviter = who?.name || who?.email || 'Someone';
+    const out = invitationOut({ ...row, by_name: who?.name ?? null, by_email: who?.email ?? null });
+    // A server without a mail server (SMTP_URL unset) has nobody to refuse the message: the invitation is
+    // kept and listed, as an e-mail channel is created unconfirmed; inviting again once SMTP_URL is set
+    // mails a fresh link (and replaces this one).
+    if (!services.config.providers.smtpUrl) return out;
     // Sent inside the transaction: a refused message keeps no invitation behind.
     const sent = await sendMail(email, deliveryContext(services), {
       subject: `${inviter} invited you to ${org} on Vigil`,
@@ -65,7 +73,7 @@ export async function inviteMember(db: Db, services: Services, caller: Caller, b
       throw new ApiError(502, 'invitation_not_sent', 'The invitation could not be sent; nothing was kept. Check SMTP_URL and try again.', {},
         [{ field: 'email', reason: sent.error ?? 'the mail server refused it' }]);
     }
-    return invitationOut({ ...row, by_name: who?.name ?? null, by_email: who?.email ?? null });
+    return out;
   });
 }
 

@@ -226,13 +226,17 @@ export async function addComponent(db: Db, caller: Caller, id: string, input: { 
 export async function removeComponent(db: Db, caller: Caller, id: string, componentId: string | undefined) {
   if (!componentId) throw new ApiError(400, 'missing_field', 'Name the component: query `component` or body `componentId`.', { field: 'componentId' }, [{ field: 'componentId', reason: 'is required' }]);
   const page = await visiblePage(db, caller, id);
+  let removed = componentId;
   await db.transaction().execute(async (tx) => {
-    const gone = await tx.deleteFrom('status_page_components').where('id', '=', componentId).where('page_id', '=', id)
+    // A component is a monitor placed on the page, at most once: its id or its monitor's id names it.
+    const gone = await tx.deleteFrom('status_page_components').where('page_id', '=', id)
+      .where((eb) => eb.or([eb('id', '=', componentId), eb('monitor_id', '=', componentId)]))
       .returning(['id', 'monitor_id', 'display_name']).executeTakeFirst();
     if (!gone) throw notFound('component', 'componentId');
     await tx.updateTable('status_pages').set({ updated_at: new Date() }).where('id', '=', id).execute();
     await audit(tx, caller, { action: 'status_page.component_removed', resourceType: 'status_page', resourceId: id, workspaceId: page.workspace_id,
       changes: { component: { from: { id: gone.id, monitorId: gone.monitor_id, displayName: gone.display_name }, to: null } } });
+    removed = gone.id;
   });
-  return { id: componentId, deleted: true as const };
+  return { id: removed, deleted: true as const };
 }

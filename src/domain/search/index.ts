@@ -35,16 +35,43 @@ export const searchSources: { readonly [T in SearchType]: SearchSource } = {
 const ORDER = Object.keys(searchSources) as SearchType[];
 const isType = (s: string): s is SearchType => Object.hasOwn(searchSources, s);
 
+/**
+ * Other spellings a client may name a type by (the spec does not show the
+ * identifiers): the plural, the endpoint's path (`status-pages`, `api-keys`),
+ * the export entity (`notification-channels`) or the resource's longer name.
+ * Compared after lower-casing, with `-` and spaces read as `_`.
+ */
+const ALIASES: Record<string, SearchType> = {
+  monitors: 'monitor', incidents: 'incident', postmortems: 'postmortem', hosts: 'host',
+  status_pages: 'status_page', statuspage: 'status_page', statuspages: 'status_page',
+  workspaces: 'workspace',
+  channels: 'channel', notification_channel: 'channel', notification_channels: 'channel',
+  maintenances: 'maintenance', maintenance_window: 'maintenance', maintenance_windows: 'maintenance',
+  error_projects: 'error_project', error_issues: 'error_issue',
+  analytics_sites: 'analytics_site',
+  members: 'member', invitations: 'invitation',
+  api_keys: 'api_key', apikey: 'api_key', apikeys: 'api_key',
+  agents: 'agent', server_agent: 'agent', server_agents: 'agent',
+  probes: 'probe', private_probe: 'probe', private_probes: 'probe',
+};
+
+/** The type a `type` entry names, or null. */
+function typeNamed(entry: string): SearchType | null {
+  const s = entry.toLowerCase().replace(/[-\s]+/g, '_');
+  return isType(s) ? s : ALIASES[s] ?? null;
+}
+
 /** The types a `type` parameter names (all when omitted or empty); 400 `unknown_search_type` naming an unknown one. */
 export function typesOf(param: string | undefined): SearchType[] {
   const named = (param ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   if (!named.length) return ORDER;
-  const unknown = named.find((s) => !isType(s));
+  const unknown = named.find((s) => typeNamed(s) === null);
   if (unknown !== undefined) {
     throw new ApiError(400, 'unknown_search_type', `Unknown search type ${JSON.stringify(unknown)}; the types are ${ORDER.join(', ')}.`,
       { type: unknown }, [{ field: 'type', reason: `unknown type ${unknown}` }]);
   }
-  return ORDER.filter((t) => named.includes(t));
+  const types = new Set(named.map(typeNamed));
+  return ORDER.filter((t) => types.has(t));
 }
 
 /**

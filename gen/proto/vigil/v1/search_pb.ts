@@ -33,8 +33,9 @@ export type SearchResourcesRequest = Message<"vigil.v1.SearchResourcesRequest"> 
   q: string;
 
   /**
-   * Query parameter. Comma list of type identifiers (see the table); omitted
-   * or empty means all. An unknown identifier is 400 `unknown_search_type`.
+   * Query parameter. Comma list of type identifiers (see the table; plurals
+   * and path spellings such as `status-pages` are accepted too); omitted or
+   * empty means all. An unknown identifier is 400 `unknown_search_type`.
    *
    * @generated from field: optional string type = 2;
    */

@@ -392,14 +392,14 @@ export type RemoveStatusPageComponentRequest = Message<"vigil.v1.RemoveStatusPag
   id: string;
 
   /**
-   * Query parameter. The component's id (alternative to body `componentId`).
+   * Query parameter. The component's id, or its monitor's id (alternative to body `componentId`).
    *
    * @generated from field: optional string component = 2;
    */
   component?: string | undefined;
 
   /**
-   * Body, optional. The component's id (alternative to query `component`).
+   * Body, optional. The component's id, or its monitor's id (alternative to query `component`).
    *
    * @generated from field: optional string component_id = 3;
    */
