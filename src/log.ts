@@ -14,6 +14,8 @@ export interface Logger {
   info(msg: string, fields?: Fields): void;
   warn(msg: string, fields?: Fields): void;
   error(msg: string, err?: unknown, fields?: Fields): void;
+  /** Whether a line at `level` would be written (to skip building fields nobody reads). */
+  enabled(level: 'debug' | 'info'): boolean;
   /** A logger whose lines all carry `bindings` (a component, a monitor id). */
   child(bindings: Fields): Logger;
 }
@@ -41,6 +43,7 @@ function wrap(p: pino.Logger): Logger {
     info: (msg, fields) => p.info(fields ?? {}, msg),
     warn: (msg, fields) => p.warn(fields ?? {}, msg),
     error: (msg, err, fields) => p.error({ ...fields, ...(err === undefined ? {} : { err: err instanceof Error ? err : new Error(String(err)) }) }, msg),
+    enabled: (level) => p.isLevelEnabled(level),
     child: (bindings) => wrap(p.child(bindings)),
   };
 }

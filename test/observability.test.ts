@@ -198,3 +198,26 @@ test('a field that should never be logged is censored by configuration', () => {
   expect(line).toMatchObject({ target: '[redacted]', password: '[redacted]', channel: { secret: '[redacted]', token: '[redacted]' } });
   expect(out[0]).not.toContain('vk_1');
 });
+
+test('at info, a successful event or ping of the volume paths writes no line; a refused one does, as every API request', async () => {
+  const out: string[] = [];
+  const quiet = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' },
+    { log: createLogger('info', { destination: new Writable({ write(c, _e, cb) { out.push(String(c)); cb(); } }) }) });
+  try {
+    const o = await quiet.org();
+    const owner = quiet.api(o.apiKey);
+    const hb = ok('createMonitor', await owner.post('/monitors', { name: 'beat', kind: 'heartbeat', workspaceId: o.workspaceId, intervalSeconds: 3600, config: JSON.stringify({ graceSeconds: 60 }) }), 201).id;
+    const pushUrl = ok('getMonitorPushUrl', await owner.get(`/monitors/${hb}/push-url`)).url as string;
+    ok('createAnalyticsSite', await owner.post('/analytics', { domain: 'quiet.example.com', workspaceId: o.workspaceId }), 201);
+    const event = (body: string) => fetch(`${quiet.url}/api/event`, { method: 'POST', headers: { 'content-type': 'text/plain', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36' }, body });
+    expect((await fetch(pushUrl)).status).toBe(200);
+    expect((await event(JSON.stringify({ n: 'pageview', u: 'https://quiet.example.com/a', d: 'quiet.example.com' }))).status).toBe(202);
+    expect((await event('{"n":')).status).toBe(400);
+    const requests = () => out.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    await until('the refused event and the API requests logged', async () => requests().some((l) => l.status === 400) && requests().filter((l) => l.operationId).length >= 3);
+    expect(requests().filter((l) => l.path === '/api/event').map((l) => l.status)).toEqual([400]);
+    expect(requests().filter((l) => String(l.path).startsWith('/ping/'))).toEqual([]);
+  } finally {
+    await quiet.close();
+  }
+});

@@ -46,8 +46,16 @@ export function loggablePath(req: Request): string {
     .slice(0, 300);
 }
 
-/** The middleware; `closing()` is true once shutdown began (answers then ask the client to reconnect elsewhere). */
-export function requestObserver(log: Logger, closing: () => boolean) {
+/**
+ * The middleware; `closing()` is true once shutdown began (answers then ask
+ * the client to reconnect elsewhere). With `volume` (the ingestion fast
+ * paths: analytics events, error events, heartbeat pings, thousands a
+ * second), a success is logged at debug, not info: a line per event would
+ * cost more than the event (a synchronous write each) and drown every other
+ * line; refusals and failures are logged as anywhere, and the metrics count
+ * every request.
+ */
+export function requestObserver(log: Logger, closing: () => boolean, o: { volume?: boolean } = {}) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     const given = req.headers['x-request-id'];
@@ -64,12 +72,13 @@ export function requestObserver(log: Logger, closing: () => boolean) {
       const status = aborted && !res.headersSent ? 499 : res.statusCode;
       metrics.httpRequests.inc({ operation, method: req.method, status: String(status) });
       metrics.httpDuration.observe({ operation, method: req.method }, seconds);
+      const level = status >= 500 ? 'warn' : o.volume && status < 400 ? 'debug' : 'info';
+      if (level !== 'warn' && !log.enabled(level)) return;
       const fields = {
         reqId, method: req.method, path: loggablePath(req), operationId: res.locals.operationId ?? null, status,
         durationMs: Math.round(seconds * 10_000) / 10, organizationId: res.locals.organizationId ?? null, ...(aborted ? { aborted: true } : {}),
       };
-      if (status >= 500) log.warn('request', fields);
-      else log.info('request', fields);
+      log[level]('request', fields);
     };
     res.once('finish', () => end(false));
     res.once('close', () => end(!res.writableFinished));

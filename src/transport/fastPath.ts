@@ -48,12 +48,13 @@ export interface FastPathDeps { logger: Logger; closing: () => boolean; baseUrl:
  * handler of a request it takes (null: `next` answers it, as it does any
  * request to another host, which may be a status page's custom domain).
  * A taken request gets what Express would have given it (`asExpressEnough`)
- * and goes through `requestObserver` (request id, log line, metrics,
+ * and goes through `requestObserver` (request id, log line — at debug for a
+ * success: these are the volume paths —, metrics,
  * `Connection: close` once shutdown began), so it is answered as through the
  * app. Pings, analytics events and error events take this road.
  */
 export function withFastPath(next: Listener, deps: FastPathDeps, route: (req: IncomingMessage) => Listener | null): Listener {
-  const observe = requestObserver(deps.logger, deps.closing);
+  const observe = requestObserver(deps.logger, deps.closing, { volume: true });
   const forUs = ownHostTest(deps.baseUrl);
   return (req, res) => {
     const handle = route(req);
