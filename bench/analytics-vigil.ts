@@ -54,9 +54,9 @@ function captureSql(): void {
 async function main(): Promise<void> {
   timeSql();
   captureSql();
-  // loadConfig reads some values from process.env itself, so they are set there.
-  Object.assign(process.env, { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_STORE: 'memory', RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000', ANALYTICS_EVENTS_PER_SITE_PER_MINUTE: '100000000' });
-  const server = await startServer(loadConfig(process.env), createLogger('warn'));
+  // loadConfig reads some values from process.env itself, so they are set there. The log at npm start's level (info).
+  Object.assign(process.env, { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_STORE: 'memory', RATE_LIMIT_READ: '100000000', RATE_LIMIT_WRITE: '100000000', ANALYTICS_EVENTS_PER_SITE_PER_MINUTE: '100000000' });
+  const server = await startServer(loadConfig(process.env), createLogger('info'));
   const org = await createOrganization(server.db, { name: 'Bench analytics', ownerEmail: `bench-analytics-${process.pid}@example.test`, plan: 'enterprise' });
   let stopping = false;
   const stop = () => {

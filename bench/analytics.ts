@@ -3,11 +3,15 @@
  *
  * Vigil (child, bench/analytics-vigil.ts, as `npm start` runs it: the API,
  * `POST /api/event` and the worker whose drain counts the buffer, in one
- * process; TRUST_PROXY=loopback so X-Forwarded-For names the visitor) on a
- * fresh database, an organisation on the enterprise plan.
+ * process; TRUST_PROXY=loopback so X-Forwarded-For names the visitor; the log
+ * at npm start's level, info) on a fresh database, an organisation on the
+ * enterprise plan.
  *
- * (a) Ingestion. A site is created through the API; autocannon
- *     (BENCH_CONNECTIONS connections, pipelining 1) posts the Plausible
+ * (a) Ingestion, by default in the deployment for volume: that server with
+ *     WORKER=false and `npm run worker` beside it (src/worker-main.ts: its
+ *     drain counts the buffer, in larger batches); BENCH_WORKER_PROCESS=0
+ *     for npm start's one process. A site is created through the API;
+ *     autocannon (BENCH_CONNECTIONS connections, pipelining 1) posts the Plausible
  *     tracker's requests (bench/analytics-events.ts: text/plain JSON,
  *     pageviews and custom events with props over 300 Zipf-distributed
  *     paths, UTM queries, referrers; ~250 browser user agents; 20,000
@@ -49,7 +53,10 @@
  * Environment:
  *   BENCH_PARTS        a,b (default both)
  *   BENCH_DURATION     seconds of measured load in (a) (15); BENCH_WARMUP seconds before it (3)
- *   BENCH_CONNECTIONS  autocannon connections in (a) (64); BENCH_VISITORS visitors in (a) (20,000)
+ *   BENCH_CONNECTIONS  autocannon connections in (a) (128); BENCH_VISITORS visitors in (a) (20,000)
+ *   BENCH_WORKER_PROCESS=0  (a) with the drain in the server process, as npm start alone runs it
+ *   BENCH_CLIENT=setup  (a) with autocannon building each request from setupRequest (the default, prebuilt,
+ *                      hands it the requests' bytes made before the load: the same requests, less client CPU)
  *   BENCH_RING         requests built before the load in (a), sent in turn (100,000)
  *   BENCH_CPU_PROF     a folder: a V8 CPU profile of Vigil over the measured load of (a) is written into it and summarised
  *   BENCH_EVENTS       events of the year in (b) (10,000,000); BENCH_DRAIN_EVENTS of them through the drain (1,000,000)
@@ -78,7 +85,7 @@ import type { SqlTime } from './sqlTiming';
 const PARTS = (process.env.BENCH_PARTS || 'a,b').split(',').map((s) => s.trim());
 const DURATION = Number(process.env.BENCH_DURATION || 15);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 64);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 128);
 const VISITORS = Number(process.env.BENCH_VISITORS || 20_000);
 const EVENTS = Number(process.env.BENCH_EVENTS || 10_000_000);
 const DRAIN_EVENTS = Math.min(EVENTS, Number(process.env.BENCH_DRAIN_EVENTS || 1_000_000));
@@ -91,7 +98,7 @@ const TARGET_REPORT_P99 = 200;
 const MASTER_KEY = randomBytes(32).toString('base64');
 const EVENT_PATH = '/api/event';
 const RING = Number(process.env.BENCH_RING || 100_000);
-const SEPARATE_WORKER = process.env.BENCH_WORKER_PROCESS === '1';
+const SEPARATE_WORKER = process.env.BENCH_WORKER_PROCESS !== '0';
 const PROF = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -149,9 +156,44 @@ function prepare(traffic: Traffic, n: number): Prepared[] {
 
 let cursor = 0;
 
+/**
+ * BENCH_CLIENT=prebuilt (the default): each prepared request is made into its HTTP/1.1
+ * bytes once, before the load, and autocannon's request iterator hands them
+ * out in turn instead of rebuilding a request per send from `setupRequest`
+ * (two object merges, the header text, two buffers): the same requests, less
+ * of the shared 2 cores spent by the client. It patches an internal of
+ * autocannon 9 (lib/requestIterator.js), for this process only.
+ */
+const PREBUILT = (process.env.BENCH_CLIENT || 'prebuilt') === 'prebuilt';
+let prebuilt: Buffer[] | null = null;
+
+function prebuild(base: string, ring: Prepared[]): Buffer[] {
+  const host = new URL(base).host;
+  return ring.map((p) => {
+    const body = Buffer.from(p.body);
+    const head = [`POST ${EVENT_PATH} HTTP/1.1`, `Host: ${host}`, 'Connection: keep-alive', ...Object.entries(p.headers).map(([k, v]) => `${k}: ${v}`), `Content-Length: ${body.length}`, '', ''].join('\r\n');
+    return Buffer.concat([Buffer.from(head), body]);
+  });
+}
+
+interface Iterator { currentRequest: { requestBuffer?: Buffer }; context: { pageview?: boolean } }
+const RequestIterator = require('autocannon/lib/requestIterator') as { prototype: { nextRequest(this: Iterator): unknown } };
+const ownNextRequest = RequestIterator.prototype.nextRequest;
+
 /** autocannon posting the next prepared request on every connection. */
 async function load(base: string, ring: Prepared[], seconds: number): Promise<Load> {
   const out = { accepted: 0, dropped: 0, pageviews: 0, custom: 0 };
+  if (PREBUILT) {
+    const bytes = prebuilt ?? (prebuilt = prebuild(base, ring));
+    RequestIterator.prototype.nextRequest = function (this: Iterator) {
+      const i = cursor++ % ring.length;
+      this.context.pageview = ring[i].pageview;
+      this.currentRequest.requestBuffer = bytes[i];
+      return this.currentRequest;
+    };
+  } else {
+    RequestIterator.prototype.nextRequest = ownNextRequest;
+  }
   const requests = [{
     method: 'POST' as const,
     setupRequest: (req: autocannon.Request, context: { pageview?: boolean }) => {
@@ -175,7 +217,7 @@ async function load(base: string, ring: Prepared[], seconds: number): Promise<Lo
 
 /** `npm run worker` (src/worker-main.ts through tsx) on the bench database: the drain then runs beside the server, not in it. */
 async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../src/worker-main.ts')], { env: { ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../src/worker-main.ts')], { env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'inherit'] });
   // Its drain polls the buffer; give it its migrations' check and first poll.
   await sleep(3000);
   if (proc.exitCode !== null) throw new Error(`the worker process exited with code ${proc.exitCode}`);
@@ -242,7 +284,7 @@ async function partA(env: NodeJS.ProcessEnv, dbName: string, c: pg.Client): Prom
     const bad = r.non2xx + r.errors + r.timeouts;
     const per1k = (s: number, n: number) => n0((1e6 * s) / Math.max(1, n));
     const out: string[] = [];
-    out.push(`\n(a) Ingestion: POST ${EVENT_PATH}, ${DURATION} s after a ${WARMUP} s warm-up, ${CONNECTIONS} connections; the tracker's text/plain JSON ` +
+    out.push(`\n(a) Ingestion: POST ${EVENT_PATH}, ${DURATION} s after a ${WARMUP} s warm-up, ${CONNECTIONS} connections (autocannon ${PREBUILT ? 'sending requests made before the load' : 'building each request in setupRequest'}); the tracker's text/plain JSON ` +
       `(${Math.round((100 * m.pageviews) / Math.max(1, m.accepted))}% pageviews, the rest custom events with props), ${traffic.uas.length} browser user agents, ` +
       `${n0(VISITORS)} visitors by X-Forwarded-For (TRUST_PROXY=loopback), ${traffic.paths.length} Zipf paths; ${SEPARATE_WORKER ? 'drain in a worker process beside the server (WORKER=false and npm run worker)' : 'drain in the server process (as npm start)'}`);
     out.push(`Accepted: ${n0(m.accepted)} events in ${r.duration.toFixed(1)} s = ${n0(rate)} events/s (per second min ${n0(r.requests.min)}, max ${n0(r.requests.max)})`);

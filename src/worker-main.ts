@@ -33,7 +33,10 @@ async function main(): Promise<void> {
   const services = { config, secrets, net, baseUrl: () => config.baseUrl ?? `http://localhost:${config.port}` };
   const jobs = await startJobs(pool, { db, secrets, services }, log);
   const grouper = startGrouper(db, log);
-  const analytics = startAnalyticsDrain(db, log);
+  // Alone in its process, the drain takes larger batches (up to 10,000 events, a second between partial ones): its
+  // counting blocks no request here, and each batch's roll-up rows serve more events (bench:analytics: PostgreSQL
+  // ~34 instead of ~44 µs per event). Counted events appear in reports about a second after they are accepted.
+  const analytics = startAnalyticsDrain(db, log, { gapMs: 1000, batch: 10_000 });
   const traffic = startTrafficJudge(db, log, { minPageviews: config.trafficAlertMinPageviews });
   const pingDrain = startPingDrain(db, log);
   const agentDrain = startAgentDrain(db, log);

@@ -33,6 +33,13 @@ const DAY_MS = 86_400_000;
 
 /** Where events are posted (Plausible's path, under base_url). */
 export const EVENT_PATH = '/api/event';
+/**
+ * How long an event waits for others to share its INSERT and commit (the
+ * buffer's default is 2 ms). Nobody waits on the answer (the tracker sends
+ * and forgets), and under load batches of ~75 events instead of ~30 cost
+ * PostgreSQL about a fifth less per event (bench:analytics: 51 → 42 µs).
+ */
+const GATHER_MS = 5;
 /** A body over this is refused (413): an event is a few hundred bytes; 30 props at their limits stay under it. */
 export const MAX_EVENT_BODY = 64 * 1024;
 
@@ -85,7 +92,7 @@ export function eventIngestionFor(db: Db, log: Logger, limits: RateLimits): Even
 
 function eventIngestion(db: Db, log: Logger, limits: RateLimits): EventIngestion {
   const salts = new Salts(db);
-  const buffer = bufferWriter(db, ANALYTICS_BUFFER);
+  const buffer = bufferWriter(db, ANALYTICS_BUFFER, { delayMs: GATHER_MS });
 
   // From the read cache until analytics_sites changes in any process: a new site counts at once, a deleted one stops.
   // A domain as sites store it (sites.ts normaliseDomain): lower case, no `www.` or final dot, IDNs in punycode.
