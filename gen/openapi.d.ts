@@ -1841,7 +1841,7 @@ export interface paths {
          *     sends a six-digit code to it. Session only: API keys get 403
          *     `session_required`.
          *
-         *     `phone` is in international form (E.164, e.g. `+447700900123`; spaces,
+         *     `phone` is in international form (E.164, e.g. `+14155552671`; spaces,
          *     dashes, dots and brackets are ignored). `name` names the channel
          *     (default: `SMS` and the number's last four digits). The number is
          *     stored unconfirmed and receives nothing until the code is returned to
@@ -3027,7 +3027,7 @@ export interface components {
             data: components["schemas"]["Monitor"];
         };
         CreateSmsEnrolmentBody: {
-            /** @description The number in international form (`+447700900123`). */
+            /** @description The number in international form (`+14155552671`). */
             phone: string;
             /** @description The channel's name. */
             name?: string;

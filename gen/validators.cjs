@@ -32864,7 +32864,7 @@ validate700.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createSmsEnrolment"] = validate704;
 const schema371 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
-const schema372 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+447700900123`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
+const schema372 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+14155552671`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
 
 function validate705(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

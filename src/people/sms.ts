@@ -37,7 +37,7 @@ const codeHash = (membershipId: string, code: string) => hashToken(`${membership
 export async function enrolSms(db: Db, services: Services, caller: Caller, body: { phone: string; name?: string }) {
   if (!caller.plan.sms_included) throw smsNotIncluded(caller);
   const phone = parsePhone(body.phone);
-  if (!phone) throw new ApiError(400, 'not_a_phone_number', 'That is not a phone number in international form (+447700900123).', {}, [{ field: 'phone', reason: 'is not a phone number' }]);
+  if (!phone) throw new ApiError(400, 'not_a_phone_number', 'That is not a phone number in international form (+14155552671).', {}, [{ field: 'phone', reason: 'is not a phone number' }]);
   const country = phone.country ?? '';
   const route = SMS_COUNTRIES[country];
   if (!route) throw new ApiError(400, 'sms_country_unsupported', `Vigil does not send SMS to ${country || 'that country'}.`, { country }, [{ field: 'phone', reason: 'its country is not supported' }]);
