@@ -40,7 +40,7 @@ const COLUMNS: Record<string, string[]> = {
 const ENTITIES = Object.keys(COLUMNS);
 
 const SECRET = {
-  header: 'Bearer hdr-EXPORT-s3cr3t-1a2b', body: 'body-EXPORT-s3cr3t-3c4d', urlPassword: 'urlpwEXPORT5e6f', community: 'community-EXPORT-7a8b',
+  header: 'Bearer hdr-EXPORT-s3cr3t-1a2b', body: 'body-EXPORT-s3cr3t-3c4d', urlPassword: 'urlpwEXPORT5e6f', urlToken: 'urltokEXPORT7g8h', community: 'community-EXPORT-7a8b',
   slack: 'https://hooks.slack.com/services/T0EXPORT/B0EXPORT/slackEXPORTs3cr3t9c', webhook: 'https://hooks.export-test.example/in?token=whqEXPORTs3cr3t',
   legacy: 'https://hooks.slack.com/services/T0LEGACY/B0LEGACY/legacyEXPORTs3cr3t', passwordHash: 'scrypt$16384$8$1$c2FsdEVYUE9SVA$aGFzaEVYUE9SVHNlY3JldA',
   pagePassword: 'page-EXPORT-pass-123', lastMessage: 'raw-check-result-EXPORT-msg',
@@ -121,7 +121,7 @@ async function seed(): Promise<void> {
   fixture.w2 = ok('createWorkspace', await api.post('/workspaces', { name: 'Export W2' }), 201).id;
   const monitor = async (a: ApiClient, body: Record<string, unknown>) => ok('createMonitor', await a.post('/monitors', body), 201).id as string;
   fixture.mHttp = await monitor(api, { name: 'Export HTTP', kind: 'http', workspaceId: fixture.w1, tags: ['web'], config: JSON.stringify({
-    url: `https://exporter:${SECRET.urlPassword}@export-target.example/health`, method: 'POST', headers: { Authorization: SECRET.header }, body: SECRET.body,
+    url: `https://exporter:${SECRET.urlPassword}@export-target.example/health?region=eu&api_key=${SECRET.urlToken}`, method: 'POST', headers: { Authorization: SECRET.header }, body: SECRET.body,
   }) });
   fixture.mSnmp = await monitor(api, { name: 'Export SNMP', kind: 'snmp', workspaceId: fixture.w2, config: JSON.stringify({
     host: 'snmp.export-test.example', community: SECRET.community, oids: [{ oid: '1.3.6.1.2.1.1.3.0', name: 'uptime' }],
@@ -239,7 +239,7 @@ describe('one entity', () => {
     expect(col('enabled')).toBe('true');
     expect(col('probeId')).toBe('');
     expect(JSON.parse(col('tags'))).toEqual(['web']);
-    expect(JSON.parse(col('config'))).toMatchObject({ method: 'POST', url: 'https://exporter@export-target.example/health' });
+    expect(JSON.parse(col('config'))).toMatchObject({ method: 'POST', url: 'https://export-target.example/health?region=eu&api_key=redacted' });
   });
 
   it('keeps monitor config without its credentials, channels with masked targets', async () => {
@@ -417,7 +417,7 @@ it('never exports a secret: no channel target or secret, heartbeat token, monito
   expect(all).toContain(fixture.mHttp); // the exports are not empty
   const { rows } = await db.query(`select password_hash from status_pages where id = $1`, [fixture.page]);
   const forbidden = [
-    SECRET.header, 'hdr-EXPORT', SECRET.body, SECRET.urlPassword, SECRET.community, 'slackEXPORTs3cr3t', 'whqEXPORTs3cr3t', 'legacyEXPORTs3cr3t',
+    SECRET.header, 'hdr-EXPORT', SECRET.body, SECRET.urlPassword, SECRET.urlToken, 'exporter@', SECRET.community, 'slackEXPORTs3cr3t', 'whqEXPORTs3cr3t', 'legacyEXPORTs3cr3t',
     SECRET.passwordHash, SECRET.pagePassword, rows[0].password_hash, SECRET.lastMessage, fixture.webhookSecret,
   ];
   for (const token of fixture.tokens) {

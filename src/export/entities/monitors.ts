@@ -1,8 +1,9 @@
 /**
  * Monitors, by creation. The config is included with the kind's sealed
  * (credential) fields removed — `sealedFields` of src/engine/kinds/<kind>.ts:
- * http headers and body, SNMP community and v3 passwords — and the password of
- * a URL's userinfo; a config that cannot be opened, or of a kind this version
+ * http headers and body, SNMP community and v3 passwords — and a URL's
+ * credentials: its userinfo (user name and password) and the values of query
+ * parameters named like one (`token`, `api_key`, `signature`…); a config that cannot be opened, or of a kind this version
  * does not know, is null. Never the heartbeat token, never check results
  * (last message, detail).
  */
@@ -11,7 +12,7 @@ import { isKind, kinds } from '../../engine/kinds';
 import type { SecretBox } from '../../crypto/secrets';
 import { confined, isoOf, within, type ExportEntity } from '../entity';
 
-/** The config as exported: sealed fields dropped, a URL's password masked; null when it cannot be read safely. */
+/** The config as exported: sealed fields dropped, a URL's credentials removed; null when it cannot be read safely. */
 export function exportedConfig(kind: string, sealed: string, secrets: SecretBox): Record<string, unknown> | null {
   if (!isKind(kind)) return null;
   const text = secrets.open(sealed);
@@ -21,17 +22,27 @@ export function exportedConfig(kind: string, sealed: string, secrets: SecretBox)
   if (typeof config !== 'object' || config === null || Array.isArray(config)) return null;
   const out: Record<string, unknown> = { ...config };
   for (const field of kinds[kind].sealedFields) delete out[field];
-  if (typeof out.url === 'string') out.url = withoutPassword(out.url);
+  if (typeof out.url === 'string') out.url = withoutCredentials(out.url);
   return out;
 }
 
-/** A URL's userinfo password is a credential too. */
-function withoutPassword(url: string): string {
+/** Query parameters that carry a credential by their name (alone or as the last word: `api_key`, `access-token`, `X-Amz-Signature`). */
+const SECRET_PARAM = /(?:^|[-_.])(?:token|key|apikey|secret|password|passwd|pwd|pass|auth|authorization|signature|sig|credentials?|session|sid)$/i;
+
+/**
+ * A URL without what authenticates it: the userinfo goes, and a query
+ * parameter named like a credential keeps its name with the value
+ * `redacted` (so the export still says one was there).
+ */
+export function withoutCredentials(url: string): string {
   try {
     const u = new URL(url);
-    if (!u.password) return url;
-    u.password = '';
-    return u.toString();
+    let changed = false;
+    if (u.username || u.password) { u.username = ''; u.password = ''; changed = true; }
+    for (const name of new Set(u.searchParams.keys())) {
+      if (SECRET_PARAM.test(name)) { u.searchParams.set(name, 'redacted'); changed = true; }
+    }
+    return changed ? u.toString() : url;
   } catch {
     return url;
   }
