@@ -26,7 +26,7 @@ export function exportedConfig(kind: string, sealed: string, secrets: SecretBox)
   return out;
 }
 
-/** Query parameters that carry a credential by their name (alone or as the last word: `api_key`, `access-token`, `X-Amz-Signature`). */
+/** Query parameters that carry a credential by their name (alone or as the last word: `api_key`, `access-token`, `accessToken`, `X-Amz-Signature`). */
 const SECRET_PARAM = /(?:^|[-_.])(?:token|key|apikey|secret|password|passwd|pwd|pass|auth|authorization|signature|sig|credentials?|session|sid)$/i;
 
 /**
@@ -40,7 +40,8 @@ export function withoutCredentials(url: string): string {
     let changed = false;
     if (u.username || u.password) { u.username = ''; u.password = ''; changed = true; }
     for (const name of new Set(u.searchParams.keys())) {
-      if (SECRET_PARAM.test(name)) { u.searchParams.set(name, 'redacted'); changed = true; }
+      // camelCase words count as words too: `accessToken`, `apiKey`, `clientSecret`.
+      if (SECRET_PARAM.test(name.replace(/([a-z0-9])([A-Z])/g, '$1_$2'))) { u.searchParams.set(name, 'redacted'); changed = true; }
     }
     return changed ? u.toString() : url;
   } catch {
