@@ -58,7 +58,8 @@ const ALIASES: Record<string, SearchType> = {
 /** The type a `type` entry names, or null. */
 function typeNamed(entry: string): SearchType | null {
   const s = entry.toLowerCase().replace(/[-\s]+/g, '_');
-  return isType(s) ? s : ALIASES[s] ?? null;
+  // Own keys only: `constructor` or `__proto__` are not aliases (they would read Object.prototype's).
+  return isType(s) ? s : Object.hasOwn(ALIASES, s) ? ALIASES[s] : null;
 }
 
 /** The types a `type` parameter names (all when omitted or empty); 400 `unknown_search_type` naming an unknown one. */
