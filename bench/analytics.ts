@@ -224,16 +224,17 @@ async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess>
   return proc;
 }
 const stopProcess = (p: ChildProcess | null) => new Promise<void>((resolve) => {
-  if (!p || p.exitCode !== null) return resolve();
+  if (!p || p.exitCode !== null || p.signalCode !== null) return resolve();
   p.once('exit', () => resolve());
   p.kill('SIGTERM');
 });
 
 async function partA(env: NodeJS.ProcessEnv, dbName: string, c: pg.Client): Promise<{ ok: boolean; summary: string }> {
   const vigil = await startChild<AnalyticsVigilReady>('analytics-vigil.ts', { ...env, WORKER: SEPARATE_WORKER ? 'false' : 'true', TRUST_PROXY: 'loopback' });
-  const worker = SEPARATE_WORKER ? await startWorkerProcess(env) : null;
-  const pids = [vigil.ready.pid, ...(worker?.pid ? [worker.pid] : [])];
+  let worker: ChildProcess | null = null;
   try {
+    if (SEPARATE_WORKER) worker = await startWorkerProcess(env);
+    const pids = [vigil.ready.pid, ...(worker?.pid ? [worker.pid] : [])];
     const v = vigil.ready;
     const domain = 'shop.example.com';
     const site = await api<{ id: string }>(v, 'POST', '/analytics', { domain, workspaceId: v.workspaceId });

@@ -46,13 +46,14 @@ export async function setup(db: Db, caller: Caller, providers: Pick<Providers, '
   const exists = (q: { executeTakeFirst(): Promise<unknown> }) => q.executeTakeFirst().then(Boolean);
   let monitors = db.selectFrom('monitors').select('id').where('organization_id', '=', org);
   if (ws) monitors = monitors.where('workspace_id', 'in', [...ws]);
-  const statusPages = db.selectFrom('status_pages').select('id').where('organization_id', '=', org);
+  let statusPages = db.selectFrom('status_pages').select('id').where('organization_id', '=', org);
+  if (ws) statusPages = statusPages.where('workspace_id', 'in', [...ws]);
   const [hasMonitor, hasConfirmedChannel, hasStatusPage, colleagues, row] = await Promise.all([
     exists(monitors.limit(1)),
     exists(db.selectFrom('notification_channels').select('id').where('organization_id', '=', org).where('enabled', '=', true)
       .where('confirmed_at', 'is not', null).where('kind', 'not in', undeliverable(providers))
       .where(orgWideOrInWorkspaces(caller.workspaceIds, sql.ref('workspace_id'))).limit(1)),
-    exists(ws ? statusPages.where('workspace_id', 'in', [...ws]).limit(1) : statusPages.limit(1)),
+    exists(statusPages.limit(1)),
     db.selectFrom('memberships').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', org).executeTakeFirstOrThrow(),
     db.selectFrom('organizations').select('setup_dismissed_at').where('id', '=', org).executeTakeFirstOrThrow(),
   ]);

@@ -52,13 +52,13 @@ export async function inviteMember(db: Db, services: Services, caller: Caller, b
       changes: { invitation: { from: replaced.length ? { replaced: replaced[0].id } : null, to: { email, role: body.role, workspaceIds } } },
     });
     const who = await tx.selectFrom('users').select(['name', 'email']).where('id', '=', caller.userId).executeTakeFirst();
-    const org = (await tx.selectFrom('organizations').select('name').where('id', '=', caller.organizationId).executeTakeFirst())?.name ?? 'an organisation';
-    const inviter = who?.name || who?.email || 'Someone';
     const out = invitationOut({ ...row, by_name: who?.name ?? null, by_email: who?.email ?? null });
     // A server without a mail server (SMTP_URL unset) has nobody to refuse the message: the invitation is
     // kept and listed, as an e-mail channel is created unconfirmed; inviting again once SMTP_URL is set
     // mails a fresh link (and replaces this one).
     if (!services.config.providers.smtpUrl) return out;
+    const org = (await tx.selectFrom('organizations').select('name').where('id', '=', caller.organizationId).executeTakeFirst())?.name ?? 'an organisation';
+    const inviter = who?.name || who?.email || 'Someone';
     // Sent inside the transaction: a refused message keeps no invitation behind.
     const sent = await sendMail(email, deliveryContext(services), {
       subject: `${inviter} invited you to ${org} on Vigil`,
