@@ -10,6 +10,10 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+/** A monotonic clock: a step of the wall clock (NTP, a test moving it) must not make a connection look busy for days. */
+const now = () => performance.now();
 
 /** A connection counts as abandoned by its client after this long without a request. */
 const IDLE_MS = 250;
@@ -24,23 +28,23 @@ export interface Drainer {
 export function trackConnections(server: http.Server): Drainer {
   const conns = new Map<Socket, Conn>();
   server.on('connection', (socket: Socket) => {
-    conns.set(socket, { active: 0, idleSince: Date.now() });
+    conns.set(socket, { active: 0, idleSince: now() });
     socket.once('close', () => conns.delete(socket));
   });
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const c = conns.get(req.socket);
     if (!c) return;
     c.active++;
-    res.once('close', () => { c.active--; c.idleSince = Date.now(); });
+    res.once('close', () => { c.active--; c.idleSince = now(); });
   });
   return {
     async drain(deadlineMs) {
-      const end = Date.now() + deadlineMs;
+      const end = now() + deadlineMs;
       // net.Server's close: stop accepting, without http.Server's closing of idle connections.
       const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
-      while (conns.size > 0 && Date.now() < end) {
-        const now = Date.now();
-        for (const [socket, c] of conns) if (c.active === 0 && now - c.idleSince >= IDLE_MS) socket.destroy();
+      while (conns.size > 0 && now() < end) {
+        const t = now();
+        for (const [socket, c] of conns) if (c.active === 0 && t - c.idleSince >= IDLE_MS) socket.destroy();
         await new Promise((r) => setTimeout(r, 20));
       }
       for (const socket of conns.keys()) socket.destroy();
