@@ -11,6 +11,7 @@ import {
   APIException, AppStoreServerAPIClient, Environment, SignedDataVerifier, type JWSTransactionDecodedPayload,
 } from '@apple/app-store-server-library';
 import type { Caller } from '../auth/caller';
+import { requireWholeOrganisation } from '../auth/confinement';
 import type { Config } from '../config';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
@@ -63,6 +64,7 @@ async function readTransaction(c: StoreConfig, transactionId: string): Promise<J
 
 /** POST /billing/store/verify. */
 export async function verifyStorePurchase(db: Db, config: Pick<Config, 'appStore'>, caller: Caller, body: { transactionId: string }) {
+  requireWholeOrganisation(caller, 'billing:manage', "change the organisation's plan");
   const c = config.appStore;
   if (!c) throw new ApiError(409, 'store_unavailable_here', 'In-app purchases are not set up on this server.');
   const t = await readTransaction(c, body.transactionId.trim());

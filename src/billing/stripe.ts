@@ -7,6 +7,7 @@
  */
 import Stripe from 'stripe';
 import type { Caller } from '../auth/caller';
+import { requireWholeOrganisation } from '../auth/confinement';
 import type { Config } from '../config';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
@@ -34,6 +35,7 @@ export function forgetStripeClients(): void { clients = new WeakMap(); }
 
 /** POST /billing/checkout: a Stripe Checkout Session for `plan` at `cadence` (and add-on packs); answers its URL. */
 export async function createCheckout(db: Db, services: Services, caller: Caller, body: { plan: string; cadence: string; addOnPacks?: number }) {
+  requireWholeOrganisation(caller, 'billing:manage', "change the organisation's plan");
   const c = services.config.stripe;
   const price = c?.prices[`${body.plan}:${body.cadence}`];
   if (!c || !price) {

@@ -10,6 +10,7 @@
  * agent does not exist for it (404).
  */
 import type { Caller } from '../auth/caller';
+import { requireWholeOrganisation } from '../auth/confinement';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import { hashToken, newToken } from '../crypto/tokens';
@@ -49,10 +50,7 @@ export async function enrollAgent(db: Db, caller: Caller, input: { name: string;
   if (!name) throw invalid('name', 'must not be blank');
   let workspaceId: string | null = null;
   if (input.workspaceId === undefined || input.workspaceId === null) {
-    if (caller.workspaceIds !== null) {
-      throw new ApiError(403, 'workspace_confined', 'A key confined to workspaces cannot enrol an organisation-wide agent: name one of its workspaces.', {},
-        [{ field: 'workspaceId', reason: 'required for a key confined to workspaces' }]);
-    }
+    requireWholeOrganisation(caller, 'agent:enroll', 'enrol an organisation-wide agent (name one of its workspaces)', 'workspaceId');
   } else {
     workspaceId = (await visibleWorkspace(db, caller, input.workspaceId)).id;
   }
@@ -70,9 +68,7 @@ export async function enrollAgent(db: Db, caller: Caller, input: { name: string;
 export async function deleteAgent(db: Db, caller: Caller, id: string | undefined) {
   if (!id) throw new ApiError(400, 'missing_field', 'Name the agent to delete with the query parameter id (or body id).', { field: 'id' }, [{ field: 'id', reason: 'is required' }]);
   const before = await findAgent(db, caller, id);
-  if (before.workspace_id === null && caller.workspaceIds !== null) {
-    throw new ApiError(403, 'workspace_confined', 'A key confined to workspaces cannot delete an organisation-wide agent.', { agentId: id });
-  }
+  if (before.workspace_id === null) requireWholeOrganisation(caller, 'agent:delete', 'delete an organisation-wide agent');
   await db.transaction().execute(async (tx) => {
     // The token, samples and roll-ups follow by cascade; a drain applying samples holds the row until it commits.
     await tx.deleteFrom('agents').where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();

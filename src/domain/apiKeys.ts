@@ -5,15 +5,26 @@ import { ApiError, forbidden, invalid, notFound } from '../pipeline/errors';
 import { insertApiKey, listApiKeys, type ApiKeyRow } from '../repo/apiKeys';
 import { audit } from './audit';
 import { forgetCallers } from '../auth/authenticate';
+import { keyReach, missingRecord, reachShown, reachVisible, requireChangeable, type View } from '../auth/confinement';
 import { iso, visibleWorkspace } from './tenancy';
 
-/** Owners and admins see and revoke every key of the organisation; others their own. */
+/**
+ * Owners and admins see and revoke every key of the organisation within
+ * their view (a confined one: keys reaching its workspaces, changing only
+ * those wholly within them; src/auth/confinement.ts); others their own.
+ */
 const seesAllKeys = (c: Caller) => c.role === 'owner' || c.role === 'admin';
 
-/** The API shape of a key (never its token or hash). */
-export function apiKeyOut(k: ApiKeyRow) {
+/** Whether `caller` sees the key `k` at all. */
+function seesKey(caller: Caller, k: Pick<ApiKeyRow, 'membership_id' | 'workspace_ids' | 'membership_workspace_ids'>): boolean {
+  if (k.membership_id !== caller.membershipId && !seesAllKeys(caller)) return false;
+  return reachVisible(caller, keyReach(k.workspace_ids, k.membership_workspace_ids));
+}
+
+/** The API shape of a key (never its token or hash); `workspaceIds` is its reach as `view` may see it. */
+export function apiKeyOut(k: ApiKeyRow, view: View) {
   return {
-    id: k.id, name: k.name, prefix: k.prefix, scopes: k.scopes, workspaceIds: k.workspace_ids,
+    id: k.id, name: k.name, prefix: k.prefix, scopes: k.scopes, workspaceIds: reachShown(view, keyReach(k.workspace_ids, k.membership_workspace_ids)),
     owner: { userId: k.user_id, email: k.email, name: k.user_name },
     createdAt: iso(k.created_at)!, lastUsedAt: iso(k.last_used_at), expiresAt: iso(k.expires_at), revokedAt: iso(k.revoked_at),
   };
@@ -22,7 +33,7 @@ export function apiKeyOut(k: ApiKeyRow) {
 /** Keys the caller may see, by prefix, newest first. */
 export async function listKeys(db: Db, caller: Caller) {
   const rows = await listApiKeys(db, caller.organizationId);
-  return rows.filter((k) => seesAllKeys(caller) || k.membership_id === caller.membershipId).map(apiKeyOut);
+  return rows.filter((k) => seesKey(caller, k)).map((k) => apiKeyOut(k, caller));
 }
 
 export interface CreateKeyInput { name: string; scopes?: string[]; workspaceIds?: string[]; expiresInDays?: number | null }
@@ -56,16 +67,19 @@ export async function createKey(db: Db, caller: Caller, input: CreateKeyInput) {
       changes: { name: { from: null, to: name }, prefix: { from: null, to: row.prefix }, scopes: { from: null, to: scopes }, workspaceIds: { from: null, to: workspaceIds }, expiresAt: { from: null, to: iso(expiresAt) } },
     });
     const listed = (await listApiKeys(tx, caller.organizationId)).find((k) => k.id === row.id)!;
-    return { ...apiKeyOut(listed), token };
+    return { ...apiKeyOut(listed, caller), token };
   });
 }
 
 /** Revokes a key (by id); a key of another person is refused unless the caller sees all keys. */
 export async function revokeKey(db: Db, caller: Caller, id: string | undefined) {
   if (!id) throw new ApiError(400, 'missing_field', 'Name the key to revoke with the query parameter id (or body id).', { field: 'id' }, [{ field: 'id', reason: 'is required' }]);
-  const key = await db.selectFrom('api_keys').select(['id', 'membership_id', 'prefix', 'revoked_at'])
-    .where('organization_id', '=', caller.organizationId).where('id', '=', id).executeTakeFirst();
-  if (!key || (!seesAllKeys(caller) && key.membership_id !== caller.membershipId)) throw notFound('API key', 'id');
+  const key = await db.selectFrom('api_keys as k').innerJoin('memberships as ms', 'ms.id', 'k.membership_id')
+    .select(['k.id', 'k.membership_id', 'k.revoked_at', 'k.workspace_ids', 'ms.workspace_ids as membership_workspace_ids'])
+    .where('k.organization_id', '=', caller.organizationId).where('k.id', '=', id).executeTakeFirst();
+  if (!key || !seesKey(caller, key)) throw notFound('API key', 'id');
+  // Even one's own: a confined key of the owner must not revoke the owner's unconfined key.
+  requireChangeable(caller, { reach: keyReach(key.workspace_ids, key.membership_workspace_ids) }, 'api_key:manage', 'revoke a key', missingRecord('API key'));
   if (!key.revoked_at) {
     await db.transaction().execute(async (tx) => {
       await tx.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', id).execute();

@@ -1,4 +1,5 @@
 import type { Caller } from '../auth/caller';
+import { requireWholeOrganisation } from '../auth/confinement';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import { hashToken, newToken } from '../crypto/tokens';
@@ -92,9 +93,7 @@ export async function findChannel(db: Db, caller: Caller, id: string): Promise<C
 
 /** Refuses a change to an organisation-wide channel by a key confined to workspaces. */
 function requireManageable(caller: Caller, row: ChannelRow): void {
-  if (caller.workspaceIds !== null && row.workspace_id === null) {
-    throw new ApiError(403, 'workspace_confined', 'A key confined to workspaces cannot change an organisation-wide channel.', { channelId: row.id });
-  }
+  if (row.workspace_id === null) requireWholeOrganisation(caller, 'notification_channel:manage', 'change an organisation-wide channel');
 }
 
 /** The channels the caller can see, by name. */
@@ -137,9 +136,7 @@ export async function createChannel(db: Db, services: ChannelServices, caller: C
   if (!name || name.length > 100) throw invalid('name', 'must be 1 to 100 characters');
   let workspaceId: string | null = null;
   if (input.workspaceId === undefined || input.workspaceId === null) {
-    if (caller.workspaceIds !== null) {
-      throw new ApiError(403, 'workspace_confined', 'A key confined to workspaces cannot create an organisation-wide channel: name one of its workspaces.', {}, [{ field: 'workspaceId', reason: 'required for a key confined to workspaces' }]);
-    }
+    requireWholeOrganisation(caller, 'notification_channel:manage', 'create an organisation-wide channel (name one of its workspaces)', 'workspaceId');
   } else {
     workspaceId = (await visibleWorkspace(db, caller, input.workspaceId)).id;
   }

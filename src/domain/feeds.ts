@@ -1,6 +1,7 @@
 import { Feed } from 'feed';
 import { sql } from 'kysely';
 import type { Caller } from '../auth/caller';
+import { requireWholeOrganisation } from '../auth/confinement';
 import type { Db } from '../db/connect';
 import { hashToken, newToken, tokenPrefix } from '../crypto/tokens';
 import { ApiError } from '../pipeline/errors';
@@ -35,9 +36,7 @@ export const FEED_TYPES: Record<FeedFormat, string> = {
 
 /** The feed covers every workspace, so only an unconfined caller may change it. */
 function refuseConfined(caller: Caller, what: string): void {
-  if (caller.workspaceIds !== null) {
-    throw new ApiError(403, 'workspace_confined', `A key confined to workspaces cannot ${what} the incident feed: it covers every workspace of the organisation.`);
-  }
+  requireWholeOrganisation(caller, 'notification_channel:manage', `${what} the incident feed, which covers every workspace`);
 }
 
 /** Whether the organisation has a feed token, and since when (never the token or its URLs). */

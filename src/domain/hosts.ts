@@ -21,6 +21,7 @@
  * `workspace_confined`): that would change what keys of other workspaces see.
  */
 import type { Caller } from '../auth/caller';
+import { requireWholeOrganisation } from '../auth/confinement';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import { ApiError, conflict, invalid, notFound } from '../pipeline/errors';
@@ -78,9 +79,7 @@ async function namedMonitor(db: Db, caller: Caller, id: string): Promise<Monitor
 }
 
 function refuseConfined(caller: Caller, what: string): void {
-  if (caller.workspaceIds !== null) {
-    throw new ApiError(403, 'workspace_confined', `A key confined to workspaces cannot ${what} a host: hosts belong to the whole organisation.`);
-  }
+  requireWholeOrganisation(caller, 'monitor:update', `${what} a host, which belongs to the whole organisation`);
 }
 
 /** A host name: trimmed, 1 to 253 characters, something besides dots. */

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Caller } from '../auth/caller';
+import { requireWholeOrganisation } from '../auth/confinement';
 import type { Db } from '../db/connect';
 import { iso, workspaceFilter } from './tenancy';
 import { undeliverableKinds as undeliverable, type Providers } from '../alerting/channels/channel';
@@ -62,6 +63,8 @@ export async function setup(db: Db, caller: Caller, providers: Pick<Providers, '
 
 /** Dismisses the checklist for the whole organisation (no audit entry, per the spec). */
 export async function dismissSetup(db: Db, caller: Caller) {
+  // The checklist is the whole organisation's: a confined caller may not dismiss it for everyone.
+  requireWholeOrganisation(caller, 'org:update', 'dismiss the setup checklist for the whole organisation');
   await db.updateTable('organizations').set({ setup_dismissed_at: new Date() })
     .where('id', '=', caller.organizationId).where('setup_dismissed_at', 'is', null).execute();
   return { ok: true as const };

@@ -1,4 +1,5 @@
 import type { Caller } from '../auth/caller';
+import { requireWholeOrganisation } from '../auth/confinement';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import { ApiError, conflict, invalid } from '../pipeline/errors';
@@ -39,9 +40,7 @@ export async function listWorkspaces(db: Db, caller: Caller) {
 
 /** Creates a workspace; its slug is derived from the name once and never changes. */
 export async function createWorkspace(db: Db, caller: Caller, input: { name: string; clientReference?: string | null }) {
-  if (caller.workspaceIds !== null) {
-    throw new ApiError(403, 'workspace_confined', 'A key confined to workspaces cannot create workspaces.');
-  }
+  requireWholeOrganisation(caller, 'workspace:update', 'create a workspace');
   const name = checkName(input.name);
   return db.transaction().execute(async (tx) => {
     // Creates in one organisation take turns, so two of the same name get distinct slugs.
@@ -83,6 +82,8 @@ export async function updateWorkspace(db: Db, caller: Caller, id: string, input:
 /** Deletes a workspace and everything in it; the default workspace is refused. */
 export async function deleteWorkspace(db: Db, caller: Caller, id: string) {
   const ws = await visibleWorkspace(db, caller, id, 'id');
+  // Deleting a workspace ends the confinement of every person and key confined to it: an organisation-level change.
+  requireWholeOrganisation(caller, 'workspace:update', 'delete a workspace');
   if (ws.is_default) throw conflict('default_workspace', 'The default workspace cannot be deleted.', { workspaceId: id }, 'id');
   await db.transaction().execute(async (tx) => {
     // Monitors elsewhere that depended on one of these, and their outages, stand on their own from now on.

@@ -16,6 +16,7 @@ import { deliveryContext } from '../alerting/context';
 import { audit } from '../domain/audit';
 import type { Services } from '../pipeline/context';
 import { ApiError, conflict, invalid } from '../pipeline/errors';
+import { mayChange, requireGrantable } from '../auth/confinement';
 import { checkMemberCap, confinement, invitationOut, mayHandle } from './members';
 
 const TOKEN_KIND = 'inv';
@@ -33,15 +34,23 @@ export function invitationUrl(baseUrl: string, token: string): string {
  */
 export async function inviteMember(db: Db, services: Services, caller: Caller, body: { email: string; role: string; workspaceIds?: string[] }) {
   const email = parseEmailAddress(body.email, 'email');
-  mayHandle(caller, body.role, 'invite to');
+  mayHandle(caller, body.role, 'invite to', 'member:invite');
+  requireGrantable(caller, body.role, 'member:invite');
   const workspaceIds = await confinement(db, caller, body.workspaceIds);
   const { token } = newToken(TOKEN_KIND);
   return db.transaction().execute(async (tx) => {
     const member = await tx.selectFrom('memberships as ms').innerJoin('users as u', 'u.id', 'ms.user_id').select('ms.id')
       .where('ms.organization_id', '=', caller.organizationId).where((eb) => eb(eb.fn('lower', ['u.email']), '=', email.toLowerCase())).executeTakeFirst();
     if (member) throw conflict('already_member', `${email} is already a member.`, {}, 'email');
-    const replaced = await tx.deleteFrom('invitations').where('organization_id', '=', caller.organizationId)
-      .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).returning('id').execute();
+    const earlier = await tx.selectFrom('invitations').select(['id', 'role', 'workspace_ids']).where('organization_id', '=', caller.organizationId)
+      .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).forUpdate().execute();
+    // Inviting again replaces the earlier invitation, so only someone who could withdraw it may.
+    for (const e of earlier) {
+      if (!mayChange(caller, { reach: e.workspace_ids, role: e.role })) {
+        throw conflict('already_invited', `${email} already has an invitation that reaches beyond your workspaces; someone unconfined can replace it.`, {}, 'email');
+      }
+    }
+    const replaced = await tx.deleteFrom('invitations').where('id', 'in', earlier.length ? earlier.map((e) => e.id) : ['']).returning('id').execute();
     await checkMemberCap(tx, caller);
     const row = await tx.insertInto('invitations').values({
       id: newId('inv'), organization_id: caller.organizationId, email, role: body.role, workspace_ids: workspaceIds,

@@ -10,7 +10,9 @@
  */
 import type { Caller } from '../auth/caller';
 import { forgetCallers } from '../auth/authenticate';
-import { isRole, type Role } from '../auth/roles';
+import { missingRecord, reachShown, reachVisibleSql, requireChangeable, requireGrantable } from '../auth/confinement';
+import { isRole, type Permission, type Role } from '../auth/roles';
+import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import { audit } from '../domain/audit';
 import { iso } from '../domain/tenancy';
@@ -24,10 +26,11 @@ export function rankOf(role: string): number {
   return isRole(role) ? RANK[role] : -1;
 }
 
-/** 403 when `caller` would hand out (or touch someone holding) a role above their own. */
-export function mayHandle(caller: Caller, role: string, what: string): void {
+/** 403 naming `permission` when `caller` would hand out (or touch someone holding) a role above their own. */
+export function mayHandle(caller: Caller, role: string, what: string, permission: Permission): void {
   if (rankOf(role) > rankOf(caller.role)) {
-    throw new ApiError(403, 'role_above_own', `Your role (${caller.role}) cannot ${what} a role above it (${role}).`, { role }, [{ field: 'role', reason: 'above your own role' }]);
+    throw new ApiError(403, 'role_above_own', `Your role (${caller.role}) holds ${permission} only up to its own rank: it cannot ${what} a role above it (${role}).`,
+      { role, permission }, [{ field: 'role', reason: 'above your own role' }]);
   }
 }
 
@@ -58,23 +61,29 @@ export async function checkMemberCap(db: Db, caller: Caller): Promise<void> {
   if (current >= cap) throw limitReached(caller.plan.code, 'members', cap, current);
 }
 
-/** GET /members: the members, and the pending invitations. */
+/**
+ * GET /members: the members, and the pending invitations, as the caller may
+ * see them (src/auth/confinement.ts): for a confined caller only those
+ * reaching one of its workspaces, with their workspaces narrowed to its own.
+ */
 export async function listMembers(db: Db, caller: Caller) {
   const [members, invitations] = await Promise.all([
     db.selectFrom('memberships as ms').innerJoin('users as u', 'u.id', 'ms.user_id')
       .select((eb) => ['ms.id', 'ms.user_id', 'u.email', 'u.name', 'ms.role', 'ms.workspace_ids', 'ms.created_at',
         eb.selectFrom('api_keys as k').select((k) => k.fn.max('k.last_used_at').as('m')).whereRef('k.membership_id', '=', 'ms.id').as('last_seen_at')])
-      .where('ms.organization_id', '=', caller.organizationId).orderBy('ms.created_at').orderBy('ms.id').execute(),
+      .where('ms.organization_id', '=', caller.organizationId).where(reachVisibleSql(caller, sql`ms.workspace_ids`))
+      .orderBy('ms.created_at').orderBy('ms.id').execute(),
     db.selectFrom('invitations as i').leftJoin('memberships as ms', 'ms.id', 'i.invited_by_membership_id').leftJoin('users as u', 'u.id', 'ms.user_id')
       .select(['i.id', 'i.email', 'i.role', 'i.workspace_ids', 'i.created_at', 'i.expires_at', 'u.name as by_name', 'u.email as by_email'])
-      .where('i.organization_id', '=', caller.organizationId).where('i.expires_at', '>', new Date()).orderBy('i.created_at').execute(),
+      .where('i.organization_id', '=', caller.organizationId).where('i.expires_at', '>', new Date())
+      .where(reachVisibleSql(caller, sql`i.workspace_ids`)).orderBy('i.created_at').execute(),
   ]);
   return {
     members: members.map((m) => ({
-      id: m.id, userId: m.user_id, email: m.email, name: m.name, role: m.role, workspaceIds: m.workspace_ids,
+      id: m.id, userId: m.user_id, email: m.email, name: m.name, role: m.role, workspaceIds: reachShown(caller, m.workspace_ids),
       createdAt: iso(m.created_at)!, lastSeenAt: iso(m.last_seen_at as Date | null),
     })),
-    invitations: invitations.map(invitationOut),
+    invitations: invitations.map((i) => invitationOut({ ...i, workspace_ids: reachShown(caller, i.workspace_ids) })),
   };
 }
 
@@ -85,10 +94,13 @@ export function invitationOut(i: { id: string; email: string; role: string; work
   };
 }
 
-async function membershipOf(db: Db, caller: Caller, id: string) {
+/** The member `id` as the caller may change it with `permission` (404 outside its view, 403 beyond its reach). */
+async function membershipOf(db: Db, caller: Caller, id: string, permission: 'member:update_role' | 'member:remove', what: string) {
   const m = await db.selectFrom('memberships as ms').innerJoin('users as u', 'u.id', 'ms.user_id')
-    .select(['ms.id', 'ms.role', 'ms.user_id', 'u.email']).where('ms.id', '=', id).where('ms.organization_id', '=', caller.organizationId).executeTakeFirst();
+    .select(['ms.id', 'ms.role', 'ms.user_id', 'ms.workspace_ids', 'u.email']).where('ms.id', '=', id).where('ms.organization_id', '=', caller.organizationId)
+    .forUpdate('ms').executeTakeFirst();
   if (!m) throw notFound('member', 'id');
+  requireChangeable(caller, { reach: m.workspace_ids, role: m.role }, permission, what, missingRecord('member'));
   return m;
 }
 
@@ -100,10 +112,11 @@ async function refuseLastOwner(db: Db, organizationId: string, membershipId: str
 
 /** PATCH /members/{id}: a new role. */
 export async function updateMember(db: Db, caller: Caller, id: string, body: { role: string }) {
-  mayHandle(caller, body.role, 'grant');
+  mayHandle(caller, body.role, 'grant', 'member:update_role');
   await db.transaction().execute(async (tx) => {
-    const m = await membershipOf(tx, caller, id);
-    mayHandle(caller, m.role, 'change a member holding');
+    const m = await membershipOf(tx, caller, id, 'member:update_role', 'change the role of a member');
+    requireGrantable(caller, body.role, 'member:update_role');
+    mayHandle(caller, m.role, 'change a member holding', 'member:update_role');
     if (m.role === body.role) return;
     if (m.role === 'owner') await refuseLastOwner(tx, caller.organizationId, id, 'demoted');
     await tx.updateTable('memberships').set({ role: body.role }).where('id', '=', id).execute();
@@ -117,8 +130,8 @@ export async function updateMember(db: Db, caller: Caller, id: string, body: { r
 /** DELETE /members/{id}: the membership, its API keys and personal channels, in one transaction. */
 export async function removeMember(db: Db, caller: Caller, id: string) {
   await db.transaction().execute(async (tx) => {
-    const m = await membershipOf(tx, caller, id);
-    mayHandle(caller, m.role, 'remove a member holding');
+    const m = await membershipOf(tx, caller, id, 'member:remove', 'remove a member');
+    mayHandle(caller, m.role, 'remove a member holding', 'member:remove');
     if (m.role === 'owner') await refuseLastOwner(tx, caller.organizationId, id, 'removed');
     // Shared channels stay with the team (their owner becomes nobody); personal ones go with the person.
     const shared = await tx.updateTable('notification_channels').set({ owner_membership_id: null })
@@ -142,10 +155,13 @@ export async function removeMember(db: Db, caller: Caller, id: string) {
 /** DELETE /invitations/{id}: the link stops working. */
 export async function withdrawInvitation(db: Db, caller: Caller, id: string) {
   await db.transaction().execute(async (tx) => {
-    const gone = await tx.deleteFrom('invitations').where('id', '=', id).where('organization_id', '=', caller.organizationId)
-      .returning(['email', 'role']).executeTakeFirst();
-    if (!gone) throw notFound('invitation', 'id');
-    await audit(tx, caller, { action: 'invitation.withdrawn', resourceType: 'invitation', resourceId: id, changes: { invitation: { from: gone, to: null } } });
+    const inv = await tx.selectFrom('invitations').select(['email', 'role', 'workspace_ids']).where('id', '=', id)
+      .where('organization_id', '=', caller.organizationId).forUpdate().executeTakeFirst();
+    if (!inv) throw notFound('invitation', 'id');
+    requireChangeable(caller, { reach: inv.workspace_ids, role: inv.role }, 'member:invite', 'withdraw an invitation', missingRecord('invitation'));
+    await tx.deleteFrom('invitations').where('id', '=', id).execute();
+    await audit(tx, caller, { action: 'invitation.withdrawn', resourceType: 'invitation', resourceId: id,
+      changes: { invitation: { from: { email: inv.email, role: inv.role }, to: null } } });
   });
   return { id, deleted: true as const };
 }

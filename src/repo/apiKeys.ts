@@ -34,7 +34,7 @@ export function listApiKeys(db: Db, organizationId: string) {
     .innerJoin('memberships as ms', 'ms.id', 'k.membership_id')
     .innerJoin('users as u', 'u.id', 'ms.user_id')
     .select(['k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.workspace_ids', 'k.created_at', 'k.last_used_at', 'k.expires_at',
-      'k.revoked_at', 'k.membership_id', 'u.id as user_id', 'u.email', 'u.name as user_name'])
+      'k.revoked_at', 'k.membership_id', 'ms.workspace_ids as membership_workspace_ids', 'u.id as user_id', 'u.email', 'u.name as user_name'])
     .where('k.organization_id', '=', organizationId)
     .orderBy('k.created_at', 'desc').orderBy('k.id')
     .execute();
