@@ -27,8 +27,8 @@ async function signIn(address = email, password = PASSWORD) {
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
-  // TRUST_PROXY: tests name client addresses with X-Forwarded-For.
-  server = await startTestServer({ SMTP_URL: smtp.url, SIGNUP: 'open', TRUST_PROXY: 'loopback', RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
+  // WORKER: the reset mail goes through the job queue. TRUST_PROXY: tests name client addresses with X-Forwarded-For.
+  server = await startTestServer({ SMTP_URL: smtp.url, SIGNUP: 'open', WORKER: 'true', TRUST_PROXY: 'loopback', RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
   org = await server.org({ plan: 'business', name: 'First Org' });
   email = ok('getMe', await server.api(org.apiKey).get('/me')).user.email;
   await setPassword(server.db, email, PASSWORD);

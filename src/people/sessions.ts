@@ -3,8 +3,12 @@
  * e-mail link), and self-service sign-up. Sign-in failures all say the same
  * thing; password attempts are limited per client address, per account and
  * address, and per account with a backoff (`admitAttempt`); a password change
- * or reset ends the person's other sessions.
+ * or reset ends the person's other sessions. A reset request does the same
+ * work whether or not the address is known: the link is made and mailed by
+ * the `password_reset` job.
  */
+import { randomBytes } from 'node:crypto';
+import type { JobHelpers } from 'graphile-worker';
 import type { Caller } from '../auth/caller';
 import { ABSOLUTE_DAYS, SESSION_TOKEN_KIND, sessionEnd } from '../auth/sessions';
 import type { Db } from '../db/connect';
@@ -16,12 +20,16 @@ import { deliveryContext } from '../alerting/context';
 import { audit } from '../domain/audit';
 import { createOrganization } from '../domain/organizations';
 import { iso } from '../domain/tenancy';
+import { enqueue } from '../jobs/queue';
+import type { TaskDeps } from '../jobs/tasks';
 import type { Ctx } from '../pipeline/context';
 import { ApiError, conflict, invalid, notFound } from '../pipeline/errors';
 import type { Bucket, RateLimits } from '../pipeline/ratelimit';
 
 const RESET_KIND = 'pr';
 const RESET_MS = 3600_000;
+/** Attempts at sending one reset mail (graphile-worker's backoff: about a minute and a half in all). */
+const RESET_MAIL_ATTEMPTS = 5;
 const DAY_MS = 86_400_000;
 /** The longest delay between attempts once an account is past its ceiling (`signin_backoff`). */
 const BACKOFF_MAX_SECONDS = 60;
@@ -162,20 +170,47 @@ export async function changePassword(ctx: Ctx, body: { currentPassword: string; 
   });
 }
 
-/** POST /password-reset: a one-hour, one-use link by e-mail when the address is known; the same answer either way. */
+/**
+ * POST /password-reset: the same answer, in the same time, whether or not the
+ * address is known. The handler only spends the limits and queues a job (the
+ * same statements for any address; no lookup, no mail): the job finds the
+ * person, makes the one-hour, one-use link and mails it.
+ */
 export async function requestPasswordReset(ctx: Ctx, body: { email: string }) {
   const { db, services } = ctx;
   const email = parseEmailAddress(body.email, 'email').toLowerCase();
   await ctx.limits.consume(`address:${ctx.client.address ?? ''}`, 'reset_address');
   await ctx.limits.consume(`account:${email}`, 'reset_account');
-  const user = await db.selectFrom('users').select(['id', 'email']).where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst();
-  if (user) {
-    const { token } = newToken(RESET_KIND);
-    await db.insertInto('password_resets').values({ id: newId('prs'), user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + RESET_MS) })
-      .onConflict((oc) => oc.column('user_id').doUpdateSet({ token_hash: hashToken(token), expires_at: new Date(Date.now() + RESET_MS), created_at: new Date() }))
-      .execute();
-    // A refusal by the mail server is not told to the asker: it would say the address exists.
-    await sendMail(user.email, deliveryContext(services), {
+  if (services.config.providers.smtpUrl) {
+    // One job per address at a time: a request while one waits replaces it (the newest link is the one that works).
+    await enqueue(db, 'password_reset', { email, requestId: randomBytes(16).toString('base64url'), requestedAt: new Date().toISOString() },
+      { jobKey: `password_reset:${email}`, maxAttempts: RESET_MAIL_ATTEMPTS });
+  }
+  return { accepted: true as const };
+}
+
+/**
+ * The `password_reset` task: mails the link of one request to a known
+ * address (an unknown one gets nothing). The token is derived from the
+ * request (a MAC under the master key), so a retry after a mail server
+ * took the message but failed to say so sends the same link, never a second
+ * one; a request overtaken by a newer one, or by a password set since, sends
+ * nothing.
+ */
+export function passwordResetTask(deps: Pick<TaskDeps, 'db' | 'secrets' | 'services'>) {
+  const { db, secrets, services } = deps;
+  return async (payload: unknown, helpers: JobHelpers): Promise<void> => {
+    const { email, requestId, requestedAt } = payload as { email: string; requestId: string; requestedAt: string };
+    const at = new Date(requestedAt);
+    const user = await db.selectFrom('users').select(['id', 'email', 'password_changed_at']).where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst();
+    if (!user || (user.password_changed_at && user.password_changed_at > at)) return;
+    const token = `${RESET_KIND}_${secrets.sign('password-reset', requestId)}`;
+    const values = { token_hash: hashToken(token), expires_at: new Date(Date.now() + RESET_MS), created_at: at };
+    const kept = await db.insertInto('password_resets').values({ id: newId('prs'), user_id: user.id, ...values })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet(values).where('password_resets.created_at', '<=', at))
+      .returning('id').executeTakeFirst();
+    if (!kept) return;
+    const sent = await sendMail(user.email, deliveryContext(services), {
       subject: 'Reset your Vigil password',
       text: [
         'Someone (hopefully you) asked to reset the password of your Vigil account.', '',
@@ -184,8 +219,9 @@ export async function requestPasswordReset(ctx: Ctx, body: { email: string }) {
       ].join('\n'),
       headers: { 'Auto-Submitted': 'auto-generated' },
     });
-  }
-  return { accepted: true as const };
+    if (sent.delivered || sent.permanent || helpers.job.attempts >= helpers.job.max_attempts) return;
+    throw new Error(sent.error ?? 'the reset mail was not sent');
+  };
 }
 
 /** Whether a reset token is (still) good: for the page, before it shows a form. */
