@@ -7,7 +7,8 @@ import { startTestServer, type TestServer } from './support/harness';
 // Password reset (issue 24, item 8): the request is answered in the same
 // (short) time whether or not the address is known, because the mail goes
 // through the job queue and the handler does the same work for any address;
-// a retried job sends the link it already made, never a second one.
+// a retried job sends the link it already made, never a second one. The
+// one-time link pages are limited per client address.
 
 /** An SMTP server that takes `delayMs` to accept each message, and can take one yet answer 451 (a lost reply). */
 async function slowSmtp(delayMs: number) {
@@ -112,4 +113,26 @@ test('requests at once are limited atomically, alike for known and unknown addre
   expect(known.map((a) => a.status).sort()).toEqual([200, 200, 200, 429, 429, 429]);
   expect(unknown.map((a) => a.status).sort()).toEqual([200, 200, 200, 429, 429, 429]);
   expect(known.find((a) => a.status === 429)!.body).toMatchObject({ code: 'rate_limited', vars: { bucket: 'reset_account' } });
+});
+
+test('link pages (invitations, password reset) are limited per client address: 60 requests in 15 minutes, then 429 with Retry-After', async () => {
+  const hit = (path: string, client: string, method = 'GET') => fetch(`${server.url}${path}`, {
+    method, headers: { 'x-forwarded-for': client, ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+    body: method === 'POST' ? 'password=a+long+enough+password' : undefined,
+  });
+  const statuses: number[] = [];
+  for (let i = 0; i < 30; i++) statuses.push((await hit(`/invitations/inv_guess${i}`, '203.0.113.15')).status);
+  for (let i = 0; i < 30; i++) statuses.push((await hit(`/password-reset/pr_guess${i}`, '203.0.113.15', i % 2 ? 'POST' : 'GET')).status);
+  expect(statuses).toEqual(Array(60).fill(404));
+  for (const [path, method] of [['/invitations/inv_x', 'GET'], ['/invitations/inv_x', 'POST'], ['/password-reset/pr_x', 'GET'], ['/password-reset/pr_x', 'POST']]) {
+    const refused = await hit(path, '203.0.113.15', method);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await refused.text()).toContain('Too many requests');
+  }
+  const json = await fetch(`${server.url}/invitations/inv_x`, { method: 'POST', headers: { 'x-forwarded-for': '203.0.113.15', 'content-type': 'application/json' }, body: '{}' });
+  expect(json.status).toBe(429);
+  expect((await json.json()).code).toBe('rate_limited');
+  // Another address is not held up.
+  expect((await hit('/invitations/inv_x', '203.0.113.16')).status).toBe(404);
 });

@@ -6,7 +6,7 @@ import { metrics } from '../observability/metrics';
 
 /** The rate buckets of the contract (`x-bucket`), and the buckets of public pages (keyed by page and address, not organisation). */
 export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols' | 'page_password' | 'page_subscribe'
-  | 'signin_address' | 'signin_pair' | 'signin_account' | 'signin_backoff' | 'signin_strikes' | 'reset_account' | 'reset_address'
+  | 'signin_address' | 'signin_pair' | 'signin_account' | 'signin_backoff' | 'signin_strikes' | 'reset_account' | 'reset_address' | 'link_address'
   | 'signup_address' | 'sentry_project' | 'sentry_org' | 'analytics_site';
 
 /**
@@ -58,6 +58,9 @@ const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] |
   // Password-reset requests per e-mail address and per client address (each may send a mail).
   reset_account: { seconds: 3600, limit: 3 },
   reset_address: { seconds: 3600, limit: 10 },
+  // Requests to one-time link pages (invitation, password reset) per client address: tokens cannot be guessed,
+  // but each request costs a lookup and an accepted form a password hash.
+  link_address: { seconds: 900, limit: 60 },
   // Sign-ups per client address.
   signup_address: { seconds: 3600, limit: 5 },
   // Error events per project per minute, and per organisation per hour (the quota).
