@@ -1114,8 +1114,16 @@ export interface paths {
          *     days after sign-in, whichever comes first; only a SHA-256 of the
          *     token is stored. Any failure — unknown address, wrong password, no
          *     password set, no organisation — is the same 401 `sign_in_failed`.
-         *     Attempts are limited per e-mail address and per client address: 10
-         *     and 30 per 15 minutes, then 429 with `Retry-After`.
+         *     Only wrong passwords count against the limits (a right one gives its
+         *     points back), and each attempt is counted before the password is
+         *     checked, so guesses sent at once are held to the same numbers: 30
+         *     per client address in 15 minutes (any accounts); 10 per account from
+         *     one client address in 15 minutes; and per account from all addresses
+         *     a ceiling of 100 an hour, past which the account is not locked but
+         *     slowed: one attempt a second at most, and after each further wrong
+         *     password none for 1, 2, 4 … seconds, at most 60. Past a limit: 429
+         *     `rate_limited` with `Retry-After`, `vars.bucket` `signin`, the same
+         *     whether or not the account exists.
          */
         post: operations["signIn"];
         delete?: never;
@@ -1160,8 +1168,9 @@ export interface paths {
          * @description No credential needed. When `email` belongs to a person, sends a link
          *     `{base_url}/password-reset/<token>` (a page that sets a new password;
          *     or call `POST /password-reset/confirm`), valid once for one hour; a
-         *     newer link replaces an older one. The answer is the same whether or
-         *     not the address is known. At most 3 requests per e-mail address and
+         *     newer link replaces an older one. The answer is the same, and as
+         *     quick, whether or not the address is known: the link is made and
+         *     mailed in the background. At most 3 requests per e-mail address and
          *     10 per client address per hour (429).
          */
         post: operations["requestPasswordReset"];
@@ -1205,7 +1214,8 @@ export interface paths {
         /**
          * Change my password
          * @description Session only. Needs the current password (a wrong one is 400
-         *     `password_incorrect` and counts against the sign-in limit); sets
+         *     `password_incorrect` and counts as a wrong sign-in against the
+         *     limits of `POST /sessions`, 429 past them); sets
          *     `newPassword` (8 to 128 characters) and ends the caller's other
          *     sessions (the current one stays signed in).
          */
@@ -1884,8 +1894,9 @@ export interface paths {
          *     A code that is not six digits is 400 `verification_code_malformed`; a
          *     wrong or expired code (codes last 10 minutes) is 400
          *     `verification_code_incorrect`. After five wrong codes the pending code
-         *     is dropped and the enrolment must be started again. No pending
-         *     enrolment is 404. 402 `sms_not_included` when the plan has no SMS.
+         *     is dropped and the enrolment must be started again; codes sent at once
+         *     are counted one after another, so no more than five are ever compared
+         *     per enrolment. No pending enrolment is 404. 402 `sms_not_included` when the plan has no SMS.
          */
         post: operations["confirmSmsEnrolment"];
         delete?: never;

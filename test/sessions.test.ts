@@ -27,7 +27,8 @@ async function signIn(address = email, password = PASSWORD) {
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
-  server = await startTestServer({ SMTP_URL: smtp.url, SIGNUP: 'open', RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
+  // WORKER: the reset mail goes through the job queue. TRUST_PROXY: tests name client addresses with X-Forwarded-For.
+  server = await startTestServer({ SMTP_URL: smtp.url, SIGNUP: 'open', WORKER: 'true', TRUST_PROXY: 'loopback', RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
   org = await server.org({ plan: 'business', name: 'First Org' });
   email = ok('getMe', await server.api(org.apiKey).get('/me')).user.email;
   await setPassword(server.db, email, PASSWORD);
@@ -185,16 +186,19 @@ test('a forgotten password: the same answer for any address, one e-mailed link, 
   await signIn();
 });
 
-test('sign-in attempts are limited per account: 429 with Retry-After, even for the right password', async () => {
+test('wrong passwords are limited per account and address: 429 with Retry-After there, even for the right password, and nowhere else', async () => {
   const o = await server.org({ name: 'Throttled' });
   const target = ok('getMe', await server.api(o.apiKey).get('/me')).user.email;
   await setPassword(server.db, target, 'throttled password 1');
-  for (let i = 0; i < 10; i++) expect((await post('/sessions', { email: target, password: `guess ${i} guess` })).status).toBe(401);
-  const blocked = await post('/sessions', { email: target, password: 'throttled password 1' });
+  const from = (client: string) => ({ 'x-forwarded-for': client });
+  for (let i = 0; i < 10; i++) expect((await post('/sessions', { email: target, password: `guess ${i} guess` }, from('203.0.113.20'))).status).toBe(401);
+  const blocked = await post('/sessions', { email: target, password: 'throttled password 1' }, from('203.0.113.20'));
   expect(blocked.status).toBe(429);
   expect(blocked.headers.get('retry-after')).toMatch(/^\d+$/);
-  // Another account from the same address is unaffected.
-  await signIn();
+  expect(blocked.body).toMatchObject({ code: 'rate_limited', vars: { bucket: 'signin' } });
+  // The person, from another address, is not locked out; another account from the guessing address is unaffected.
+  expect((await post('/sessions', { email: target, password: 'throttled password 1' }, from('198.51.100.20'))).status).toBe(201);
+  expect((await post('/sessions', { email, password: PASSWORD }, from('203.0.113.20'))).status).toBe(201);
 });
 
 test('sign-up: a person, an organisation on the free plan, signed in; an address with an account is 409', async () => {

@@ -6,6 +6,7 @@ import type { Logger } from '../log';
 import type { Services } from '../pipeline/context';
 import { deliverTask } from '../alerting/deliver';
 import { escalateTask } from '../alerting/escalation';
+import { passwordResetTask } from '../people/sessions';
 import { startQueue } from './queue';
 import { statusNewsTask, statusNotifyTask } from '../statuspages/news';
 
@@ -23,6 +24,7 @@ export function taskList(deps: TaskDeps): TaskList {
     escalate: escalateTask(deps.db),
     status_news: statusNewsTask(deps),
     status_notify: statusNotifyTask(deps),
+    password_reset: passwordResetTask(deps),
   };
 }
 

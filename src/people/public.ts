@@ -7,11 +7,17 @@
  *
  * The password-reset page, `{base_url}/password-reset/<token>` (the link of
  * the reset e-mail): GET shows a form for the new password, POST sets it.
+ *
+ * Tokens are 256 random bits and cannot be guessed, but every request costs a
+ * lookup and an accepted form a password hash: each request spends a point of
+ * `link_address` for its client address before any of that (429 with
+ * `Retry-After` past it).
  */
 import express, { type Request, type Response, type NextFunction } from 'express';
 import type { Db } from '../db/connect';
 import { PASSWORD_LENGTH } from '../crypto/passwords';
 import { ApiError } from '../pipeline/errors';
+import type { RateLimits } from '../pipeline/ratelimit';
 import { escapeHtml, htmlDocument, pageSecurityHeaders } from '../pipeline/html';
 import { BODY_LIMITS, drainUnread, readForm } from '../transport/body';
 import { acceptInvitation, invitationByToken } from './invitations';
@@ -48,12 +54,33 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}<form me
 <button type="submit">Accept the invitation</button></form>`;
 }
 
+/** Spends the client address's point for a link page; past the limit answers 429 (as the page, or JSON) and false. */
+async function admitted(req: Request, res: Response, limits: RateLimits): Promise<boolean> {
+  try {
+    await limits.consume(`address:${req.ip ?? ''}`, 'link_address');
+    return true;
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 429) throw e;
+    drainUnread(req);
+    for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
+    if (!wantsJson(req)) {
+      page(res, 429, 'Too many requests', `<h1>Too many requests</h1><p>Try again in ${escapeHtml(e.vars.retryAfter ?? '60')} seconds.</p>`);
+      return false;
+    }
+    pageSecurityHeaders(res, null);
+    res.status(429).setHeader('Cache-Control', 'private, no-store');
+    res.json(e.toBody());
+    return false;
+  }
+}
+
 const GONE = '<h1>This invitation link does not work</h1><p>It was used, withdrawn or has expired. Ask whoever invited you for a new one.</p>';
 
 /** Mounts `/invitations/:token` on `app`. */
-export function mountInvitations(app: express.Express, deps: { db: Db }): void {
+export function mountInvitations(app: express.Express, deps: { db: Db; limits: RateLimits }): void {
   app.get('/invitations/:token', async (req: Request, res: Response, next: NextFunction) => {
     try {
+      if (!(await admitted(req, res, deps.limits))) return;
       const inv = await invitationByToken(deps.db, String(req.params.token));
       if (!inv) return page(res, 404, 'Invitation', GONE);
       page(res, 200, `Join ${inv.organization}`, form(inv, req.originalUrl.split('?')[0]));
@@ -66,6 +93,7 @@ export function mountInvitations(app: express.Express, deps: { db: Db }): void {
     const json = wantsJson(req);
     const token = String(req.params.token);
     try {
+      if (!(await admitted(req, res, deps.limits))) return;
       const input = await readForm(req, BODY_LIMITS.statusPageForm);
       try {
         const done = await acceptInvitation(deps.db, token, { name: input.name, password: input.password });
@@ -101,6 +129,7 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}<form me
 
   app.get('/password-reset/:token', async (req: Request, res: Response, next: NextFunction) => {
     try {
+      if (!(await admitted(req, res, deps.limits))) return;
       if (!(await resetTokenValid(deps.db, String(req.params.token)))) return page(res, 404, 'Password reset', RESET_GONE);
       page(res, 200, 'Set a new password', resetForm(req.originalUrl.split('?')[0]));
     } catch (e) {
@@ -110,6 +139,7 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}<form me
 
   app.post('/password-reset/:token', async (req: Request, res: Response, next: NextFunction) => {
     try {
+      if (!(await admitted(req, res, deps.limits))) return;
       const input = await readForm(req, BODY_LIMITS.statusPageForm);
       try {
         await resetPassword(deps.db, { token: String(req.params.token), password: input.password ?? '' });

@@ -1,9 +1,14 @@
 /**
  * Signing in and out, the caller's sessions, passwords (change, reset by
  * e-mail link), and self-service sign-up. Sign-in failures all say the same
- * thing and are limited per e-mail address and per client address; a
- * password change or reset ends the person's other sessions.
+ * thing; password attempts are limited per client address, per account and
+ * address, and per account with a backoff (`admitAttempt`); a password change
+ * or reset ends the person's other sessions. A reset request does the same
+ * work whether or not the address is known: the link is made and mailed by
+ * the `password_reset` job.
  */
+import { randomBytes } from 'node:crypto';
+import type { JobHelpers } from 'graphile-worker';
 import type { Caller } from '../auth/caller';
 import { ABSOLUTE_DAYS, SESSION_TOKEN_KIND, sessionEnd } from '../auth/sessions';
 import type { Db } from '../db/connect';
@@ -15,12 +20,19 @@ import { deliveryContext } from '../alerting/context';
 import { audit } from '../domain/audit';
 import { createOrganization } from '../domain/organizations';
 import { iso } from '../domain/tenancy';
+import { enqueue } from '../jobs/queue';
+import type { TaskDeps } from '../jobs/tasks';
 import type { Ctx } from '../pipeline/context';
 import { ApiError, conflict, invalid, notFound } from '../pipeline/errors';
+import type { Bucket, RateLimits } from '../pipeline/ratelimit';
 
 const RESET_KIND = 'pr';
 const RESET_MS = 3600_000;
+/** Attempts at sending one reset mail (graphile-worker's backoff: about a minute and a half in all). */
+const RESET_MAIL_ATTEMPTS = 5;
 const DAY_MS = 86_400_000;
+/** The longest delay between attempts once an account is past its ceiling (`signin_backoff`). */
+const BACKOFF_MAX_SECONDS = 60;
 
 /** A hash to compare against when the address is unknown, so a miss costs as long as a wrong password. */
 let decoy: Promise<string> | null = null;
@@ -54,25 +66,72 @@ async function startSession(db: Db, userId: string, ctx: Ctx) {
   return { token, session: sessionOut(row, row.id), organizationId: m.organization_id, membershipId: m.id };
 }
 
+/** An admitted password attempt: say how it went. */
+interface Attempt {
+  /** The password was right: the points it spent are given back (only failures count). */
+  succeeded(): Promise<void>;
+  /** The password was wrong: its points stay spent, and past the account's ceiling the next attempt waits longer. */
+  failed(): Promise<void>;
+}
+
+/**
+ * Admits one password attempt on the account `email` from `address`, or
+ * throws 429 `rate_limited` (naming only `signin`). Its points are spent
+ * before the password is hashed, each in one store step, so however many
+ * guesses arrive at once no more are hashed than the limits allow: per client
+ * address across accounts (spraying), per account and address (one guesser,
+ * who holds up nobody else), and per account from everywhere, a ceiling past
+ * which attempts are spaced by a doubling delay (1 s to 60 s) instead of
+ * refused for the rest of the window, so strangers cannot lock a person out.
+ */
+async function admitAttempt(limits: RateLimits, email: string, address: string | null): Promise<Attempt> {
+  const account = `account:${email}`;
+  const client = `address:${address ?? ''}`;
+  const spent: [string, Bucket][] = [];
+  const giveBack = async () => { await Promise.all(spent.map(([key, bucket]) => limits.refund(key, bucket))); };
+  let past = 0;
+  try {
+    for (const [key, bucket] of [[client, 'signin_address'], [`${account}|${client}`, 'signin_pair']] as const) {
+      // A refusal spends its point too: it is given back below with the others.
+      spent.push([key, bucket]);
+      await limits.consume(key, bucket);
+    }
+    past = await limits.spendPast(account, 'signin_account');
+    spent.push([account, 'signin_account']);
+    if (past > 0) await limits.consume(account, 'signin_backoff');
+  } catch (e) {
+    if (!(e instanceof ApiError)) spent.pop();
+    await giveBack().catch(() => undefined);
+    throw e;
+  }
+  return {
+    succeeded: giveBack,
+    async failed() {
+      if (past === 0) return;
+      // Counted apart from the ceiling, which also holds attempts still in flight: the delay doubles per failure only.
+      const strikes = await limits.spendPast(account, 'signin_strikes');
+      await limits.block(account, 'signin_backoff', Math.min(2 ** (strikes - 1), BACKOFF_MAX_SECONDS));
+    },
+  };
+}
+
 /** POST /sessions. */
 export async function signIn(ctx: Ctx, body: { email: string; password: string }) {
   const { db } = ctx;
   const email = body.email.trim().toLowerCase();
-  const address = `address:${ctx.client.address ?? ''}`;
-  const account = `account:${email}`;
-  // Failures are what count: past the limit even the right password waits.
-  await ctx.limits.check(address, 'signin_address');
-  await ctx.limits.check(account, 'signin_account');
+  const attempt = await admitAttempt(ctx.limits, email, ctx.client.address);
   const user = await db.selectFrom('users').select(['id', 'password_hash']).where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst();
   decoy ??= hashPassword('decoy password, never matches');
   // An unknown address costs one hash too, so timing does not tell which part was wrong.
   const right = await passwordMatches(body.password, user?.password_hash ?? await decoy) && !!user?.password_hash;
   if (!right || !user) {
-    await ctx.limits.consume(address, 'signin_address').catch(() => undefined);
-    await ctx.limits.consume(account, 'signin_account').catch(() => undefined);
+    await attempt.failed();
     throw signInFailed();
   }
-  return startSession(db, user.id, ctx);
+  // Signed in only once there is a session: a person without an organisation fails as a wrong password does.
+  const started = await startSession(db, user.id, ctx).catch(async (e: unknown) => { await attempt.failed(); throw e; });
+  await attempt.succeeded();
+  return started;
 }
 
 /** GET /sessions: the caller's own. */
@@ -95,12 +154,13 @@ export async function revokeSession(db: Db, caller: Caller, id: string) {
 export async function changePassword(ctx: Ctx, body: { currentPassword: string; newPassword: string }) {
   const { db, caller } = ctx;
   const user = await db.selectFrom('users').select(['email', 'password_hash']).where('id', '=', caller.userId).executeTakeFirstOrThrow();
-  const account = `account:${user.email.toLowerCase()}`;
-  await ctx.limits.check(account, 'signin_account');
+  // A wrong current password is a guess like a wrong sign-in (a stolen session must not try passwords freely).
+  const attempt = await admitAttempt(ctx.limits, user.email.toLowerCase(), ctx.client.address);
   if (!user.password_hash || !(await passwordMatches(body.currentPassword, user.password_hash))) {
-    await ctx.limits.consume(account, 'signin_account').catch(() => undefined);
+    await attempt.failed();
     throw new ApiError(400, 'password_incorrect', 'The current password is not right.', {}, [{ field: 'currentPassword', reason: 'is not right' }]);
   }
+  await attempt.succeeded();
   const hash = await hashPassword(body.newPassword, 'newPassword');
   return db.transaction().execute(async (tx) => {
     await tx.updateTable('users').set({ password_hash: hash, password_changed_at: new Date() }).where('id', '=', caller.userId).execute();
@@ -110,20 +170,47 @@ export async function changePassword(ctx: Ctx, body: { currentPassword: string; 
   });
 }
 
-/** POST /password-reset: a one-hour, one-use link by e-mail when the address is known; the same answer either way. */
+/**
+ * POST /password-reset: the same answer, in the same time, whether or not the
+ * address is known. The handler only spends the limits and queues a job (the
+ * same statements for any address; no lookup, no mail): the job finds the
+ * person, makes the one-hour, one-use link and mails it.
+ */
 export async function requestPasswordReset(ctx: Ctx, body: { email: string }) {
   const { db, services } = ctx;
   const email = parseEmailAddress(body.email, 'email').toLowerCase();
   await ctx.limits.consume(`address:${ctx.client.address ?? ''}`, 'reset_address');
   await ctx.limits.consume(`account:${email}`, 'reset_account');
-  const user = await db.selectFrom('users').select(['id', 'email']).where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst();
-  if (user) {
-    const { token } = newToken(RESET_KIND);
-    await db.insertInto('password_resets').values({ id: newId('prs'), user_id: user.id, token_hash: hashToken(token), expires_at: new Date(Date.now() + RESET_MS) })
-      .onConflict((oc) => oc.column('user_id').doUpdateSet({ token_hash: hashToken(token), expires_at: new Date(Date.now() + RESET_MS), created_at: new Date() }))
-      .execute();
-    // A refusal by the mail server is not told to the asker: it would say the address exists.
-    await sendMail(user.email, deliveryContext(services), {
+  if (services.config.providers.smtpUrl) {
+    // One job per address at a time: a request while one waits replaces it (the newest link is the one that works).
+    await enqueue(db, 'password_reset', { email, requestId: randomBytes(16).toString('base64url'), requestedAt: new Date().toISOString() },
+      { jobKey: `password_reset:${email}`, maxAttempts: RESET_MAIL_ATTEMPTS });
+  }
+  return { accepted: true as const };
+}
+
+/**
+ * The `password_reset` task: mails the link of one request to a known
+ * address (an unknown one gets nothing). The token is derived from the
+ * request (a MAC under the master key), so a retry after a mail server
+ * took the message but failed to say so sends the same link, never a second
+ * one; a request overtaken by a newer one, or by a password set since, sends
+ * nothing.
+ */
+export function passwordResetTask(deps: Pick<TaskDeps, 'db' | 'secrets' | 'services'>) {
+  const { db, secrets, services } = deps;
+  return async (payload: unknown, helpers: JobHelpers): Promise<void> => {
+    const { email, requestId, requestedAt } = payload as { email: string; requestId: string; requestedAt: string };
+    const at = new Date(requestedAt);
+    const user = await db.selectFrom('users').select(['id', 'email', 'password_changed_at']).where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst();
+    if (!user || (user.password_changed_at && user.password_changed_at > at)) return;
+    const token = `${RESET_KIND}_${secrets.sign('password-reset', requestId)}`;
+    const values = { token_hash: hashToken(token), expires_at: new Date(Date.now() + RESET_MS), created_at: at };
+    const kept = await db.insertInto('password_resets').values({ id: newId('prs'), user_id: user.id, ...values })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet(values).where('password_resets.created_at', '<=', at))
+      .returning('id').executeTakeFirst();
+    if (!kept) return;
+    const sent = await sendMail(user.email, deliveryContext(services), {
       subject: 'Reset your Vigil password',
       text: [
         'Someone (hopefully you) asked to reset the password of your Vigil account.', '',
@@ -132,8 +219,9 @@ export async function requestPasswordReset(ctx: Ctx, body: { email: string }) {
       ].join('\n'),
       headers: { 'Auto-Submitted': 'auto-generated' },
     });
-  }
-  return { accepted: true as const };
+    if (sent.delivered || sent.permanent || helpers.job.attempts >= helpers.job.max_attempts) return;
+    throw new Error(sent.error ?? 'the reset mail was not sent');
+  };
 }
 
 /** Whether a reset token is (still) good: for the page, before it shows a form. */

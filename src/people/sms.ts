@@ -73,6 +73,9 @@ export async function confirmSms(db: Db, caller: Caller, body: { code: string })
   const code = String(body.code ?? '').trim();
   if (!/^\d{6}$/.test(code)) throw new ApiError(400, 'verification_code_malformed', 'The code is the six digits of the SMS.', {}, [{ field: 'code', reason: 'must be six digits' }]);
   return db.transaction().execute(async (tx) => {
+    // The row lock is the limit's atomicity: concurrent confirms are compared and counted one after another
+    // (each reads the count the one before it wrote, or no enrolment once it is void), so no more than
+    // MAX_TRIES codes are ever compared per enrolment, however many arrive at once.
     const e = await tx.selectFrom('sms_enrolments').selectAll().where('membership_id', '=', caller.membershipId).forUpdate().executeTakeFirst();
     if (!e) throw notFound('SMS enrolment', 'code');
     if (e.expires_at <= new Date()) {

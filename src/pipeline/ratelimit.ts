@@ -6,18 +6,34 @@ import { metrics } from '../observability/metrics';
 
 /** The rate buckets of the contract (`x-bucket`), and the buckets of public pages (keyed by page and address, not organisation). */
 export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols' | 'page_password' | 'page_subscribe'
-  | 'signin_account' | 'signin_address' | 'reset_account' | 'reset_address' | 'signup_address' | 'sentry_project' | 'sentry_org' | 'analytics_site';
+  | 'signin_address' | 'signin_pair' | 'signin_account' | 'signin_backoff' | 'signin_strikes' | 'reset_account' | 'reset_address' | 'link_address'
+  | 'signup_address' | 'sentry_project' | 'sentry_org' | 'analytics_site';
 
-/** Spends one point of a bucket for `key` (an organisation, or a page and an address), or throws 429 `rate_limited`. */
+/**
+ * The rate limits, on the configured store. Every call is one atomic step on
+ * the store, so limits hold however many requests run at once: a limit that
+ * counts only failures spends its point before the work (a password hash) and
+ * gives it back with `refund` when the attempt turns out not to count.
+ */
 export interface RateLimits {
+  /** Spends points of a bucket for `key` (an organisation, or a page and an address), or throws 429 `rate_limited` (the refused points count too). */
   consume(key: string, bucket: Bucket, points?: number): Promise<void>;
-  /** Throws the same 429 when `key` has no point left in `bucket`, spending none (limits that count failures only). */
-  check(key: string, bucket: Bucket): Promise<void>;
+  /** Spends one point whatever is left and answers how many the window is now past the limit (0 within it): for ceilings that slow down rather than refuse. */
+  spendPast(key: string, bucket: Bucket): Promise<number>;
+  /** Gives back `points` spent in the current window (an attempt that did not count). */
+  refund(key: string, bucket: Bucket, points?: number): Promise<void>;
+  /** Refuses `key` in `bucket` for `seconds` from now (a backoff delay), whatever it had spent. */
+  block(key: string, bucket: Bucket, seconds: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Each bucket's window and its points: a configured limit, or a fixed number. */
-const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] | number }> = {
+/**
+ * Each bucket's window and its points (a configured limit, or a fixed
+ * number), and the bucket a refusal names when its own name would tell
+ * something about an account (`shownAs`). The one place limits are declared:
+ * README's "Password limits" and the contract's descriptions quote these.
+ */
+const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] | number; shownAs?: string }> = {
   R: { seconds: 60, limit: 'read' },
   W: { seconds: 60, limit: 'write' },
   export: { seconds: 3600, limit: 'export' },
@@ -27,12 +43,24 @@ const WINDOWS: Record<Bucket, { seconds: number; limit: keyof Config['limits'] |
   page_password: { seconds: 60, limit: 5 },
   // Subscriptions to one status page from one address (each may send a confirmation mail).
   page_subscribe: { seconds: 3600, limit: 10 },
-  // Sign-in attempts (and wrong current passwords) per e-mail address and per client address.
-  signin_account: { seconds: 900, limit: 10 },
-  signin_address: { seconds: 900, limit: 30 },
-  // Password-reset mails per e-mail address and per client address.
+  // Wrong passwords (sign-in, and the current password of a change), counted before the hash and given back
+  // when right (src/people/sessions.ts `admitAttempt`). Per client address across accounts (password spraying):
+  signin_address: { seconds: 900, limit: 30, shownAs: 'signin' },
+  // per account from one client address (one guesser; nobody else is held up):
+  signin_pair: { seconds: 900, limit: 10, shownAs: 'signin' },
+  // per account from every address: a ceiling for guessing spread over many addresses, past which attempts
+  // are spaced by signin_backoff instead of refused for the rest of the window (no lock-out by strangers):
+  signin_account: { seconds: 3600, limit: 100, shownAs: 'signin' },
+  // past that ceiling, one attempt a second at most, and none for 1, 2, 4 … 60 s after each further failure,
+  signin_backoff: { seconds: 1, limit: 1, shownAs: 'signin' },
+  // the failures past the ceiling (a counter that refuses nothing: the exponent of that delay).
+  signin_strikes: { seconds: 3600, limit: 0, shownAs: 'signin' },
+  // Password-reset requests per e-mail address and per client address (each may send a mail).
   reset_account: { seconds: 3600, limit: 3 },
   reset_address: { seconds: 3600, limit: 10 },
+  // Requests to one-time link pages (invitation, password reset) per client address: tokens cannot be guessed,
+  // but each request costs a lookup and an accepted form a password hash.
+  link_address: { seconds: 900, limit: 60 },
   // Sign-ups per client address.
   signup_address: { seconds: 3600, limit: 5 },
   // Error events per project per minute, and per organisation per hour (the quota).
@@ -80,7 +108,7 @@ export async function createRateLimits(config: Config, stores: RateLimitStores):
     metrics.rateLimitRefusals.inc({ bucket });
     const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
     return new ApiError(429, 'rate_limited', `Rate limit exceeded; retry in ${retryAfter} seconds.`,
-      { bucket, retryAfter: String(retryAfter) }, [], { 'Retry-After': String(retryAfter) });
+      { bucket: WINDOWS[bucket].shownAs ?? bucket, retryAfter: String(retryAfter) }, [], { 'Retry-After': String(retryAfter) });
   };
   const shared = config.rateLimitStore !== 'memory';
   const blocks = new Map<string, { left: number; until: number }>();
@@ -124,9 +152,16 @@ export async function createRateLimits(config: Config, stores: RateLimitStores):
         try { await take; } finally { taking.delete(id); }
       }
     },
-    async check(key, bucket) {
-      const res = await limiters[bucket].get(key);
-      if (res && res.remainingPoints <= 0) throw refuse(bucket, res.msBeforeNext);
+    async spendPast(key, bucket) {
+      // penalty adds without refusing; the answer is the window's count after this point, in one store step.
+      const res = await limiters[bucket].penalty(key, 1);
+      return Math.max(0, res.consumedPoints - limiters[bucket].points);
+    },
+    async refund(key, bucket, points = 1) {
+      await limiters[bucket].reward(key, points);
+    },
+    async block(key, bucket, seconds) {
+      await limiters[bucket].block(key, seconds);
     },
     async close() { /* limiters hold no resources of their own; stores are closed by their owners */ },
   };

@@ -124,7 +124,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   app.use('/ping', pingRouter(deps.db, log));
   app.use('/feeds', feedRouter(deps, log));
   app.use('/confirm', confirmRouter(deps, log));
-  mountInvitations(app, { db: deps.db });
+  mountInvitations(app, { db: deps.db, limits: deps.limits });
   mountBillingWebhooks(app, deps, log);
   app.locals.errorIngestion = mountErrorIngestion(app, { db: deps.db, limits: deps.limits, log: deps.logger });
   mountAnalyticsScript(app);
