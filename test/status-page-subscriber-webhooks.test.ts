@@ -1,4 +1,3 @@
-import dns from 'node:dns';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
@@ -7,6 +6,7 @@ import { hashToken } from '../src/crypto/tokens';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { checkNow } from './support/monitors';
+import { stubLookup, type LookupStub } from './support/lookup-stub';
 import { startHttpReceiver, type HttpReceiver } from './support/receivers';
 
 // Subscriber webhooks are named by anonymous visitors, so they obey the strict
@@ -16,17 +16,13 @@ import { startHttpReceiver, type HttpReceiver } from './support/receivers';
 // subscription and again at every delivery (DNS rebinding). Subscribing never
 // connects to the URL. Every connection this file makes is to loopback.
 //
-// Vigil resolves names with dns.lookup (getaddrinfo, which the test DNS server
-// cannot answer for), and this server runs in the test's process, so the test
-// answers dns.lookup itself for names under example.test; others go to the
-// real lookup. 203.0.113.0/24 (TEST-NET-3, never routed) plays a public address
-// and is never connected to: every name mapped to it is remapped before any
-// delivery, or only ever subscribed.
+// Names under example.test get their addresses from a dns.lookup stub
+// (support/lookup-stub.ts says why). 203.0.113.0/24 (TEST-NET-3, never
+// routed) plays a public address and is never connected to: every name mapped
+// to it is remapped to loopback before any delivery, or only ever subscribed.
 
 const MASTER_KEY = Buffer.alloc(32, 9).toString('base64');
-const zone = new Map<string, string[]>();
-const asked: string[] = [];
-const realLookup = dns.lookup;
+let lookup: LookupStub;
 
 let server: TestServer;
 let api: ApiClient;
@@ -39,20 +35,7 @@ let failing = false;
 let visitor = 0;
 
 beforeAll(async () => {
-  jest.spyOn(dns, 'lookup').mockImplementation(((hostname: string, options: unknown, callback?: unknown) => {
-    const name = hostname.toLowerCase();
-    if (!name.endsWith('.example.test')) return (realLookup as any)(hostname, options, callback);
-    asked.push(name);
-    const cb = (typeof options === 'function' ? options : callback) as (...args: unknown[]) => void;
-    const all = typeof options === 'object' && options !== null && (options as dns.LookupOptions).all;
-    const list = (zone.get(name) ?? []).map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-    process.nextTick(() => {
-      if (list.length === 0) return cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname }));
-      if (all) return cb(null, list);
-      cb(null, list[0].address, list[0].family);
-    });
-  }) as typeof dns.lookup);
-
+  lookup = stubLookup('.example.test');
   hooks = await startHttpReceiver();
   hookPort = Number(new URL(hooks.url).port);
   target = http.createServer((_req, res) => { res.statusCode = failing ? 503 : 200; res.end('x'); });
@@ -68,7 +51,7 @@ afterAll(async () => {
   await server.close();
   await hooks.close();
   await new Promise((r) => target.close(r));
-  jest.restoreAllMocks();
+  lookup.restore();
 });
 
 async function subscribedPage(name: string) {
@@ -97,10 +80,10 @@ async function subscribers(pageId: string) {
 
 test('a webhook at a non-public address is refused at subscription (400 webhook_not_public on `webhook`), even with CHECKS_ALLOW_PRIVATE=true, and nothing is contacted', async () => {
   const p = await subscribedPage('strict');
-  zone.set('inside.example.test', ['10.1.2.3']);
-  zone.set('mixed.example.test', ['203.0.113.10', '127.0.0.1']);
-  zone.set('mapped.example.test', ['::ffff:127.0.0.1']);
-  zone.set('meta.example.test', ['169.254.169.254']);
+  lookup.zone.set('inside.example.test', ['10.1.2.3']);
+  lookup.zone.set('mixed.example.test', ['203.0.113.10', '127.0.0.1']);
+  lookup.zone.set('mapped.example.test', ['::ffff:127.0.0.1']);
+  lookup.zone.set('meta.example.test', ['169.254.169.254']);
   const refused = [
     `${hooks.url}/hook`, `http://localhost:${hookPort}/hook`, `http://[::1]:${hookPort}/hook`, `http://[::ffff:127.0.0.1]:${hookPort}/hook`,
     `http://2130706433:${hookPort}/hook`, `http://0x7f.1:${hookPort}/hook`, 'http://0.0.0.0/hook', 'http://[::]/hook',
@@ -116,7 +99,7 @@ test('a webhook at a non-public address is refused at subscription (400 webhook_
     // One answer for every refusal, naming no address a name resolved to: subscribing tells nothing of the server's network.
     expect(res.body.error).not.toMatch(/10\.1\.2\.3|127\.0\.0\.1|169\.254|::ffff/);
   }
-  expect(asked).toEqual(expect.arrayContaining(['inside.example.test', 'mixed.example.test', 'mapped.example.test', 'meta.example.test', 'nowhere.example.test']));
+  expect(lookup.asked).toEqual(expect.arrayContaining(['inside.example.test', 'mixed.example.test', 'mapped.example.test', 'meta.example.test', 'nowhere.example.test']));
 
   // The form of the URL: http(s) only, no credentials in it, a sane length.
   for (const webhook of ['ftp://203.0.113.10/x', 'file:///etc/passwd', 'https://user:pw@203.0.113.10/x', 'https://user@203.0.113.10/x', `https://203.0.113.10/${'a'.repeat(2100)}`]) {
@@ -130,7 +113,7 @@ test('a webhook at a non-public address is refused at subscription (400 webhook_
 
 test('a public address is accepted without being contacted', async () => {
   const p = await subscribedPage('public');
-  zone.set('hooks.example.test', ['203.0.113.20']);
+  lookup.zone.set('hooks.example.test', ['203.0.113.20']);
   expect((await subscribe(p.slug, 'https://hooks.example.test/news?token=abc')).status).toBe(201);
   expect((await subscribe(p.slug, 'https://203.0.113.21/news')).status).toBe(201);
   expect((await subscribers(p.id)).map((s) => s.target).sort()).toEqual(['203.0.113.21', 'hooks.example.test']);
@@ -140,18 +123,18 @@ test('a public address is accepted without being contacted', async () => {
 
 test('delivery looks the name up again and refuses a name that now resolves to loopback (DNS rebinding); the receiver gets nothing', async () => {
   const p = await subscribedPage('rebind');
-  zone.set('rebind.example.test', ['203.0.113.30']);
+  lookup.zone.set('rebind.example.test', ['203.0.113.30']);
   expect((await subscribe(p.slug, `http://rebind.example.test:${hookPort}/rebound`)).status).toBe(201);
   // Between subscription and delivery the name moves to the loopback receiver.
-  zone.set('rebind.example.test', ['127.0.0.1']);
-  const before = asked.filter((n) => n === 'rebind.example.test').length;
+  lookup.zone.set('rebind.example.test', ['127.0.0.1']);
+  const before = lookup.asked.filter((n) => n === 'rebind.example.test').length;
 
   failing = true;
   const down = await checkNow(server, api, p.monitorId);
   failing = false;
   expect(down.openIncidentId).toBeTruthy();
   // The delivery ran (it asked for the name again) and was refused.
-  await until('the delivery looking the name up', async () => asked.filter((n) => n === 'rebind.example.test').length > before);
+  await until('the delivery looking the name up', async () => lookup.asked.filter((n) => n === 'rebind.example.test').length > before);
   await new Promise((r) => setTimeout(r, 1000));
   expect(hooks.requests).toEqual([]);
   await checkNow(server, api, p.monitorId); // resolve the incident
