@@ -849,9 +849,11 @@ export interface paths {
          *     `true`/`false`, lists and objects as JSON text.
          *
          *     Exports hold no authentication material: no channel config, no
-         *     heartbeat tokens, no password hashes; monitor config is included with
-         *     credential-like fields removed (bodies, headers, SNMP community,
-         *     mailbox login); raw check results are not included. Rate limit: 6
+         *     heartbeat tokens, no password hashes. They carry no monitor config,
+         *     nor anything read from it (URL, host, headers, body, credentials):
+         *     monitor `config` is never returned by any read, an export included.
+         *     Raw check results are not included either (nor the checks' own words
+         *     on an outage's timeline entries). Rate limit: 6
          *     exports an hour per organisation (bucket `export`, shared with
          *     `GET /export`).
          *
@@ -2729,7 +2731,7 @@ export interface components {
              * @description What changed: field name → `{from, to}` (`from` null on creation,
              *     `to` null on deletion). Never holds credentials, hashes or
              *     secrets: such fields are left out, and a monitor `config` is
-             *     recorded with credential-like fields removed.
+             *     recorded as `{changed: true}`, without its values.
              */
             changes: {
                 [key: string]: unknown;

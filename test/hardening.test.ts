@@ -11,7 +11,8 @@ import { startTestServer, type ApiClient, type TestServer } from './support/harn
 // could stall the process or 500, and an incident orphaned by pausing.
 
 describe('address policy', () => {
-  test.each(['127.0.0.1', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '169.254.169.254', '10.1.2.3', 'fd00::1', '100.64.0.1'])('%s is private', (ip) => {
+  test.each(['127.0.0.1', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '169.254.169.254', '10.1.2.3', 'fd00::1', '100.64.0.1',
+    'fd00:ec2::254', '0.0.0.0', '::', '::127.0.0.1', '64:ff9b::a00:1', '64:ff9b:1::a00:1'])('%s is private', (ip) => {
     expect(isPrivateAddress(ip)).toBe(true);
   });
   test.each(['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:5db8:d822'])('%s is public', (ip) => {

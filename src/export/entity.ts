@@ -8,8 +8,9 @@
  * organisation, workspace confinement and time window, in a stable order. It
  * is run through a server-side cursor (`cursor.ts`), so it may return any
  * number of rows. Only the listed columns ever leave (`format.ts` builds each
- * row from them), so a query may select helper columns for `map` (a sealed
- * config to open and redact) that are never written themselves.
+ * row from them), so a query may select helper columns for `map` (whether a
+ * channel's stored target is already its masked form) that are never written
+ * themselves. No entity exports monitor config or anything read from it.
  */
 import { sql, type Compilable, type RawBuilder, type SqlBool } from 'kysely';
 import type { Permission } from '../auth/roles';
@@ -29,7 +30,7 @@ export interface ExportScope {
 /** A row as fetched, and as written (keyed by column). */
 export type ExportRow = Record<string, unknown>;
 
-/** What a row mapper may use besides the row. */
+/** What a row mapper may use besides the row (the master key's box, for a sealed value whose shown form needs it). */
 export interface RowContext { secrets: SecretBox }
 
 /** One exportable entity. */
@@ -44,7 +45,7 @@ export interface ExportEntity {
   time: string;
   /** The rows of `scope`, in a stable order. */
   query(db: Db, scope: ExportScope): Compilable;
-  /** Turns a fetched row into the exported one (opening and redacting sealed data). */
+  /** Turns a fetched row into the exported one (masking what is only ever shown masked, as a channel's target). */
   map?(row: ExportRow, ctx: RowContext): ExportRow;
 }
 

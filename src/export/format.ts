@@ -7,7 +7,7 @@
  * one row a line, keys in column order, values as they are.
  *
  * Each row is rebuilt from the entity's columns, so a helper column a query
- * selects (a sealed config to redact) never reaches a file.
+ * selects (for the entity's `map`) never reaches a file.
  */
 import { stringify } from 'csv-stringify/sync';
 import type { RowCursor } from './cursor';

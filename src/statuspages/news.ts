@@ -8,7 +8,8 @@
  * Two queued tasks, so nothing is lost on a restart and each message is
  * retried on its own: `status_news` (queued in the transaction that made the
  * news) finds the pages and their confirmed subscribers and queues one
- * `status_notify` per subscriber, which sends the e-mail or posts the webhook.
+ * `status_notify` per subscriber, which sends the e-mail or posts the webhook
+ * (under the strict outbound policy: a visitor named it).
  */
 import { sql } from 'kysely';
 import type { JobHelpers } from 'graphile-worker';
@@ -20,7 +21,8 @@ import { sendMail } from '../alerting/channels/email';
 import { deliveryContext } from '../alerting/context';
 import { postForResult } from '../alerting/http';
 import { formats, translator, type Key } from './i18n';
-import { unsubscribeUrl } from './subscribers';
+import { STRICT_POLICY } from '../net/policy';
+import { parseWebhookUrl, unsubscribeUrl } from './subscribers';
 
 /** Attempts of one message to one subscriber. */
 const ATTEMPTS = 8;
@@ -170,6 +172,19 @@ async function messageFor(db: Db, news: News, page: { id: string; language: stri
   };
 }
 
+/**
+ * A stored webhook URL if it still has an accepted form (subscriptions made
+ * before the rule, with a user name in the URL, are not posted to), else null.
+ */
+function deliverableWebhook(stored: string | null): URL | null {
+  if (!stored) return null;
+  try {
+    return parseWebhookUrl(stored);
+  } catch {
+    return null;
+  }
+}
+
 /** The `status_notify` task: one message to one subscriber (retried on temporary failures). */
 export function statusNotifyTask(deps: TaskDeps) {
   const { db, secrets, services } = deps;
@@ -188,8 +203,11 @@ export function statusNotifyTask(deps: TaskDeps) {
     const pageUrl = sub.custom_domain && sub.domain_verified_at ? `https://${sub.custom_domain}` : `${base}/status/${sub.slug}`;
     const leave = unsubscribeUrl(secrets, base, sub.slug, sub.id);
     const ctx = deliveryContext(services);
-    const hook = sub.kind === 'webhook' ? secrets.open(sub.target_enc ?? '') : null;
-    if (sub.kind === 'webhook' && !hook) return; // sealed under another master key: cannot be delivered, ever
+    const hook = sub.kind === 'webhook' ? deliverableWebhook(secrets.open(sub.target_enc ?? '')) : null;
+    if (sub.kind === 'webhook' && !hook) return; // unreadable, or a form no longer accepted: cannot be delivered, ever
+    // A webhook was named by a visitor: the strict policy decides where it may lead, not the operator's
+    // CHECKS_ALLOW_PRIVATE, and the name is looked up again now (it may resolve elsewhere than when it was
+    // checked). A refused address is a permanent failure (errorResult), so it is not retried.
     const result = sub.kind === 'email'
       ? await sendMail(sub.target, ctx, {
         subject: `[${sub.name}] ${t(message.subjectKey, { title: message.title })}`,
@@ -199,7 +217,7 @@ export function statusNotifyTask(deps: TaskDeps) {
       : await postForResult(hook!, {
         type: message.event, page: { id: sub.page_id, name: sub.name, url: pageUrl }, title: message.title, text: message.text, at: message.at,
         incident: message.incident ?? null, maintenance: message.maintenance ?? null, unsubscribeUrl: leave,
-      }, { ctx, headers: { 'User-Agent': 'Vigil-Status/1' } });
+      }, { ctx: { ...ctx, net: STRICT_POLICY }, headers: { 'User-Agent': 'Vigil-Status/1' } });
     if (result.delivered || result.permanent || helpers.job.attempts >= helpers.job.max_attempts) return;
     throw new Error(result.error ?? 'delivery failed');
   };

@@ -4,16 +4,22 @@
  * followed) or a webhook URL (confirmed at once; its URL is sealed at rest and
  * only its host is ever shown). Every message carries an unsubscribe link
  * signed with the master key, so no token needs storing for it.
+ *
+ * A webhook is named by an anonymous visitor, so it is held to the strict
+ * outbound policy (public addresses only, whatever CHECKS_ALLOW_PRIVATE says):
+ * when it is named here and again at every delivery (news.ts), since what a
+ * name resolves to can change in between.
  */
 import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import type { SecretBox } from '../crypto/secrets';
 import { newId } from '../crypto/ids';
 import { hashToken, newToken } from '../crypto/tokens';
-import { ApiError, notFound } from '../pipeline/errors';
+import { ApiError, invalid, notFound } from '../pipeline/errors';
 import type { Services } from '../pipeline/context';
 import { parseEmailAddress, sendMail } from '../alerting/channels/email';
 import { parseHttpUrl } from '../alerting/channels/url';
+import { checkHost, STRICT_POLICY } from '../net/policy';
 import { deliveryContext } from '../alerting/context';
 import { audit } from '../domain/audit';
 import { iso } from '../domain/tenancy';
@@ -35,6 +41,36 @@ function confirmUrl(baseUrl: string, slug: string, token: string): string {
   return `${baseUrl}/status/${slug}/subscribers/confirm/${token}`;
 }
 
+/**
+ * A subscriber webhook's URL if its form is acceptable: http or https, a host,
+ * at most 2,048 characters (parseHttpUrl), and no user name or password (a
+ * visitor's credentials are not ours to store or send). Throws 400
+ * `invalid_field` on `field`. Checks the form only; `checkWebhookAddress` checks
+ * where it leads.
+ */
+export function parseWebhookUrl(raw: string, field = 'webhook'): URL {
+  const url = parseHttpUrl(raw, 'an http:// or https:// URL', field);
+  if (url.username || url.password) throw invalid(field, 'must not carry a user name or password');
+  return url;
+}
+
+/**
+ * Refuses (400 `webhook_not_public` on `field`) a webhook whose host is not a
+ * public address under the strict policy: an address literal of loopback,
+ * private, link-local, CGNAT, multicast, unspecified or metadata space (IPv4-
+ * mapped forms too), or a name that does not resolve to public addresses only.
+ * Resolves the name but never connects, so subscribing probes nothing; and one
+ * answer for every refusal, naming no address, so it tells nothing of the
+ * server's network either.
+ */
+export async function checkWebhookAddress(url: URL, field = 'webhook'): Promise<void> {
+  try {
+    await checkHost(STRICT_POLICY, url.hostname);
+  } catch {
+    throw invalid(field, 'must lead to a public internet address (a name must resolve to public addresses only)', 'webhook_not_public');
+  }
+}
+
 /** What a subscription came to, for the answer. */
 export type Subscribed = { kind: 'email'; address: string } | { kind: 'webhook'; host: string };
 
@@ -51,7 +87,8 @@ export async function subscribe(db: Db, services: Services, m: PageModel, input:
     throw new ApiError(400, 'missing_field', 'Send an e-mail address or a webhook URL (one of them).', { field: 'email' }, [{ field: 'email', reason: 'email or webhook is required' }]);
   }
   if (webhook) {
-    const url = parseHttpUrl(webhook, 'an http:// or https:// URL', 'webhook');
+    const url = parseWebhookUrl(webhook);
+    await checkWebhookAddress(url);
     await db.insertInto('status_page_subscribers').values({
       id: newId('sub'), page_id: m.page.id, organization_id: m.page.organizationId, kind: 'webhook', target: url.host,
       target_enc: services.secrets.seal(url.href), target_key: hashToken(url.href).toString('base64url'), confirmed_at: new Date(),
