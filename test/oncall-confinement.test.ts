@@ -25,6 +25,8 @@ let srv: TestServer;
 let receiver: HttpReceiver;
 let target: http.Server;
 let targetUrl: string;
+/** Paths of `target` that answer 500 (a monitor checking one goes down); every other path answers 200. */
+const failing = new Set<string>();
 let org: { organizationId: string; workspaceId: string; userId: string; apiKey: string };
 let owner: ApiClient;
 /** A ws1-confined member's key: the reader whose view is under test. */
@@ -78,8 +80,7 @@ const answer = (res: { status: number; body: unknown }) => ({ status: res.status
 
 beforeAll(async () => {
   receiver = await startHttpReceiver();
-  // Monitors under /down fail their checks; everything else is up.
-  target = http.createServer((req, res) => { res.statusCode = req.url?.startsWith('/down') ? 500 : 200; res.end('x'); });
+  target = http.createServer((req, res) => { res.statusCode = failing.has(req.url ?? '') ? 500 : 200; res.end('x'); });
   await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()));
   targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
   srv = await startTestServer({ WORKER: 'true', MASTER_KEY: randomBytes(32).toString('base64'), RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
@@ -161,7 +162,8 @@ describe('escalation of a ws1 incident', () => {
     const inWs2 = await webhook(paulaApi, unique('paula-ws2'), ws2, 'paula-ws2');
     const sharedWs2 = await webhook(owner, unique('shared-ws2'), ws2, 'shared-ws2');
     const s = await schedule(owner, unique('ws1-night'), ws1, [paula.userId]);
-    const m = await monitor(ws1, 'down');
+    const path = unique('down');
+    const m = await monitor(ws1, path);
     await policy({
       name: unique('wake-paula'), monitorIds: [m], steps: [
         { afterMinutes: 0, targetType: 'schedule', targetId: s.id },
@@ -169,6 +171,9 @@ describe('escalation of a ws1 incident', () => {
         { afterMinutes: 0, targetType: 'channel', targetId: sharedWs2.id },
       ],
     });
+    // Only now does the monitor fail, and is checked at once: the policy is in place when its incident opens.
+    failing.add(`/${path}`);
+    await srv.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', '=', m).execute();
     const incidentId = await until('the incident', async () => (await srv.db.selectFrom('incidents').select('id').where('monitor_id', '=', m).executeTakeFirst())?.id);
     const paths = () => receiver.requests.filter((r) => r.json?.event === 'incident.escalated' && r.json?.incident?.id === incidentId).map((r) => r.path).sort();
     await until('both escalation deliveries', async () => paths().length >= 2);
@@ -192,6 +197,7 @@ describe('deletes and covers of ws2 objects answer like made-up ids', () => {
     const s2 = await schedule(owner, unique('ws2-sched'), ws2, [paula.userId]);
     const o2 = ok('createOverride', await owner.post('/on-call/overrides', { scheduleId: s2.id, userId: paula.userId, startsAt: at(-1), endsAt: at(1) }), 201);
     const p2 = await policy({ name: unique('ws2-policy'), monitorIds: [await monitor(ws2)], steps: [{ afterMinutes: 0, targetType: 'schedule', targetId: s2.id }] });
+    const c2 = await webhook(owner, unique('ws2-hook'), ws2, 'ignored');
     const pairs: [string, string][] = [
       [`/on-call/schedules/${s2.id}`, '/on-call/schedules/sch_madeup'],
       [`/on-call/overrides/${o2.id}`, '/on-call/overrides/ovr_madeup'],
@@ -204,8 +210,13 @@ describe('deletes and covers of ws2 objects answer like made-up ids', () => {
     }
     const cover = (scheduleId: string) => ws1Key.post('/on-call/overrides', { scheduleId, userId: paula.userId, startsAt: at(0), endsAt: at(1) });
     expect(answer(await cover(s2.id))).toEqual(answer(await cover('sch_madeup')));
-    const aim = (targetType: string, targetId: string) => ws1Key.post('/on-call/escalation-policies', { name: 'x', steps: [{ afterMinutes: 0, targetType, targetId }] });
-    expect(answer(await aim('schedule', s2.id))).toEqual(answer(await aim('schedule', 'sch_madeup')));
+    const m1 = await monitor(ws1);
+    const aim = (targetType: string, targetId: string) => ws1Key.post('/on-call/escalation-policies', { name: 'x', monitorIds: [m1], steps: [{ afterMinutes: 0, targetType, targetId }] });
+    for (const [targetType, outside, madeUp] of [['schedule', s2.id, 'sch_madeup'], ['channel', c2.id, 'ch_madeup']]) {
+      const a = answer(await aim(targetType, outside));
+      expect(a.status).toBe(404);
+      expect(a).toEqual(answer(await aim(targetType, madeUp)));
+    }
     // Nothing was deleted.
     expect(found(await onCallBody(owner), [s2.id, o2.id, p2.id])).toHaveLength(3);
   });

@@ -2,12 +2,12 @@
  * On-call through the API: schedules, escalation policies and overrides
  * (create, list, delete), validation, who is on call now (rotation or cover),
  * unreachable people, tenancy, permissions, audit entries, and the helpers the
- * escalation runner uses (policyForMonitor, stepChannels).
+ * escalation runner uses (policyForMonitor, stepChannels; src/domain/oncallRunner.ts).
  */
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { ok } from './support/expect';
 import { addMember } from '../src/domain/organizations';
-import { policyForMonitor, stepChannels } from '../src/domain/oncall';
+import { policyForMonitor, stepChannels } from '../src/domain/oncallRunner';
 import { newId } from '../src/crypto/ids';
 
 let srv: TestServer;

@@ -2,7 +2,7 @@ import type { Db } from '../db/connect';
 import { addEvent } from '../incidents/timeline';
 import { queueDeliveries, type AlertSubject } from './dispatch';
 import { enqueue } from '../jobs/queue';
-import { policiesForMonitors, stepChannels } from '../domain/oncall';
+import { policiesForMonitors, stepChannels } from '../domain/oncallRunner';
 import { nextStep, stepDueAt } from './oncall';
 import { underMaintenance } from './maintenance';
 
