@@ -1,6 +1,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../db/connect';
 import { onCallAt } from '../alerting/oncall';
+import { orgWideOrInWorkspaces } from '../repo/scope';
 import { ownedChannels, type PolicyRow, type Step } from './oncallView';
 
 /*
@@ -26,16 +27,26 @@ export async function policiesForMonitors(db: Db, organizationId: string, monito
 }
 
 /**
- * For the escalation runner: channel ids one step notifies at `at`.
- * schedule → the enabled, confirmed channels owned by whoever is on call
- * (rotation or cover); user → that person's; channel → the channel itself
- * when enabled and confirmed. A target that is gone gives [].
+ * The channel ids one step pages at `at` for an incident of `workspaceId`:
+ * only enabled, confirmed channels that workspace may use — its own and the
+ * organisation-wide ones (workspace_id null), which include the channels a
+ * person enrols for themselves (SMS and the like are stored organisation-wide).
+ * schedule → such channels owned by whoever is on call (rotation or cover);
+ * user → that person's; channel → the channel itself. A target that is gone,
+ * or a channel of another workspace, gives [].
+ *
+ * Why not every channel the person owns: a channel stored with a workspace
+ * belongs to that workspace (a webhook or a mailbox of a client) and a
+ * caller confined to the incident's workspace could not see it — the same
+ * rule as setMonitorChannels. It is also what keeps the timeline's delivery
+ * notes naming only channels the incident's readers can see.
  */
-export async function stepChannels(db: Db, organizationId: string, step: Step, at: Date): Promise<string[]> {
+export async function stepChannels(db: Db, organizationId: string, workspaceId: string, step: Step, at: Date): Promise<string[]> {
+  const usable = orgWideOrInWorkspaces([workspaceId], sql.ref('c.workspace_id'));
   let userId: string | null = step.targetType === 'user' ? step.targetId : null;
   if (step.targetType === 'channel') {
-    const rows = await db.selectFrom('notification_channels').select('id').where('organization_id', '=', organizationId).where('id', '=', step.targetId)
-      .where('enabled', '=', true).where('confirmed_at', 'is not', null).execute();
+    const rows = await db.selectFrom('notification_channels as c').select('c.id').where('c.organization_id', '=', organizationId).where('c.id', '=', step.targetId)
+      .where('c.enabled', '=', true).where('c.confirmed_at', 'is not', null).where(usable).execute();
     return rows.map((r) => r.id);
   }
   if (step.targetType === 'schedule') {
@@ -46,6 +57,7 @@ export async function stepChannels(db: Db, organizationId: string, step: Step, a
     userId = onCallAt(s, covers, at).userId;
   }
   if (!userId) return [];
-  const rows = await ownedChannels(db, organizationId).select('c.id').where('m.user_id', '=', userId).orderBy('c.created_at').orderBy('c.id').execute();
+  const rows = await ownedChannels(db, organizationId).select('c.id').where('m.user_id', '=', userId).where(usable)
+    .orderBy('c.created_at').orderBy('c.id').execute();
   return rows.map((r) => r.id);
 }
