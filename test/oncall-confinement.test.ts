@@ -19,6 +19,7 @@ import { routes } from '../gen/routes';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { startHttpReceiver, type HttpReceiver } from './support/receivers';
+import { newId } from '../src/crypto/ids';
 
 const HOUR = 3_600_000;
 let srv: TestServer;
@@ -189,6 +190,31 @@ describe('escalation of a ws1 incident', () => {
     expect(queued.map((d) => d.channel_id).sort()).toEqual([inWs1.id, orgWide.id].sort());
     expect(found(timeline, [inWs1.name, orgWide.name])).toEqual([inWs1.name, orgWide.name]);
     expect(found(timeline, [ws2, inWs2.id, inWs2.name, sharedWs2.id, sharedWs2.name])).toEqual([]);
+  });
+});
+
+describe('follow-ups of a ws1 incident', () => {
+  it('an acknowledgement goes only where the incident\'s workspace may send: a ws2 delivery stored earlier gets nothing', async () => {
+    const inWs1 = await webhook(owner, unique('ack-ws1'), ws1, 'ack-ws1');
+    const inWs2 = await webhook(owner, unique('ack-ws2'), ws2, 'ack-ws2');
+    const path = unique('down');
+    const m = await monitor(ws1, path);
+    ok('setMonitorChannels', await owner.put(`/monitors/${m}/channels`, { channelIds: [inWs1.id] }));
+    failing.add(`/${path}`);
+    await srv.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', '=', m).execute();
+    const incidentId = await until('the incident', async () => (await srv.db.selectFrom('incidents').select('id').where('monitor_id', '=', m).executeTakeFirst())?.id);
+    const events = (p: string) => receiver.requests.filter((r) => r.path === p && r.json?.incident?.id === incidentId).map((r) => r.json.event);
+    await until('the opening', async () => events('/ack-ws1').includes('incident.opened'));
+    // As an escalation made before the rule would have left it.
+    await srv.db.insertInto('deliveries').values({
+      id: newId('dlv'), organization_id: org.organizationId, channel_id: inWs2.id, incident_id: incidentId, event: 'incident.escalated', status: 'delivered',
+    }).execute();
+    ok('updateIncident', await owner.patch(`/incidents/${incidentId}`, { status: 'acknowledged' }));
+    await until('the acknowledgement', async () => events('/ack-ws1').includes('incident.acknowledged'));
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(events('/ack-ws2')).toEqual([]);
+    const queued = await srv.db.selectFrom('deliveries').select('channel_id').where('incident_id', '=', incidentId).where('event', '=', 'incident.acknowledged').execute();
+    expect(queued.map((d) => d.channel_id)).toEqual([inWs1.id]);
   });
 });
 
