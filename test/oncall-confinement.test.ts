@@ -59,6 +59,18 @@ async function monitor(workspaceId: string, path = 'up') {
   }), 201).id as string;
 }
 
+/** Makes monitor `m` (checking `/<path>`) fail from now on and has it checked until its incident opens; the incident's id. */
+async function failUntilIncident(m: string, path: string): Promise<string> {
+  failing.add(`/${path}`);
+  return until(`an incident of ${m}`, async () => {
+    const row = await srv.db.selectFrom('incidents').select('id').where('monitor_id', '=', m).executeTakeFirst();
+    if (row) return row.id;
+    // Due again at once: a check under way when the path began to fail saw it up and put the next one minutes away.
+    await srv.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', '=', m).where('next_due_at', '>', new Date()).execute();
+    return null;
+  }, 30_000);
+}
+
 async function webhook(api: ApiClient, name: string, workspaceId: string | null, path: string) {
   return ok('createChannel', await api.post('/channels', { kind: 'webhook', name, target: `${receiver.url}/${path}`, workspaceId }), 201) as { id: string; name: string };
 }
@@ -172,17 +184,15 @@ describe('escalation of a ws1 incident', () => {
         { afterMinutes: 0, targetType: 'channel', targetId: sharedWs2.id },
       ],
     });
-    // Only now does the monitor fail, and is checked at once: the policy is in place when its incident opens.
-    failing.add(`/${path}`);
-    await srv.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', '=', m).execute();
-    const incidentId = await until('the incident', async () => (await srv.db.selectFrom('incidents').select('id').where('monitor_id', '=', m).executeTakeFirst())?.id);
+    // Only now does the monitor fail: the policy is in place when its incident opens.
+    const incidentId = await failUntilIncident(m, path);
     const paths = () => receiver.requests.filter((r) => r.json?.event === 'incident.escalated' && r.json?.incident?.id === incidentId).map((r) => r.path).sort();
-    await until('both escalation deliveries', async () => paths().length >= 2);
+    await until('both escalation deliveries', async () => paths().length >= 2, 30_000);
     const timeline = await until('two notification entries', async () => {
       const res = await ws1Key.get(`/incidents/${incidentId}/events`);
       const events = ok('listIncidentEvents', res);
       return events.filter((e: { kind: string }) => e.kind === 'notification').length >= 2 ? JSON.stringify(res.body) : null;
-    });
+    }, 30_000);
     // Let any stray delivery land before looking for it.
     await new Promise((r) => setTimeout(r, 1500));
     expect(paths()).toEqual(['/paula-org', '/paula-ws1']);
@@ -190,7 +200,7 @@ describe('escalation of a ws1 incident', () => {
     expect(queued.map((d) => d.channel_id).sort()).toEqual([inWs1.id, orgWide.id].sort());
     expect(found(timeline, [inWs1.name, orgWide.name])).toEqual([inWs1.name, orgWide.name]);
     expect(found(timeline, [ws2, inWs2.id, inWs2.name, sharedWs2.id, sharedWs2.name])).toEqual([]);
-  });
+  }, 90_000);
 });
 
 describe('follow-ups of a ws1 incident', () => {
@@ -200,22 +210,20 @@ describe('follow-ups of a ws1 incident', () => {
     const path = unique('down');
     const m = await monitor(ws1, path);
     ok('setMonitorChannels', await owner.put(`/monitors/${m}/channels`, { channelIds: [inWs1.id] }));
-    failing.add(`/${path}`);
-    await srv.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', '=', m).execute();
-    const incidentId = await until('the incident', async () => (await srv.db.selectFrom('incidents').select('id').where('monitor_id', '=', m).executeTakeFirst())?.id);
+    const incidentId = await failUntilIncident(m, path);
     const events = (p: string) => receiver.requests.filter((r) => r.path === p && r.json?.incident?.id === incidentId).map((r) => r.json.event);
-    await until('the opening', async () => events('/ack-ws1').includes('incident.opened'));
+    await until('the opening', async () => events('/ack-ws1').includes('incident.opened'), 30_000);
     // As an escalation made before the rule would have left it.
     await srv.db.insertInto('deliveries').values({
       id: newId('dlv'), organization_id: org.organizationId, channel_id: inWs2.id, incident_id: incidentId, event: 'incident.escalated', status: 'delivered',
     }).execute();
     ok('updateIncident', await owner.patch(`/incidents/${incidentId}`, { status: 'acknowledged' }));
-    await until('the acknowledgement', async () => events('/ack-ws1').includes('incident.acknowledged'));
+    await until('the acknowledgement', async () => events('/ack-ws1').includes('incident.acknowledged'), 30_000);
     await new Promise((r) => setTimeout(r, 1500));
     expect(events('/ack-ws2')).toEqual([]);
     const queued = await srv.db.selectFrom('deliveries').select('channel_id').where('incident_id', '=', incidentId).where('event', '=', 'incident.acknowledged').execute();
     expect(queued.map((d) => d.channel_id)).toEqual([inWs1.id]);
-  });
+  }, 90_000);
 });
 
 describe('deletes and covers of ws2 objects answer like made-up ids', () => {
