@@ -1646,6 +1646,16 @@ export interface paths {
          *     schedule; `viaOverride` says whether the person is on call by the
          *     rotation (false) or by a cover (true). `unreachable` names the
          *     participants that no enabled, confirmed channel can reach.
+         *
+         *     A caller confined to workspaces gets nothing outside them (no id, no
+         *     name): the schedules and overrides of its workspaces and of the whole
+         *     organisation; a policy only when it names at least one monitor and
+         *     every monitor it names still exists in its workspaces (a deleted
+         *     monitor counts as outside, so deleting monitors never widens the
+         *     view); of each policy only the steps whose target it can see; and
+         *     `unreachable` counts only channels of its workspaces and the whole
+         *     organisation. Colleagues (members) are named whatever their
+         *     workspaces.
          */
         get: operations["getOnCall"];
         put?: never;
@@ -2281,6 +2291,9 @@ export interface paths {
          *     with the first participant. Participants are people of the
          *     organisation (user ids); an unknown one is 404 naming it. Needs
          *     notification_channel:manage (on-call decides who gets alerted).
+         *     Without `workspaceId` the schedule belongs to the whole organisation:
+         *     a caller confined to workspaces is refused (403 `workspace_confined`
+         *     naming notification_channel:manage).
          */
         post: operations["createSchedule"];
         delete?: never;
@@ -2302,7 +2315,10 @@ export interface paths {
         /**
          * Delete an on-call schedule
          * @description Deletes the schedule and its overrides. Escalation steps that named it
-         *     page nobody from then on.
+         *     page nobody from then on. A schedule outside the caller's workspaces
+         *     answers 404 exactly like a made-up id; an organisation-wide one is
+         *     refused to a caller confined to workspaces (403 `workspace_confined`
+         *     naming notification_channel:manage).
          */
         delete: operations["deleteSchedule"];
         options?: never;
@@ -2328,6 +2344,19 @@ export interface paths {
          *     `afterMinutes` (at least 5 minutes). Acknowledging or resolving the
          *     incident stops the escalation. A monitor belongs to at most one policy:
          *     naming a monitor moves it from any other policy.
+         *
+         *     A step pages only channels the incident's workspace may use: that
+         *     workspace's and the organisation-wide ones (where channels a person
+         *     enrols, such as SMS, are kept). The on-call person's channels of other
+         *     workspaces, or a step naming another workspace's channel, page
+         *     nobody for it. The incident's timeline records each step by number and
+         *     target type, without naming the policy.
+         *
+         *     A target outside the caller's workspaces answers 404 naming
+         *     `steps.N.targetId` exactly like a made-up id. A caller confined to
+         *     workspaces must name at least one monitor: a policy naming none
+         *     belongs to the whole organisation (403 `workspace_confined` naming
+         *     notification_channel:manage).
          */
         post: operations["createEscalationPolicy"];
         delete?: never;
@@ -2348,7 +2377,9 @@ export interface paths {
         post?: never;
         /**
          * Delete an escalation policy
-         * @description Deletes the policy; running escalations of it stop.
+         * @description Deletes the policy; running escalations of it stop. A policy the
+         *     caller does not see (see getOnCall) answers 404 exactly like a
+         *     made-up id.
          */
         delete: operations["deleteEscalationPolicy"];
         options?: never;
@@ -2369,7 +2400,11 @@ export interface paths {
          * Create an on-call override
          * @description A person covers a schedule from `startsAt` to `endsAt` (RFC 3339);
          *     while it lasts they are on call with `viaOverride: true`. `endsAt` must
-         *     be after `startsAt`. Overlapping overrides: the latest created wins.
+         *     be after `startsAt`. Overlapping overrides: the latest created wins. A
+         *     schedule outside the caller's workspaces is 404 naming `scheduleId`
+         *     like a made-up id; covering an organisation-wide one is refused to a
+         *     caller confined to workspaces (403 `workspace_confined` naming
+         *     notification_channel:manage).
          */
         post: operations["createOverride"];
         delete?: never;
@@ -2390,7 +2425,11 @@ export interface paths {
         post?: never;
         /**
          * Delete an on-call override
-         * @description Removes the cover; the rotation applies again.
+         * @description Removes the cover; the rotation applies again. A cover of a schedule
+         *     outside the caller's workspaces answers 404 `No such override.`
+         *     exactly like a made-up id; one of an organisation-wide schedule is
+         *     refused to a caller confined to workspaces (403 `workspace_confined`
+         *     naming notification_channel:manage).
          */
         delete: operations["deleteOverride"];
         options?: never;
@@ -3391,8 +3430,9 @@ export interface components {
             name: string;
             /** @description How many times the steps run again after the last one (0: once). */
             repeat: number;
+            /** @description In order. A caller confined to workspaces gets only the steps whose target it can see (a schedule or channel of its workspaces or of the whole organisation, or a member); the others are left out, so the list can be shorter than the policy's. The escalation runs them all. */
             steps: components["schemas"]["EscalationStep"][];
-            /** @description Monitors whose incidents this policy escalates. */
+            /** @description Monitors whose incidents this policy escalates (those that still exist). */
             monitorIds: string[];
         };
         EscalationStep: {
@@ -3400,8 +3440,9 @@ export interface components {
             afterMinutes: number;
             /** @enum {string} */
             targetType: "schedule" | "user" | "channel";
+            /** @description The schedule, person (user id) or channel. Never one outside the caller's workspaces: such a step is left out of `steps`. */
             targetId: string;
-            /** @description The target's name; null when it has none or is gone. */
+            /** @description The target's name; null when it is gone (only unconfined callers get such steps). */
             targetName: string | null;
         };
         FieldProblem: {

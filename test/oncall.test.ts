@@ -2,12 +2,12 @@
  * On-call through the API: schedules, escalation policies and overrides
  * (create, list, delete), validation, who is on call now (rotation or cover),
  * unreachable people, tenancy, permissions, audit entries, and the helpers the
- * escalation runner uses (policyForMonitor, stepChannels).
+ * escalation runner uses (policyForMonitor, stepChannels; src/domain/oncallRunner.ts).
  */
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { ok } from './support/expect';
 import { addMember } from '../src/domain/organizations';
-import { policyForMonitor, stepChannels } from '../src/domain/oncall';
+import { policyForMonitor, stepChannels } from '../src/domain/oncallRunner';
 import { newId } from '../src/crypto/ids';
 
 let srv: TestServer;
@@ -21,10 +21,10 @@ const HOUR = 3_600_000;
 /** A hand-over time 12 hours away, so that nothing hands over while a test runs. */
 const handoffIn12h = () => new Date(Date.now() + 12 * HOUR).toISOString().slice(11, 16);
 
-async function channel(membershipId: string | null, opts: { enabled?: boolean; confirmed?: boolean; organizationId?: string; kind?: string } = {}) {
+async function channel(membershipId: string | null, opts: { enabled?: boolean; confirmed?: boolean; organizationId?: string; kind?: string; workspaceId?: string } = {}) {
   const id = newId('ch');
   await srv.db.insertInto('notification_channels').values({
-    id, organization_id: opts.organizationId ?? o.organizationId, workspace_id: null, owner_membership_id: membershipId, kind: opts.kind ?? 'email',
+    id, organization_id: opts.organizationId ?? o.organizationId, workspace_id: opts.workspaceId ?? null, owner_membership_id: membershipId, kind: opts.kind ?? 'email',
     name: `Mail ${id.slice(-4)}`, target: `${id}@example.test`, enabled: opts.enabled ?? true, confirmed_at: opts.confirmed === false ? null : new Date(),
   }).execute();
   return id;
@@ -292,22 +292,38 @@ describe('stepChannels (escalation runner)', () => {
     const frankCh = await channel(frank.membershipId);
     const s = await schedule(owner, { participantIds: [erin.userId, frank.userId] });
     const org = o.organizationId;
+    const ws = o.workspaceId;
     const now = new Date();
-    expect(await stepChannels(srv.db, org, { afterMinutes: 0, targetType: 'schedule', targetId: s.id }, now)).toEqual([erinCh]);
+    expect(await stepChannels(srv.db, org, ws, { afterMinutes: 0, targetType: 'schedule', targetId: s.id }, now)).toEqual([erinCh]);
     ok('createOverride', await owner.post('/on-call/overrides', { scheduleId: s.id, userId: frank.userId, startsAt: new Date(now.getTime() - HOUR).toISOString(), endsAt: new Date(now.getTime() + HOUR).toISOString() }), 201);
-    expect(await stepChannels(srv.db, org, { afterMinutes: 0, targetType: 'schedule', targetId: s.id }, now)).toEqual([frankCh]);
+    expect(await stepChannels(srv.db, org, ws, { afterMinutes: 0, targetType: 'schedule', targetId: s.id }, now)).toEqual([frankCh]);
     // The next shift belongs to frank by the rotation.
-    expect(await stepChannels(srv.db, org, { afterMinutes: 0, targetType: 'schedule', targetId: s.id }, new Date(now.getTime() + 13 * HOUR))).toEqual([frankCh]);
-    expect(await stepChannels(srv.db, org, { afterMinutes: 0, targetType: 'user', targetId: erin.userId }, now)).toEqual([erinCh]);
-    expect(await stepChannels(srv.db, org, { afterMinutes: 0, targetType: 'user', targetId: alice.userId }, now)).toEqual([]);
+    expect(await stepChannels(srv.db, org, ws, { afterMinutes: 0, targetType: 'schedule', targetId: s.id }, new Date(now.getTime() + 13 * HOUR))).toEqual([frankCh]);
+    expect(await stepChannels(srv.db, org, ws, { afterMinutes: 0, targetType: 'user', targetId: erin.userId }, now)).toEqual([erinCh]);
+    expect(await stepChannels(srv.db, org, ws, { afterMinutes: 0, targetType: 'user', targetId: alice.userId }, now)).toEqual([]);
     const shared = await channel(null);
-    expect(await stepChannels(srv.db, org, { afterMinutes: 0, targetType: 'channel', targetId: shared }, now)).toEqual([shared]);
+    expect(await stepChannels(srv.db, org, ws, { afterMinutes: 0, targetType: 'channel', targetId: shared }, now)).toEqual([shared]);
     const off = await channel(null, { enabled: false });
     const unconfirmed = await channel(null, { confirmed: false });
-    expect(await stepChannels(srv.db, org, { afterMinutes: 0, targetType: 'channel', targetId: off }, now)).toEqual([]);
-    expect(await stepChannels(srv.db, org, { afterMinutes: 0, targetType: 'channel', targetId: unconfirmed }, now)).toEqual([]);
-    expect(await stepChannels(srv.db, other.organizationId, { afterMinutes: 0, targetType: 'channel', targetId: shared }, now)).toEqual([]);
+    expect(await stepChannels(srv.db, org, ws, { afterMinutes: 0, targetType: 'channel', targetId: off }, now)).toEqual([]);
+    expect(await stepChannels(srv.db, org, ws, { afterMinutes: 0, targetType: 'channel', targetId: unconfirmed }, now)).toEqual([]);
+    expect(await stepChannels(srv.db, other.organizationId, other.workspaceId, { afterMinutes: 0, targetType: 'channel', targetId: shared }, now)).toEqual([]);
     await owner.delete(`/on-call/schedules/${s.id}`);
-    expect(await stepChannels(srv.db, org, { afterMinutes: 0, targetType: 'schedule', targetId: s.id }, now)).toEqual([]);
+    expect(await stepChannels(srv.db, org, ws, { afterMinutes: 0, targetType: 'schedule', targetId: s.id }, now)).toEqual([]);
+  });
+
+  it('pages only channels the incident\'s workspace may use: its own and organisation-wide ones', async () => {
+    const ws2 = ok('createWorkspace', await owner.post('/workspaces', { name: `Elsewhere ${Date.now()}` }), 201).id;
+    const gina = await srv.member(o.organizationId, 'member');
+    const orgWide = await channel(gina.membershipId);
+    const here = await channel(gina.membershipId, { workspaceId: o.workspaceId });
+    const there = await channel(gina.membershipId, { workspaceId: ws2 });
+    const org = o.organizationId;
+    const now = new Date();
+    const user = { afterMinutes: 0, targetType: 'user' as const, targetId: gina.userId };
+    expect((await stepChannels(srv.db, org, o.workspaceId, user, now)).sort()).toEqual([orgWide, here].sort());
+    expect((await stepChannels(srv.db, org, ws2, user, now)).sort()).toEqual([orgWide, there].sort());
+    expect(await stepChannels(srv.db, org, o.workspaceId, { afterMinutes: 0, targetType: 'channel', targetId: there }, now)).toEqual([]);
+    expect(await stepChannels(srv.db, org, ws2, { afterMinutes: 0, targetType: 'channel', targetId: there }, now)).toEqual([there]);
   });
 });

@@ -180,12 +180,17 @@ export type EscalationPolicy = Message<"vigil.v1.EscalationPolicy"> & {
   repeat: number;
 
   /**
+   * In order. A caller confined to workspaces gets only the steps whose target
+   * it can see (a schedule or channel of its workspaces or of the whole
+   * organisation, or a member); the others are left out, so the list can be
+   * shorter than the policy's. The escalation runs them all.
+   *
    * @generated from field: repeated vigil.v1.EscalationStep steps = 4;
    */
   steps: EscalationStep[];
 
   /**
-   * Monitors whose incidents this policy escalates.
+   * Monitors whose incidents this policy escalates (those that still exist).
    *
    * @generated from field: repeated string monitor_ids = 5;
    */
@@ -326,12 +331,16 @@ export type EscalationStep = Message<"vigil.v1.EscalationStep"> & {
   targetType: string;
 
   /**
+   * The schedule, person (user id) or channel. Never one outside the caller's
+   * workspaces: such a step is left out of `steps`.
+   *
    * @generated from field: string target_id = 3;
    */
   targetId: string;
 
   /**
-   * The target's name; null when it has none or is gone.
+   * The target's name; null when it is gone (only unconfined callers get such
+   * steps). Absent when null.
    *
    * @generated from field: optional string target_name = 4;
    */
