@@ -264,10 +264,13 @@ type Built = { query?: Record<string, string | number | boolean>; body?: unknown
 /** The zone a target lives in when it is the caller's, for ids named beside it. */
 const zoneOf = (g: Gen): Zone => (g.target && g.target.org === g.org && g.target.zone !== 'ppl' ? g.target.zone : g.zone());
 
+/** Words to search for: mostly the markers of what the caller must not see (the other organisation's, another workspace's). */
 function searchWords(g: Gen): string {
   const o = g.org.toLowerCase();
   const b = other(g.org).toLowerCase();
-  return g.rng.pick([`org${o}`, `org${b}`, `org${o}-ws2`, `org${o}-ws1`, `org${b}-ws1`, `org${b}-ws2`, 'ws2', 'incident', 'policy', 'host', 'http', 'channel', 'project', 'site', 'key', 'invited', 'example.test', 'boom']);
+  const hidden = [`org${b}`, `org${b}-ws1`, `org${b}-ws2`, ...(g.caller.confined ? [`org${o}-ws2`, `org${o}-ws2`, `org${o}-ws2`] : [])];
+  const plain = [`org${o}`, `org${o}-ws1`, `org${o}-org`, 'ws2', 'incident', 'postmortem', 'policy', 'host', 'http', 'channel', 'project', 'site', 'key', 'invited', 'example.test', 'boom', 'comment'];
+  return g.rng.chance(0.6) ? g.rng.pick(hidden) : g.rng.pick(plain);
 }
 
 function channelIds(g: Gen, zone: Zone): string[] {
@@ -451,7 +454,9 @@ function judge(g: Gen, transport: Transport, req: WireRequest, a: WireAnswer, fl
   const r = g.route;
   const ok = a.status >= 200 && a.status < 300;
   // P1: no 5xx (nor no answer at all).
-  if (a.status >= 500 && !(a.status === 502 && SPEC_502.has(a.code ?? ''))) flag('P1 5xx', `${a.status} ${a.code ?? ''}`, a.texts.join(' ').slice(0, 160));
+  // (Connect carries a 502 as its code `unavailable`, whose HTTP status the Connect protocol fixes at 503.)
+  const provider = SPEC_502.has(a.code ?? '') && (a.status === 502 || (transport !== 'rest' && transport !== 'mcp' && a.status === 503));
+  if (a.status >= 500 && !provider) flag('P1 5xx', `${a.status} ${a.code ?? ''}`, a.texts.join(' ').slice(0, 160));
   if (a.status === 0) flag('P1 no answer', a.code ?? '', (a.error ?? '').slice(0, 160));
 
   // P2: no 2xx naming a foreign or out-of-confinement id (hostIds: dropped, not refused).
