@@ -777,6 +777,16 @@ describe('on-call, seen and changed by a key confined to ws1', () => {
   });
 });
 
+test('GET /audit?before=<an entry a ws1 key cannot see> answers as a made-up cursor', async () => {
+  const ws1Key = world.orgs.A.callers.find((c) => c.name === 'ws1-key')!;
+  const view = (r: { status: number; body: any }) => ({ status: r.status, code: r.body?.code, error: r.body?.error, vars: r.body?.vars });
+  const madeUp = view(await ws1Key.api.get('/audit?limit=5&before=aud_00000000000000000000'));
+  for (const zone of ['ws2', 'org'] as const) {
+    const entry = world.pool('A', 'audit', (r) => r.zone === zone)[0];
+    expect({ zone, ...view(await ws1Key.api.get(`/audit?limit=5&before=${entry.id}`)) }).toEqual({ zone, ...madeUp });
+  }
+});
+
 describe('organisation-wide changes by a key confined to ws1: 403 naming the permission', () => {
   const ws1Key = () => world.orgs.A.callers.find((c) => c.name === 'ws1-key')!;
   const refused = (res: { status: number; body: any }) => ({ status: res.status, permission: typeof res.body?.vars?.permission === 'string' });
