@@ -13,60 +13,24 @@ import { gzipSync } from 'node:zlib';
 import { routes, type RouteDef } from '../gen/routes';
 import { permissionsOf } from '../src/auth/roles';
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
-
-type Schema = {
-  $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; items?: Schema;
-  enum?: unknown[]; format?: string; oneOf?: Schema[]; anyOf?: Schema[]; allOf?: Schema[]; minimum?: number; minLength?: number;
-};
-type Spec = { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> } }>>; components: { schemas: Record<string, Schema> } };
+import { schemaTools, type Schema, type SchemaTools, type Spec } from './support/schema';
 
 let server: TestServer;
 let owner: ApiClient;
-let spec: Spec;
 let orgId = '';
 /** Real ids by the name a path parameter or a body field gives them. */
 const ids: Record<string, string> = {};
 
-const resolve = (s: Schema | undefined): Schema | undefined => {
-  let cur = s;
-  for (let i = 0; cur?.$ref && i < 10; i++) cur = spec.components.schemas[cur.$ref.split('/').pop()!];
-  if (cur?.allOf) return cur.allOf.map(resolve).reduce<Schema>((a, b) => ({ ...a, ...b, properties: { ...a.properties, ...b?.properties }, required: [...(a.required ?? []), ...(b?.required ?? [])] }), {});
-  return cur;
+let tools: SchemaTools;
+const resolve = (s: Schema | undefined) => tools.resolve(s);
+const typeOf = (s: Schema | undefined) => tools.typeOf(s);
+/** The id of a real resource for a body field named after it (`workspaceId`, `monitorIds`, …). */
+const idFor = (name: string): string | undefined => {
+  const k = Object.keys(ids).find((key) => name === key || name === `${key}Id` || name === `${key}Ids`);
+  return k === undefined ? undefined : ids[k];
 };
-const typeOf = (s: Schema | undefined): string => {
-  const t = s?.type;
-  if (Array.isArray(t)) return t.find((x) => x !== 'null') ?? 'string';
-  return t ?? (s?.properties ? 'object' : s?.oneOf || s?.anyOf ? 'object' : 'string');
-};
-
 /** A plausible value of `s` (for field `name`), real ids where the name says what it points to. */
-function plausible(s0: Schema | undefined, name: string, depth = 0): unknown {
-  const s = resolve(s0);
-  if (!s || depth > 4) return null;
-  if (s.enum?.length) return s.enum.find((e) => e !== null) ?? null;
-  if (s.oneOf?.length || s.anyOf?.length) return plausible((s.oneOf ?? s.anyOf)![0], name, depth + 1);
-  const idKey = Object.keys(ids).find((k) => name === k || name === `${k}Id` || name === `${k}Ids`);
-  switch (typeOf(s)) {
-    case 'integer': case 'number': return Math.max(s.minimum ?? 1, 1);
-    case 'boolean': return false;
-    case 'array': {
-      if (idKey && name.endsWith('Ids')) return [ids[idKey]];
-      return [];
-    }
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      for (const k of s.required ?? []) out[k] = plausible(s.properties?.[k], k, depth + 1);
-      return out;
-    }
-    default:
-      if (idKey) return ids[idKey];
-      if (s.format === 'email' || /email/i.test(name)) return 'someone@example.test';
-      if (s.format === 'uri' || /url$/i.test(name)) return 'https://example.com/hook';
-      if (s.format === 'date-time' || /At$/.test(name)) return new Date(Date.now() + 3_600_000).toISOString();
-      if (/domain|host/i.test(name)) return `fuzz-${Math.random().toString(36).slice(2, 8)}.example.com`;
-      return `fuzz ${name}`.slice(0, Math.max(s.minLength ?? 1, 12));
-  }
-}
+const plausible = (s: Schema | undefined, name: string): unknown => tools.plausible(s, name, idFor);
 
 /** Values of the wrong kind for a field of schema `s`. */
 function wrong(s0: Schema | undefined): unknown[] {
@@ -82,8 +46,7 @@ function wrong(s0: Schema | undefined): unknown[] {
 }
 
 function bodySchema(r: RouteDef): Schema | undefined {
-  const op = spec.paths[r.path]?.[r.method.toLowerCase()];
-  return resolve(op?.requestBody?.content?.['application/json']?.schema);
+  return tools.bodySchema(r.path, r.method);
 }
 
 /** The operation's path with its parameters filled: real ids, or `garbage` for every one of them. */
@@ -124,7 +87,7 @@ beforeAll(async () => {
   server = await startTestServer({ RATE_LIMIT_READ: '1000000', RATE_LIMIT_WRITE: '1000000', RATE_LIMIT_EXPORT: '1000000', RATE_LIMIT_SOURCEMAPS: '1000000', RATE_LIMIT_SYMBOLS: '1000000' });
   const org = await server.org({ plan: 'business' });
   owner = server.api(org.apiKey);
-  spec = (await (await fetch(`${server.url}/openapi.json`)).json()) as Spec;
+  tools = schemaTools((await (await fetch(`${server.url}/openapi.json`)).json()) as Spec);
   ids.workspace = org.workspaceId;
   orgId = org.organizationId;
   ids.organization = org.organizationId;

@@ -17,6 +17,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { agentPermissions, contractTools, spansExcludedAreas } from '../src/mcp/tools';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
+import { callTool, connectAgent } from './support/mcp';
 
 /** The tools the spec calls for, computed from the contract's source, not from the server's code. */
 function expectedTools(): Set<string> {
@@ -38,18 +39,12 @@ function expectedTools(): Set<string> {
 const clients: Client[] = [];
 
 async function agent(server: TestServer, key: string): Promise<Client> {
-  const client = new Client({ name: 'vigil-test-agent', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
-  await client.connect(transport);
+  const client = await connectAgent(server.url, key);
   clients.push(client);
   return client;
 }
 
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult & { body: any }> {
-  const res = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  const text = (res.content[0] as { type: string; text?: string }).text ?? '';
-  return { ...res, body: JSON.parse(text) };
-}
+const call = callTool;
 
 const httpConfig = (n: string) => JSON.stringify({ url: `https://example.test/${n}` });
 
