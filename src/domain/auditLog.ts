@@ -9,11 +9,17 @@ import { iso, workspaceFilter } from './tenancy';
  */
 export async function listAudit(db: Db, caller: Caller, query: { limit?: number; before?: string }) {
   const limit = Math.min(Math.max(query.limit ?? 50, 1), 200);
-  let q = db.selectFrom('audit_log').selectAll().where('organization_id', '=', caller.organizationId);
-  const ws = workspaceFilter(caller.workspaceIds);
-  if (ws) q = q.where('workspace_id', 'in', ws);
+  // The entries the caller sees: its organisation's, and for a confined caller its workspaces' only.
+  const visible = () => {
+    let v = db.selectFrom('audit_log').where('organization_id', '=', caller.organizationId);
+    const ws = workspaceFilter(caller.workspaceIds);
+    if (ws) v = v.where('workspace_id', 'in', ws);
+    return v;
+  };
+  let q = visible().selectAll();
   if (query.before) {
-    const cursor = await db.selectFrom('audit_log').select('seq').where('organization_id', '=', caller.organizationId).where('id', '=', query.before).executeTakeFirst();
+    // A cursor the caller could not have been given (another workspace's entry) is as unknown as a made-up one.
+    const cursor = await visible().select('seq').where('id', '=', query.before).executeTakeFirst();
     if (!cursor) throw new ApiError(400, 'invalid_cursor', 'The before cursor is not one this organisation was given.', { field: 'before' }, [{ field: 'before', reason: 'unknown cursor' }]);
     q = q.where('seq', '<', cursor.seq);
   }
