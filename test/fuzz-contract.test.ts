@@ -14,12 +14,13 @@ import { routes, type RouteDef } from '../gen/routes';
 import { permissionsOf } from '../src/auth/roles';
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
 import { schemaTools, type Schema, type SchemaTools, type Spec } from './support/schema';
+import * as contract from './support/contract';
 
 let server: TestServer;
 let owner: ApiClient;
 let orgId = '';
 /** Real ids by the name a path parameter or a body field gives them. */
-const ids: Record<string, string> = {};
+let ids: Record<string, string> = {};
 
 let tools: SchemaTools;
 const resolve = (s: Schema | undefined) => tools.resolve(s);
@@ -50,14 +51,7 @@ function bodySchema(r: RouteDef): Schema | undefined {
 }
 
 /** The operation's path with its parameters filled: real ids, or `garbage` for every one of them. */
-function pathOf(r: RouteDef, garbage?: string): string {
-  return r.path.replace(/\{(\w+)\}/g, (_, p: string) => encodeURIComponent(garbage ?? (p === 'entity' ? 'monitors' : ids[COLLECTION[r.path.split('/')[1]] ?? ''] ?? 'nope')));
-}
-/** The id a path's `{id}` takes, by its first segment. */
-const COLLECTION: Record<string, string> = {
-  monitors: 'monitor', channels: 'channel', 'status-pages': 'statusPage', hosts: 'host', analytics: 'analyticsSite', errors: 'errorProject',
-  agents: 'agent', workspaces: 'workspace',
-};
+const pathOf = (r: RouteDef, garbage?: string) => contract.pathOf(r, ids, garbage);
 
 const problems: string[] = [];
 const GARBAGE = Uint8Array.from({ length: 300 }, (_, i) => (i * 7919 + 13) % 256);
@@ -85,32 +79,10 @@ async function send(r: RouteDef, what: string, path: string, body?: unknown, hea
 
 beforeAll(async () => {
   server = await startTestServer({ RATE_LIMIT_READ: '1000000', RATE_LIMIT_WRITE: '1000000', RATE_LIMIT_EXPORT: '1000000', RATE_LIMIT_SOURCEMAPS: '1000000', RATE_LIMIT_SYMBOLS: '1000000' });
-  const org = await server.org({ plan: 'business' });
-  owner = server.api(org.apiKey);
   tools = schemaTools((await (await fetch(`${server.url}/openapi.json`)).json()) as Spec);
-  ids.workspace = org.workspaceId;
-  orgId = org.organizationId;
-  ids.organization = org.organizationId;
-  const made = async (path: string, body: unknown) => {
-    const r = await owner.post(path, body);
-    if (r.status !== 201 && r.status !== 200) throw new Error(`setting up ${path}: ${r.status} ${JSON.stringify(r.body)}`);
-    return (r.body as { data: { id: string } }).data;
-  };
-  ids.monitor = (await made('/monitors', { name: 'Fuzz', kind: 'http', workspaceId: org.workspaceId, intervalSeconds: 60, config: JSON.stringify({ url: 'https://example.com/' }) })).id;
-  ids.channel = (await made('/channels', { name: 'Fuzz hook', kind: 'webhook', workspaceId: org.workspaceId, target: 'https://example.com/hook' })).id;
-  ids.statusPage = (await made('/status-pages', { name: 'Fuzz page', workspaceId: org.workspaceId })).id;
-  ids.host = (await made('/hosts', { name: 'fuzz-host' })).id;
-  ids.analyticsSite = (await made('/analytics', { domain: 'fuzz.example.com', workspaceId: org.workspaceId })).id;
-  const project = (await made('/errors/projects', { name: 'Fuzz app', workspaceId: org.workspaceId })) as unknown as { id: string; ref: number; publicKey: string };
-  ids.errorProject = project.id;
-  const agent = (await made('/agents', { name: 'fuzz-agent', workspaceId: org.workspaceId })) as unknown as { id: string; token: string };
-  ids.agent = agent.id;
-  outside.agentToken = agent.token;
-  outside.sentryRef = String(project.ref);
-  outside.sentryKey = project.publicKey;
-  const beat = await made('/monitors', { name: 'Fuzz beat', kind: 'heartbeat', workspaceId: org.workspaceId, intervalSeconds: 60, config: JSON.stringify({ graceSeconds: 60 }) });
-  outside.pingUrl = (await owner.get(`/monitors/${beat.id}/push-url`)).body.data?.url ?? `${server.url}/ping/nope`;
-  outside.statusSlug = (await owner.get(`/status-pages/${ids.statusPage}`)).body.data.slug;
+  const seeded = await contract.seedOrganization(server);
+  ({ owner, ids, outside } = seeded);
+  orgId = seeded.organizationId;
 }, 60_000);
 
 afterAll(async () => {
@@ -118,7 +90,7 @@ afterAll(async () => {
 });
 
 /** Credentials of the ingestion endpoints outside /api/v1. */
-const outside: Record<string, string> = {};
+let outside: Record<string, string> = {};
 
 // Operations that end the caller's own access, whose wrong inputs are covered elsewhere (account, sessions).
 const SKIP = new Set(['deleteAccount', 'signUp']);

@@ -1,12 +1,14 @@
 /**
  * Reading the contract's JSON Schemas (the `openapi.json` the server serves,
- * or `openapi.yaml` parsed) to make plausible request bodies: shared by the
- * contract fuzzer and the access property test.
+ * or `openapi.yaml` parsed) to make plausible request bodies (values that
+ * pass the schema's own patterns and minimum list sizes): shared by the
+ * contract fuzzer, the access property test and the free-text bounds sweep.
  */
 
 export type Schema = {
   $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; items?: Schema;
-  enum?: unknown[]; format?: string; oneOf?: Schema[]; anyOf?: Schema[]; allOf?: Schema[]; minimum?: number; minLength?: number;
+  enum?: unknown[]; format?: string; pattern?: string; oneOf?: Schema[]; anyOf?: Schema[]; allOf?: Schema[]; minimum?: number; minLength?: number;
+  maxLength?: number; minItems?: number; minProperties?: number; additionalProperties?: boolean | Schema; contentEncoding?: string;
 };
 export type Spec = { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> } }>>; components: { schemas: Record<string, Schema> } };
 
@@ -23,6 +25,12 @@ export interface SchemaTools {
   /** The JSON body schema of an operation, resolved. */
   bodySchema(path: string, method: string): Schema | undefined;
 }
+
+/** Values that satisfy the contract's patterns (a made-up string would not). */
+const PATTERN_SAMPLES: Record<string, string> = {
+  '^#[0-9a-fA-F]{6}$': '#336699',
+  '^([01][0-9]|2[0-3]):[0-5][0-9]$': '09:00',
+};
 
 export function schemaTools(spec: Spec): SchemaTools {
   const resolve = (s: Schema | undefined): Schema | undefined => {
@@ -47,7 +55,7 @@ export function schemaTools(spec: Spec): SchemaTools {
       case 'boolean': return false;
       case 'array': {
         if (id !== undefined && name.endsWith('Ids')) return [id];
-        return [];
+        return s.minItems ? Array.from({ length: s.minItems }, () => plausible(s.items, name.replace(/s$/, ''), idFor, depth + 1)) : [];
       }
       case 'object': {
         const out: Record<string, unknown> = {};
@@ -56,6 +64,7 @@ export function schemaTools(spec: Spec): SchemaTools {
       }
       default:
         if (id !== undefined) return id;
+        if (s.pattern && PATTERN_SAMPLES[s.pattern]) return PATTERN_SAMPLES[s.pattern];
         if (s.format === 'email' || /email/i.test(name)) return 'someone@example.test';
         if (s.format === 'uri' || /url$/i.test(name)) return 'https://example.com/hook';
         if (s.format === 'date-time' || /At$/.test(name)) return new Date(Date.now() + 3_600_000).toISOString();
