@@ -2947,6 +2947,7 @@ export interface components {
              *     rejected field is 400 `invalid_config` with `details.field` naming
              *     its path under `config` (`config.url`, `config.assertions.0.type`),
              *     and a string that is not a JSON object is 400 on `config`. It is never returned by any read.
+             *     The document is at most 262,144 characters.
              *
              *     - `http`: `url` (required, `http://` or `https://`); `method`
              *       (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,
@@ -4391,7 +4392,7 @@ export interface components {
             data: components["schemas"]["OrganizationMembership"];
         };
         SetIncidentPostmortemBody: {
-            /** @description Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, null, empty or blank is postmortem_required, longer is postmortem_too_long). */
+            /** @description Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, null, empty or blank is postmortem_required, longer is postmortem_too_long). The untrimmed string is at most 100,000 characters (`maxLength`, 400 `invalid_field`), room for whitespace around the longest postmortem. */
             body?: string | null;
         };
         SetIncidentPostmortemResponse: {
@@ -4597,7 +4598,7 @@ export interface components {
             /** @enum {string} */
             source: "web_processor" | "app_store" | "manual" | "none";
         };
-        /** @description A list of strings that can itself be null. In protobuf, a `StringList` message whose absence is null. */
+        /** @description A list of strings that can itself be null. In protobuf, a `StringList` message whose absence is null. Its items are ids or tags, at most 64 characters each. */
         StringList: string[] | null;
         Summary: {
             /** @description Visible monitors. */
@@ -6344,7 +6345,7 @@ export interface operations {
     listIncidents: {
         parameters: {
             query?: {
-                /** @description One of open, acknowledged, resolved, suppressed. An unknown value is ignored (no filter). */
+                /** @description One of open, acknowledged, resolved, suppressed. An unknown value is ignored (no filter); one longer than 200 characters is 400. */
                 status?: string;
                 /** @description true keeps the unresolved incidents (open, acknowledged, suppressed); false or absent filters nothing. */
                 open?: boolean;
@@ -6937,7 +6938,8 @@ export interface operations {
                 /**
                  * @description Comma list of tags; a monitor must carry all of them (AND).
                  *     Entries are lower-cased before the compare; entries that are empty
-                 *     or longer than a tag may be are dropped and the rest still applies.
+                 *     or longer than a tag may be (64 characters) are dropped and the
+                 *     rest still applies. The whole list is at most 4,096 characters.
                  */
                 tag?: string;
             };

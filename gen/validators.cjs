@@ -194,7 +194,8 @@ return errors === 0;
 validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema24 = {"type":"object","description":"The key in hand.","additionalProperties":false,"required":["id","name","prefix","role","scopes","workspaceIds"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string","description":"The first characters of the token, to recognise it."},"role":{"type":"string","description":"The role the key carries (its creator's): owner, admin, member or viewer."},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its role's permissions.","items":{"type":"string"}},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the key is confined to; null when not confined."}}};
-const schema25 = {"description":"A list of strings that can itself be null. In protobuf, a `StringList` message whose absence is null.","type":["array","null"],"items":{"type":"string"}};
+const schema25 = {"description":"A list of strings that can itself be null. In protobuf, a `StringList` message whose absence is null. Its items are ids or tags, at most 64 characters each.","type":["array","null"],"items":{"type":"string","maxLength":64}};
+const func1 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -219,13 +220,26 @@ errors++;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data[i0] !== "string"){
-const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data[i0];
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
 }
 errors++;
 }
@@ -1276,8 +1290,7 @@ validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports["body:enrollAgent"] = validate74;
 const schema32 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/EnrollAgentBody"};
-const schema33 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":["string","null"]}}};
-const func1 = require("ajv/dist/runtime/ucs2length").default;
+const schema33 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":["string","null"],"maxLength":64}}};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1359,15 +1372,27 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err6 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
 else {
 vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
 }
 errors++;
 }
@@ -1400,7 +1425,7 @@ exports["response:enrollAgent"] = validate77;
 const schema34 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/EnrollAgentResponse"};
 const schema35 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/EnrolledAgent"}}};
 const schema36 = {"type":"object","description":"An agent as enrolled, with its token shown once.","additionalProperties":false,"required":["id","name","workspaceId","hostname","os","version","lastSeenAt","createdAt","token"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"workspaceId":{"type":["string","null"]},"hostname":{"type":["string","null"]},"os":{"type":["string","null"]},"version":{"type":["string","null"]},"lastSeenAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"},"token":{"type":"string","description":"The agent token, shown this once; only its hash is stored."}}};
-const func3 = Object.prototype.hasOwnProperty;
+const func5 = Object.prototype.hasOwnProperty;
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1504,7 +1529,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema36.properties, key0))){
+if(!(func5.call(schema36.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -1747,7 +1772,7 @@ validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports["body:deleteAgent"] = validate82;
 const schema37 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteAgentBody"};
-const schema38 = {"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's id (alternative to query `id`)."}}};
+const schema38 = {"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","maxLength":64,"description":"The agent's id (alternative to query `id`)."}}};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1773,8 +1798,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1784,14 +1811,25 @@ vErrors.push(err1);
 errors++;
 }
 }
-}
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -2263,7 +2301,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema43.properties, key0))){
+if(!(func5.call(schema43.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -2967,7 +3005,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema47.properties, key0))){
+if(!(func5.call(schema47.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -4116,7 +4154,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema51.properties, key0))){
+if(!(func5.call(schema51.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -4359,7 +4397,7 @@ validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createAnalyticsSite"] = validate122;
 const schema52 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateAnalyticsSiteBody"};
-const schema53 = {"type":"object","additionalProperties":false,"required":["domain","workspaceId"],"properties":{"domain":{"type":"string","minLength":1,"maxLength":300,"description":"The host name (`example.com`); see `createAnalyticsSite`."},"workspaceId":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80,"description":"Default the domain."}}};
+const schema53 = {"type":"object","additionalProperties":false,"required":["domain","workspaceId"],"properties":{"domain":{"type":"string","minLength":1,"maxLength":300,"description":"The host name (`example.com`); see `createAnalyticsSite`."},"workspaceId":{"type":"string","maxLength":64},"name":{"type":"string","minLength":1,"maxLength":80,"description":"Default the domain."}}};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4440,8 +4478,10 @@ errors++;
 }
 }
 if(data.workspaceId !== undefined){
-if(typeof data.workspaceId !== "string"){
-const err6 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data1 = data.workspaceId;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err6 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4451,11 +4491,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data2 = data.name;
-if(typeof data2 === "string"){
-if(func1(data2) > 80){
-const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 80},message:"must NOT have more than 80 characters"};
+else {
+const err7 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4464,8 +4501,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(func1(data2) < 1){
-const err8 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.name !== undefined){
+let data2 = data.name;
+if(typeof data2 === "string"){
+if(func1(data2) > 80){
+const err8 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 80},message:"must NOT have more than 80 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4474,9 +4515,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data2) < 1){
+const err9 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4486,14 +4526,25 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
 else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err10 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -5391,7 +5442,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema58.properties, key0))){
+if(!(func5.call(schema58.properties, key0))){
 const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -6300,7 +6351,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema71.properties, key0))){
+if(!(func5.call(schema71.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -7022,7 +7073,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema79.properties, key0))){
+if(!(func5.call(schema79.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -7319,7 +7370,7 @@ validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createApiKey"] = validate176;
 const schema81 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateApiKeyBody"};
-const schema82 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty or missing means all of the creator's permissions.","items":{"type":"string","enum":["monitor:read","monitor:create","monitor:update","monitor:pause","monitor:delete","incident:read","incident:acknowledge","incident:resolve","incident:comment","status_page:read","status_page:manage","notification_channel:read","notification_channel:manage","workspace:read","workspace:update","member:read","member:invite","member:update_role","member:remove","maintenance:manage","oncall:read","agent:read","agent:enroll","agent:delete","api_key:read","api_key:manage","audit_log:read","billing:read","billing:manage","org:update"]}},"workspaceIds":{"type":"array","description":"Confine the key to these workspaces (within the creator's); empty or missing means the creator's own confinement.","items":{"type":"string"}},"expiresInDays":{"type":["integer","null"],"minimum":1,"description":"The key expires this many days after creation; null or missing means never."}}};
+const schema82 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty or missing means all of the creator's permissions.","items":{"type":"string","enum":["monitor:read","monitor:create","monitor:update","monitor:pause","monitor:delete","incident:read","incident:acknowledge","incident:resolve","incident:comment","status_page:read","status_page:manage","notification_channel:read","notification_channel:manage","workspace:read","workspace:update","member:read","member:invite","member:update_role","member:remove","maintenance:manage","oncall:read","agent:read","agent:enroll","agent:delete","api_key:read","api_key:manage","audit_log:read","billing:read","billing:manage","org:update"]}},"workspaceIds":{"type":"array","description":"Confine the key to these workspaces (within the creator's); empty or missing means the creator's own confinement.","items":{"type":"string","maxLength":64}},"expiresInDays":{"type":["integer","null"],"minimum":1,"description":"The key expires this many days after creation; null or missing means never."}}};
 
 function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7433,8 +7484,10 @@ let data3 = data.workspaceIds;
 if(Array.isArray(data3)){
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data3[i1] !== "string"){
-const err8 = {instancePath:instancePath+"/workspaceIds/" + i1,schemaPath:"#/properties/workspaceIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data4 = data3[i1];
+if(typeof data4 === "string"){
+if(func1(data4) > 64){
+const err8 = {instancePath:instancePath+"/workspaceIds/" + i1,schemaPath:"#/properties/workspaceIds/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7444,9 +7497,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-}
 else {
-const err9 = {instancePath:instancePath+"/workspaceIds",schemaPath:"#/properties/workspaceIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err9 = {instancePath:instancePath+"/workspaceIds/" + i1,schemaPath:"#/properties/workspaceIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7456,10 +7508,9 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.expiresInDays !== undefined){
-let data5 = data.expiresInDays;
-if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/expiresInDays",schemaPath:"#/properties/expiresInDays/type",keyword:"type",params:{type: schema82.properties.expiresInDays.type},message:"must be integer,null"};
+}
+else {
+const err10 = {instancePath:instancePath+"/workspaceIds",schemaPath:"#/properties/workspaceIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7468,9 +7519,11 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err11 = {instancePath:instancePath+"/expiresInDays",schemaPath:"#/properties/expiresInDays/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.expiresInDays !== undefined){
+let data5 = data.expiresInDays;
+if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
+const err11 = {instancePath:instancePath+"/expiresInDays",schemaPath:"#/properties/expiresInDays/type",keyword:"type",params:{type: schema82.properties.expiresInDays.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7479,16 +7532,27 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err12 = {instancePath:instancePath+"/expiresInDays",schemaPath:"#/properties/expiresInDays/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err12];
 }
 else {
 vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
 }
 errors++;
 }
@@ -7644,7 +7708,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema85.properties, key0))){
+if(!(func5.call(schema85.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -7937,7 +8001,7 @@ validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:revokeApiKey"] = validate186;
 const schema86 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeApiKeyBody"};
-const schema87 = {"type":"object","description":"Optional; the query parameter `id` (the documented form) may name the key instead.","additionalProperties":false,"properties":{"id":{"type":"string"}}};
+const schema87 = {"type":"object","description":"Optional; the query parameter `id` (the documented form) may name the key instead.","additionalProperties":false,"properties":{"id":{"type":"string","maxLength":64}}};
 
 function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7963,8 +8027,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7974,14 +8040,25 @@ vErrors.push(err1);
 errors++;
 }
 }
-}
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -8839,7 +8916,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema96.properties, key0))){
+if(!(func5.call(schema96.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -9918,7 +9995,7 @@ validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createChannel"] = validate227;
 const schema110 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateChannelBody"};
-const schema111 = {"type":"object","additionalProperties":false,"required":["kind","name","target"],"properties":{"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm"],"description":"A creatable kind; `sms`, `whatsapp`, `satellite` and `push` are enrolled by their recipient."},"name":{"type":"string","minLength":1,"maxLength":100},"target":{"type":"string","minLength":1,"maxLength":2000,"description":"Where alerts go, in the kind's format (see the operation)."},"workspaceId":{"type":["string","null"],"description":"The workspace; null or absent for an organisation-wide channel."}}};
+const schema111 = {"type":"object","additionalProperties":false,"required":["kind","name","target"],"properties":{"kind":{"type":"string","enum":["email","webhook","telegram","slack","teams","discord","pagerduty","jsm"],"description":"A creatable kind; `sms`, `whatsapp`, `satellite` and `push` are enrolled by their recipient."},"name":{"type":"string","minLength":1,"maxLength":100},"target":{"type":"string","minLength":1,"maxLength":2000,"description":"Where alerts go, in the kind's format (see the operation)."},"workspaceId":{"type":["string","null"],"maxLength":64,"description":"The workspace; null or absent for an organisation-wide channel."}}};
 
 function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10078,15 +10155,27 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data3 === "string"){
+if(func1(data3) > 64){
+const err13 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
 else {
 vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
 }
 errors++;
 }
@@ -10252,7 +10341,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema114.properties, key0))){
+if(!(func5.call(schema114.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -11383,7 +11472,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema130.properties, key0))){
+if(!(func5.call(schema130.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -11941,7 +12030,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema135.properties, key0))){
+if(!(func5.call(schema135.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -12956,7 +13045,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema133.properties, key0))){
+if(!(func5.call(schema133.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -13953,7 +14042,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema145.properties, key0))){
+if(!(func5.call(schema145.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -14211,7 +14300,7 @@ validate285.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createErrorProject"] = validate290;
 const schema146 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateErrorProjectBody"};
-const schema147 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"workspaceId":{"type":"string"},"platform":{"type":["string","null"],"maxLength":40,"description":"Free text such as node, javascript, ios, android."}}};
+const schema147 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"workspaceId":{"type":"string","maxLength":64},"platform":{"type":["string","null"],"maxLength":40,"description":"Free text such as node, javascript, ios, android."}}};
 
 function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14292,8 +14381,10 @@ errors++;
 }
 }
 if(data.workspaceId !== undefined){
-if(typeof data.workspaceId !== "string"){
-const err6 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data1 = data.workspaceId;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err6 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14303,10 +14394,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.platform !== undefined){
-let data2 = data.platform;
-if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema147.properties.platform.type},message:"must be string,null"};
+else {
+const err7 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14315,9 +14404,11 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(typeof data2 === "string"){
-if(func1(data2) > 40){
-const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+}
+if(data.platform !== undefined){
+let data2 = data.platform;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: schema147.properties.platform.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14326,16 +14417,27 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data2 === "string"){
+if(func1(data2) > 40){
+const err9 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }
@@ -15110,7 +15212,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema164.properties, key0))){
+if(!(func5.call(schema164.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -15368,7 +15470,7 @@ validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createHost"] = validate325;
 const schema165 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateHostBody"};
-const schema166 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"description":"Unique in the organisation ignoring case and a trailing dot."},"provider":{"type":["string","null"],"description":"Free text."},"address":{"type":["string","null"],"description":"Free text."},"notes":{"type":["string","null"],"description":"Free text."}}};
+const schema166 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200,"description":"Unique in the organisation ignoring case and a trailing dot."},"provider":{"type":["string","null"],"maxLength":200,"description":"Free text."},"address":{"type":["string","null"],"maxLength":500,"description":"Free text."},"notes":{"type":["string","null"],"maxLength":10000,"description":"Free text."}}};
 
 function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15406,8 +15508,8 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(func1(data0) < 1){
-const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data0) > 200){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -15416,9 +15518,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-else {
-const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -15428,10 +15529,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.provider !== undefined){
-let data1 = data.provider;
-if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema166.properties.provider.type},message:"must be string,null"};
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -15441,10 +15540,10 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.address !== undefined){
-let data2 = data.address;
-if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema166.properties.address.type},message:"must be string,null"};
+if(data.provider !== undefined){
+let data1 = data.provider;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema166.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -15453,11 +15552,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-if(data.notes !== undefined){
-let data3 = data.notes;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema166.properties.notes.type},message:"must be string,null"};
+if(typeof data1 === "string"){
+if(func1(data1) > 200){
+const err6 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15468,13 +15565,64 @@ errors++;
 }
 }
 }
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.address !== undefined){
+let data2 = data.address;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema166.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 500){
+const err8 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.notes !== undefined){
+let data3 = data.notes;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err9 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema166.properties.notes.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 10000){
+const err10 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -15989,7 +16137,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema171.properties, key0))){
+if(!(func5.call(schema171.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -16253,7 +16401,7 @@ validate332.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:updateHost"] = validate341;
 const schema174 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateHostBody"};
-const schema175 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1},"provider":{"type":["string","null"],"description":"Null or an empty string clears it."},"address":{"type":["string","null"],"description":"Null or an empty string clears it."},"notes":{"type":["string","null"],"description":"Null or an empty string clears it."}}};
+const schema175 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"provider":{"type":["string","null"],"maxLength":200,"description":"Null or an empty string clears it."},"address":{"type":["string","null"],"maxLength":500,"description":"Null or an empty string clears it."},"notes":{"type":["string","null"],"maxLength":10000,"description":"Null or an empty string clears it."}}};
 
 function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16291,8 +16439,8 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(func1(data0) < 1){
-const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data0) > 200){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -16301,9 +16449,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-else {
-const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -16313,10 +16460,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.provider !== undefined){
-let data1 = data.provider;
-if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema175.properties.provider.type},message:"must be string,null"};
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -16326,10 +16471,10 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.address !== undefined){
-let data2 = data.address;
-if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema175.properties.address.type},message:"must be string,null"};
+if(data.provider !== undefined){
+let data1 = data.provider;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema175.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16338,11 +16483,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-if(data.notes !== undefined){
-let data3 = data.notes;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema175.properties.notes.type},message:"must be string,null"};
+if(typeof data1 === "string"){
+if(func1(data1) > 200){
+const err6 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16353,13 +16496,64 @@ errors++;
 }
 }
 }
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.address !== undefined){
+let data2 = data.address;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema175.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 500){
+const err8 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.notes !== undefined){
+let data3 = data.notes;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err9 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema175.properties.notes.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 10000){
+const err10 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -16548,7 +16742,7 @@ validate348.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:addHostMonitor"] = validate352;
 const schema180 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddHostMonitorBody"};
-const schema181 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string"}}};
+const schema181 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string","maxLength":64}}};
 
 function validate353(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16584,8 +16778,10 @@ errors++;
 }
 }
 if(data.monitorId !== undefined){
-if(typeof data.monitorId !== "string"){
-const err2 = {instancePath:instancePath+"/monitorId",schemaPath:"#/properties/monitorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.monitorId;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err2 = {instancePath:instancePath+"/monitorId",schemaPath:"#/properties/monitorId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -16595,14 +16791,25 @@ vErrors.push(err2);
 errors++;
 }
 }
-}
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath:instancePath+"/monitorId",schemaPath:"#/properties/monitorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -16712,7 +16919,7 @@ validate355.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:removeHostMonitor"] = validate359;
 const schema184 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveHostMonitorBody"};
-const schema185 = {"type":"object","description":"Optional; the query parameter `monitorId` may name the monitor instead.","additionalProperties":false,"properties":{"monitorId":{"type":"string"}}};
+const schema185 = {"type":"object","description":"Optional; the query parameter `monitorId` may name the monitor instead.","additionalProperties":false,"properties":{"monitorId":{"type":"string","maxLength":64}}};
 
 function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16738,8 +16945,10 @@ errors++;
 }
 }
 if(data.monitorId !== undefined){
-if(typeof data.monitorId !== "string"){
-const err1 = {instancePath:instancePath+"/monitorId",schemaPath:"#/properties/monitorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.monitorId;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/monitorId",schemaPath:"#/properties/monitorId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -16749,14 +16958,25 @@ vErrors.push(err1);
 errors++;
 }
 }
-}
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath:instancePath+"/monitorId",schemaPath:"#/properties/monitorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -17476,7 +17696,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema198.properties, key0))){
+if(!(func5.call(schema198.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -18135,7 +18355,7 @@ vErrors.push(err15);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema201.properties, key0))){
+if(!(func5.call(schema201.properties, key0))){
 const err16 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
@@ -18554,7 +18774,7 @@ validate385.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:updateIncident"] = validate392;
 const schema203 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateIncidentBody"};
-const schema204 = {"type":"object","description":"Either status or comment or both.","additionalProperties":false,"minProperties":1,"properties":{"status":{"type":"string","enum":["acknowledged","resolved"],"description":"acknowledged needs incident:acknowledge; resolved needs incident:resolve."},"comment":{"type":"string","minLength":1,"description":"A timeline comment; needs incident:comment."},"publish":{"type":"boolean","description":"With a comment: true makes it public (status pages, feeds); needs status_page:manage."}}};
+const schema204 = {"type":"object","description":"Either status or comment or both.","additionalProperties":false,"minProperties":1,"properties":{"status":{"type":"string","enum":["acknowledged","resolved"],"description":"acknowledged needs incident:acknowledge; resolved needs incident:resolve."},"comment":{"type":"string","minLength":1,"maxLength":10000,"description":"A timeline comment; needs incident:comment."},"publish":{"type":"boolean","description":"With a comment: true makes it public (status pages, feeds); needs status_page:manage."}}};
 
 function validate393(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18615,8 +18835,8 @@ errors++;
 if(data.comment !== undefined){
 let data1 = data.comment;
 if(typeof data1 === "string"){
-if(func1(data1) < 1){
-const err4 = {instancePath:instancePath+"/comment",schemaPath:"#/properties/comment/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data1) > 10000){
+const err4 = {instancePath:instancePath+"/comment",schemaPath:"#/properties/comment/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -18625,9 +18845,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-else {
-const err5 = {instancePath:instancePath+"/comment",schemaPath:"#/properties/comment/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/comment",schemaPath:"#/properties/comment/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -18637,9 +18856,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.publish !== undefined){
-if(typeof data.publish !== "boolean"){
-const err6 = {instancePath:instancePath+"/publish",schemaPath:"#/properties/publish/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err6 = {instancePath:instancePath+"/comment",schemaPath:"#/properties/comment/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -18649,14 +18867,26 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.publish !== undefined){
+if(typeof data.publish !== "boolean"){
+const err7 = {instancePath:instancePath+"/publish",schemaPath:"#/properties/publish/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -18871,7 +19101,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema209.properties, key0))){
+if(!(func5.call(schema209.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -19194,7 +19424,7 @@ validate399.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:setIncidentPostmortem"] = validate405;
 const schema210 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetIncidentPostmortemBody"};
-const schema211 = {"type":"object","additionalProperties":false,"properties":{"body":{"type":["string","null"],"description":"Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, null, empty or blank is postmortem_required, longer is postmortem_too_long)."}}};
+const schema211 = {"type":"object","additionalProperties":false,"properties":{"body":{"type":["string","null"],"maxLength":100000,"description":"Markdown, 1 to 50,000 characters after trimming whitespace (checked by the handler; missing, null, empty or blank is postmortem_required, longer is postmortem_too_long). The untrimmed string is at most 100,000 characters (`maxLength`, 400 `invalid_field`), room for whitespace around the longest postmortem."}}};
 
 function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19231,15 +19461,27 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data0 === "string"){
+if(func1(data0) > 100000){
+const err2 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -19704,7 +19946,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema218.properties, key0))){
+if(!(func5.call(schema218.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -20109,7 +20351,7 @@ validate416.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createMaintenanceWindow"] = validate423;
 const schema220 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowBody"};
-const schema221 = {"type":"object","additionalProperties":false,"required":["title","workspaceId","monitorIds","startsAt","endsAt"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"workspaceId":{"type":"string"},"monitorIds":{"type":"array","minItems":1,"items":{"type":"string"}},"startsAt":{"type":"string","format":"date-time","description":"RFC 3339 with an offset."},"endsAt":{"type":"string","format":"date-time","description":"RFC 3339 with an offset; after `startsAt`."},"recurrenceRule":{"type":["string","null"],"maxLength":500},"timezone":{"type":"string","description":"IANA zone; default `UTC`."},"keepChecking":{"type":"boolean","description":"Default true: checks keep running and recording during the window."},"showOnStatusPage":{"type":"boolean","description":"Default true."},"notifySubscribers":{"type":"boolean","description":"Default false."}}};
+const schema221 = {"type":"object","additionalProperties":false,"required":["title","workspaceId","monitorIds","startsAt","endsAt"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"workspaceId":{"type":"string","maxLength":64},"monitorIds":{"type":"array","minItems":1,"items":{"type":"string","maxLength":64}},"startsAt":{"type":"string","format":"date-time","maxLength":64,"description":"RFC 3339 with an offset."},"endsAt":{"type":"string","format":"date-time","maxLength":64,"description":"RFC 3339 with an offset; after `startsAt`."},"recurrenceRule":{"type":["string","null"],"maxLength":500},"timezone":{"type":"string","maxLength":64,"description":"IANA zone; default `UTC`."},"keepChecking":{"type":"boolean","description":"Default true: checks keep running and recording during the window."},"showOnStatusPage":{"type":"boolean","description":"Default true."},"notifySubscribers":{"type":"boolean","description":"Default false."}}};
 
 function validate424(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20173,7 +20415,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema221.properties, key0))){
+if(!(func5.call(schema221.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
@@ -20245,8 +20487,10 @@ errors++;
 }
 }
 if(data.workspaceId !== undefined){
-if(typeof data.workspaceId !== "string"){
-const err11 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data2 = data.workspaceId;
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+const err11 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -20256,11 +20500,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data.monitorIds !== undefined){
-let data3 = data.monitorIds;
-if(Array.isArray(data3)){
-if(data3.length < 1){
-const err12 = {instancePath:instancePath+"/monitorIds",schemaPath:"#/properties/monitorIds/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+else {
+const err12 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -20269,10 +20510,12 @@ vErrors.push(err12);
 }
 errors++;
 }
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data3[i0] !== "string"){
-const err13 = {instancePath:instancePath+"/monitorIds/" + i0,schemaPath:"#/properties/monitorIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.monitorIds !== undefined){
+let data3 = data.monitorIds;
+if(Array.isArray(data3)){
+if(data3.length < 1){
+const err13 = {instancePath:instancePath+"/monitorIds",schemaPath:"#/properties/monitorIds/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -20281,10 +20524,12 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/monitorIds",schemaPath:"#/properties/monitorIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(typeof data4 === "string"){
+if(func1(data4) > 64){
+const err14 = {instancePath:instancePath+"/monitorIds/" + i0,schemaPath:"#/properties/monitorIds/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -20294,11 +20539,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.startsAt !== undefined){
-let data5 = data.startsAt;
-if(typeof data5 === "string"){
-if(!(formats0.validate(data5))){
-const err15 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+else {
+const err15 = {instancePath:instancePath+"/monitorIds/" + i0,schemaPath:"#/properties/monitorIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -20308,8 +20550,9 @@ vErrors.push(err15);
 errors++;
 }
 }
+}
 else {
-const err16 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err16 = {instancePath:instancePath+"/monitorIds",schemaPath:"#/properties/monitorIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -20319,11 +20562,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.endsAt !== undefined){
-let data6 = data.endsAt;
-if(typeof data6 === "string"){
-if(!(formats0.validate(data6))){
-const err17 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.startsAt !== undefined){
+let data5 = data.startsAt;
+if(typeof data5 === "string"){
+if(func1(data5) > 64){
+const err17 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -20332,9 +20575,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0.validate(data5))){
+const err18 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -20344,10 +20586,8 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.recurrenceRule !== undefined){
-let data7 = data.recurrenceRule;
-if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema221.properties.recurrenceRule.type},message:"must be string,null"};
+else {
+const err19 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -20356,9 +20596,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(typeof data7 === "string"){
-if(func1(data7) > 500){
-const err20 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+}
+if(data.endsAt !== undefined){
+let data6 = data.endsAt;
+if(typeof data6 === "string"){
+if(func1(data6) > 64){
+const err20 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -20367,11 +20610,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-}
-if(data.timezone !== undefined){
-if(typeof data.timezone !== "string"){
-const err21 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0.validate(data6))){
+const err21 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -20381,9 +20621,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.keepChecking !== undefined){
-if(typeof data.keepChecking !== "boolean"){
-const err22 = {instancePath:instancePath+"/keepChecking",schemaPath:"#/properties/keepChecking/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err22 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -20393,9 +20632,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.showOnStatusPage !== undefined){
-if(typeof data.showOnStatusPage !== "boolean"){
-const err23 = {instancePath:instancePath+"/showOnStatusPage",schemaPath:"#/properties/showOnStatusPage/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.recurrenceRule !== undefined){
+let data7 = data.recurrenceRule;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err23 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema221.properties.recurrenceRule.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -20404,10 +20644,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-if(data.notifySubscribers !== undefined){
-if(typeof data.notifySubscribers !== "boolean"){
-const err24 = {instancePath:instancePath+"/notifySubscribers",schemaPath:"#/properties/notifySubscribers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(typeof data7 === "string"){
+if(func1(data7) > 500){
+const err24 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -20418,13 +20657,75 @@ errors++;
 }
 }
 }
-else {
-const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.timezone !== undefined){
+let data8 = data.timezone;
+if(typeof data8 === "string"){
+if(func1(data8) > 64){
+const err25 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data.keepChecking !== undefined){
+if(typeof data.keepChecking !== "boolean"){
+const err27 = {instancePath:instancePath+"/keepChecking",schemaPath:"#/properties/keepChecking/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.showOnStatusPage !== undefined){
+if(typeof data.showOnStatusPage !== "boolean"){
+const err28 = {instancePath:instancePath+"/showOnStatusPage",schemaPath:"#/properties/showOnStatusPage/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.notifySubscribers !== undefined){
+if(typeof data.notifySubscribers !== "boolean"){
+const err29 = {instancePath:instancePath+"/notifySubscribers",schemaPath:"#/properties/notifySubscribers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }
@@ -22901,7 +23202,7 @@ validate462.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:inviteMember"] = validate473;
 const schema246 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberBody"};
-const schema247 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email"},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string"}}}};
+const schema247 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email","maxLength":320},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string","maxLength":64}}}};
 const formats120 = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 
 function validate474(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -22950,8 +23251,8 @@ errors++;
 if(data.email !== undefined){
 let data0 = data.email;
 if(typeof data0 === "string"){
-if(!(formats120.test(data0))){
-const err3 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/format",keyword:"format",params:{format: "email"},message:"must match format \""+"email"+"\""};
+if(func1(data0) > 320){
+const err3 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/maxLength",keyword:"maxLength",params:{limit: 320},message:"must NOT have more than 320 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -22960,9 +23261,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-else {
-const err4 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats120.test(data0))){
+const err4 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/format",keyword:"format",params:{format: "email"},message:"must match format \""+"email"+"\""};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -22972,10 +23272,8 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.role !== undefined){
-let data1 = data.role;
-if(typeof data1 !== "string"){
-const err5 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err5 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -22984,8 +23282,11 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!((((data1 === "owner") || (data1 === "admin")) || (data1 === "member")) || (data1 === "viewer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema247.properties.role.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.role !== undefined){
+let data1 = data.role;
+if(typeof data1 !== "string"){
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22994,14 +23295,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-if(data.workspaceIds !== undefined){
-let data2 = data.workspaceIds;
-if(Array.isArray(data2)){
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data2[i0] !== "string"){
-const err7 = {instancePath:instancePath+"/workspaceIds/" + i0,schemaPath:"#/properties/workspaceIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((data1 === "owner") || (data1 === "admin")) || (data1 === "member")) || (data1 === "viewer"))){
+const err7 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema247.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -23011,9 +23306,15 @@ vErrors.push(err7);
 errors++;
 }
 }
-}
-else {
-const err8 = {instancePath:instancePath+"/workspaceIds",schemaPath:"#/properties/workspaceIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.workspaceIds !== undefined){
+let data2 = data.workspaceIds;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(func1(data3) > 64){
+const err8 = {instancePath:instancePath+"/workspaceIds/" + i0,schemaPath:"#/properties/workspaceIds/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -23023,14 +23324,37 @@ vErrors.push(err8);
 errors++;
 }
 }
-}
 else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath:instancePath+"/workspaceIds/" + i0,schemaPath:"#/properties/workspaceIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/workspaceIds",schemaPath:"#/properties/workspaceIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -24127,7 +24451,7 @@ vErrors.push(err20);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema258.properties, key0))){
+if(!(func5.call(schema258.properties, key0))){
 const err21 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err21];
@@ -24733,7 +25057,7 @@ validate491.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createMonitor"] = validate505;
 const schema263 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorBody"};
-const schema264 = {"type":"object","additionalProperties":false,"required":["name","kind","workspaceId","config"],"properties":{"name":{"type":"string","minLength":1},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"workspaceId":{"type":"string","description":"The owning workspace."},"config":{"type":"string","description":"A JSON document carried in a string; its shape depends on `kind`.\nIt is validated against the kind on create and on every update; a\nrejected field is 400 `invalid_config` with `details.field` naming\nits path under `config` (`config.url`, `config.assertions.0.type`),\nand a string that is not a JSON object is 400 on `config`. It is never returned by any read.\n\n- `http`: `url` (required, `http://` or `https://`); `method`\n  (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,\n  `OPTIONS`); `headers` (object of strings); `body` (string, sent\n  as is); `timeoutSeconds` (integer 1 to 60, default 30);\n  `followRedirects` (boolean, default true); `assertions` (list of\n  `{type, operator, value, property}`, `value` a string). Types:\n  `status_code`, `response_time_ms`, `body`, `header`,\n  `json_path`, `tls_days_remaining`. Operators: `eq`, `neq`, `lt`,\n  `lte`, `gt`, `gte`, `contains`, `not_contains`, `matches` (a\n  regular expression). `property` names the header for `header`\n  and holds the JSONPath expression for `json_path` (`$.status`);\n  the other types take none. `status_code`, `response_time_ms` and\n  `tls_days_remaining` compare numbers, the others text. Without\n  assertions a final 2xx or 3xx status passes. Example:\n  `{\"url\": \"https://example.com/health\", \"assertions\": [{\"type\": \"status_code\", \"operator\": \"lt\", \"value\": \"400\"}]}`.\n- `heartbeat`: `graceSeconds` (integer, at least 0, default 300):\n  how late a ping may be, beyond `intervalSeconds`, before the\n  monitor goes down. Pings go to the URL of\n  `GET /monitors/{id}/push-url`. `{}` is a valid config.\n- `tcp`: `host` (required), `port` (required, 1 to 65535). Passes\n  when a connection opens.\n- `dns`: `name` (required); `recordType` (`A` default, `AAAA`,\n  `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);\n  `expected` (strings that must all be among the answers, compared\n  ignoring case, quotes and a trailing dot; an MX may be given as\n  `mail.example.com` or `10 mail.example.com`, an SRV as its\n  target, a CAA as its value; empty: any answer passes);\n  `resolver` (an IP address, optionally with a port:\n  `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,\n  `[2001:db8::53]:5353`; default: the service's resolvers). Up\n  when the name resolves and every expected value is among the\n  answers; down with cause `dns_failure` (NXDOMAIN, no records of\n  the type, SERVFAIL, refused, timeout) or `assertion_failed`\n  (the message names the missing values and lists the answers).\n- `tls_audit`: `host` (required; a name is sent as SNI and checked\n  against the certificate, an IP address against its IP names);\n  `port` (default 443); `warnDays` (integer, default 14: a\n  certificate expiring within that many days degrades the\n  monitor). One handshake inspects the certificate chain and the\n  negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and\n  a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no\n  warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with\n  warnings), `B`, `C`, `F`, or `T` (certificate not trusted:\n  expired, not yet valid, wrong name, self-signed, unknown issuer,\n  SHA-1/MD5 signature). Finding codes: `cert_ok`,\n  `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,\n  `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,\n  `cert_weak_signature`, `chain_incomplete` (intermediate not\n  sent; B when it can be fetched from the AIA URL),\n  `key_too_short`, `tls10_accepted`, `tls11_accepted`,\n  `tls12_missing`, `tls13_missing`, `weak_cipher`,\n  `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,\n  `hsts_short_max_age`, `connection_failed`, `handshake_failed`.\n  Down (cause `tls_error`, or the connection's cause) on grade T\n  or F or a critical finding; degraded on warnings.\n- `mail_posture`: `domain` (required); `dkimSelectors` (strings);\n  `resolver` (as for dns); `mtaStsPort` (optional, default 443:\n  the port of `https://mta-sts.<domain>/`, for tests and unusual\n  deployments). Checks MX (present, each host resolving), SPF\n  (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups\n  counting includes), DMARC (one `v=DMARC1` record, inherited from\n  a parent domain when absent, p= quarantine or reject, rua),\n  DKIM (for the selectors given: present, RSA key of 2048 bits or\n  more, or Ed25519), MTA-STS (record with `id=`, policy file\n  reachable over verified HTTPS and covering every MX) and\n  TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`\n  as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,\n  `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,\n  `spf_multiple`, `spf_invalid`, `spf_permissive_all`,\n  `spf_all_missing`, `spf_too_many_lookups`,\n  `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,\n  `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,\n  `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,\n  `dkim_missing`, `dkim_invalid`, `dkim_revoked`,\n  `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,\n  `mta_sts_missing`, `mta_sts_invalid`,\n  `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,\n  `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,\n  `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,\n  `domain_not_found`. Down (cause `check_failed`) on a critical\n  finding, degraded on warnings; down with cause `dns_failure`\n  when the domain does not exist or its MX query fails.\n- `snmp`: `host` (required); `port` (default 161); `version`\n  (`v2c` default or `v3`); `community` (v2c); for v3 `username`,\n  `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),\n  `authProtocol` (`SHA` default, `SHA-256`, `SHA-512`, `MD5`),\n  `authPassword`, `privProtocol` (`AES` default, `AES-256`,\n  `DES`), `privPassword`; `oids` (required, at least one, list of\n  `{oid, name, unit}`; `unit` optional: a reading without one is a\n  `raw` series); `assertions` (list of `{reading, operator,\n  value}`, `reading` naming an `oids[].name`, operators as for\n  http). The readings are in `lastCheckDetail`.\n- `agent`: thresholds on a server agent's samples\n  (docs/agents.md). `agentId` (required: an agent of the\n  organisation, organisation-wide or of the monitor's workspace;\n  any other is 400 `invalid_config` on `config.agentId`);\n  `metric` (`cpuPercent`, `memoryPercent`, `memoryUsedBytes`,\n  `swapPercent`, `diskPercent`, `load1`, `load5`, `load15`,\n  `networkRxBytesPerSecond`, `networkTxBytesPerSecond`); `operator`\n  (`gt` default, `gte`, `lt`, `lte`); `threshold` (number, required\n  with `metric`): down (cause `assertion_failed`) while the\n  agent's latest sample compares true against it; `warning`\n  (number, optional, on the near side of `threshold`): degraded\n  while it crosses `warning` only; `mount` (with `diskPercent`\n  only: that filesystem instead of the fullest; a sample without\n  it is down); `missedReports` (integer 1 to 100, default 3): down\n  (cause `heartbeat_missed`) when the agent has reported nothing\n  for that many of its reporting intervals plus 5 seconds. Without\n  `metric` the monitor only watches that the agent reports. It is\n  judged by Vigil from the agent's reports, never by a probe\n  (`probeId` is 400): within a second of each new sample, and at\n  least every `intervalSeconds` (at most a minute apart) for\n  silence. A deleted agent is down (`check_failed`). Example:\n  `{\"agentId\": \"agt_…\", \"metric\": \"diskPercent\", \"threshold\": 90, \"warning\": 80}`.\n"},"intervalSeconds":{"type":"integer","description":"Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10,"description":"Consecutive failed checks needed before the monitor goes down and an incident opens; default 1."},"dependsOn":{"type":"array","description":"Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set).","items":{"type":"string"}},"probeId":{"type":"string","description":"Run the checks from this private probe instead of the service's own checkers."},"tags":{"type":"array","description":"Tags, stored lower-case.","items":{"type":"string"}}}};
+const schema264 = {"type":"object","additionalProperties":false,"required":["name","kind","workspaceId","config"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"workspaceId":{"type":"string","maxLength":64,"description":"The owning workspace."},"config":{"type":"string","maxLength":262144,"description":"A JSON document carried in a string; its shape depends on `kind`.\nIt is validated against the kind on create and on every update; a\nrejected field is 400 `invalid_config` with `details.field` naming\nits path under `config` (`config.url`, `config.assertions.0.type`),\nand a string that is not a JSON object is 400 on `config`. It is never returned by any read.\nThe document is at most 262,144 characters.\n\n- `http`: `url` (required, `http://` or `https://`); `method`\n  (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,\n  `OPTIONS`); `headers` (object of strings); `body` (string, sent\n  as is); `timeoutSeconds` (integer 1 to 60, default 30);\n  `followRedirects` (boolean, default true); `assertions` (list of\n  `{type, operator, value, property}`, `value` a string). Types:\n  `status_code`, `response_time_ms`, `body`, `header`,\n  `json_path`, `tls_days_remaining`. Operators: `eq`, `neq`, `lt`,\n  `lte`, `gt`, `gte`, `contains`, `not_contains`, `matches` (a\n  regular expression). `property` names the header for `header`\n  and holds the JSONPath expression for `json_path` (`$.status`);\n  the other types take none. `status_code`, `response_time_ms` and\n  `tls_days_remaining` compare numbers, the others text. Without\n  assertions a final 2xx or 3xx status passes. Example:\n  `{\"url\": \"https://example.com/health\", \"assertions\": [{\"type\": \"status_code\", \"operator\": \"lt\", \"value\": \"400\"}]}`.\n- `heartbeat`: `graceSeconds` (integer, at least 0, default 300):\n  how late a ping may be, beyond `intervalSeconds`, before the\n  monitor goes down. Pings go to the URL of\n  `GET /monitors/{id}/push-url`. `{}` is a valid config.\n- `tcp`: `host` (required), `port` (required, 1 to 65535). Passes\n  when a connection opens.\n- `dns`: `name` (required); `recordType` (`A` default, `AAAA`,\n  `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);\n  `expected` (strings that must all be among the answers, compared\n  ignoring case, quotes and a trailing dot; an MX may be given as\n  `mail.example.com` or `10 mail.example.com`, an SRV as its\n  target, a CAA as its value; empty: any answer passes);\n  `resolver` (an IP address, optionally with a port:\n  `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,\n  `[2001:db8::53]:5353`; default: the service's resolvers). Up\n  when the name resolves and every expected value is among the\n  answers; down with cause `dns_failure` (NXDOMAIN, no records of\n  the type, SERVFAIL, refused, timeout) or `assertion_failed`\n  (the message names the missing values and lists the answers).\n- `tls_audit`: `host` (required; a name is sent as SNI and checked\n  against the certificate, an IP address against its IP names);\n  `port` (default 443); `warnDays` (integer, default 14: a\n  certificate expiring within that many days degrades the\n  monitor). One handshake inspects the certificate chain and the\n  negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and\n  a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no\n  warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with\n  warnings), `B`, `C`, `F`, or `T` (certificate not trusted:\n  expired, not yet valid, wrong name, self-signed, unknown issuer,\n  SHA-1/MD5 signature). Finding codes: `cert_ok`,\n  `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,\n  `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,\n  `cert_weak_signature`, `chain_incomplete` (intermediate not\n  sent; B when it can be fetched from the AIA URL),\n  `key_too_short`, `tls10_accepted`, `tls11_accepted`,\n  `tls12_missing`, `tls13_missing`, `weak_cipher`,\n  `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,\n  `hsts_short_max_age`, `connection_failed`, `handshake_failed`.\n  Down (cause `tls_error`, or the connection's cause) on grade T\n  or F or a critical finding; degraded on warnings.\n- `mail_posture`: `domain` (required); `dkimSelectors` (strings);\n  `resolver` (as for dns); `mtaStsPort` (optional, default 443:\n  the port of `https://mta-sts.<domain>/`, for tests and unusual\n  deployments). Checks MX (present, each host resolving), SPF\n  (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups\n  counting includes), DMARC (one `v=DMARC1` record, inherited from\n  a parent domain when absent, p= quarantine or reject, rua),\n  DKIM (for the selectors given: present, RSA key of 2048 bits or\n  more, or Ed25519), MTA-STS (record with `id=`, policy file\n  reachable over verified HTTPS and covering every MX) and\n  TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`\n  as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,\n  `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,\n  `spf_multiple`, `spf_invalid`, `spf_permissive_all`,\n  `spf_all_missing`, `spf_too_many_lookups`,\n  `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,\n  `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,\n  `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,\n  `dkim_missing`, `dkim_invalid`, `dkim_revoked`,\n  `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,\n  `mta_sts_missing`, `mta_sts_invalid`,\n  `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,\n  `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,\n  `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,\n  `domain_not_found`. Down (cause `check_failed`) on a critical\n  finding, degraded on warnings; down with cause `dns_failure`\n  when the domain does not exist or its MX query fails.\n- `snmp`: `host` (required); `port` (default 161); `version`\n  (`v2c` default or `v3`); `community` (v2c); for v3 `username`,\n  `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),\n  `authProtocol` (`SHA` default, `SHA-256`, `SHA-512`, `MD5`),\n  `authPassword`, `privProtocol` (`AES` default, `AES-256`,\n  `DES`), `privPassword`; `oids` (required, at least one, list of\n  `{oid, name, unit}`; `unit` optional: a reading without one is a\n  `raw` series); `assertions` (list of `{reading, operator,\n  value}`, `reading` naming an `oids[].name`, operators as for\n  http). The readings are in `lastCheckDetail`.\n- `agent`: thresholds on a server agent's samples\n  (docs/agents.md). `agentId` (required: an agent of the\n  organisation, organisation-wide or of the monitor's workspace;\n  any other is 400 `invalid_config` on `config.agentId`);\n  `metric` (`cpuPercent`, `memoryPercent`, `memoryUsedBytes`,\n  `swapPercent`, `diskPercent`, `load1`, `load5`, `load15`,\n  `networkRxBytesPerSecond`, `networkTxBytesPerSecond`); `operator`\n  (`gt` default, `gte`, `lt`, `lte`); `threshold` (number, required\n  with `metric`): down (cause `assertion_failed`) while the\n  agent's latest sample compares true against it; `warning`\n  (number, optional, on the near side of `threshold`): degraded\n  while it crosses `warning` only; `mount` (with `diskPercent`\n  only: that filesystem instead of the fullest; a sample without\n  it is down); `missedReports` (integer 1 to 100, default 3): down\n  (cause `heartbeat_missed`) when the agent has reported nothing\n  for that many of its reporting intervals plus 5 seconds. Without\n  `metric` the monitor only watches that the agent reports. It is\n  judged by Vigil from the agent's reports, never by a probe\n  (`probeId` is 400): within a second of each new sample, and at\n  least every `intervalSeconds` (at most a minute apart) for\n  silence. A deleted agent is down (`check_failed`). Example:\n  `{\"agentId\": \"agt_…\", \"metric\": \"diskPercent\", \"threshold\": 90, \"warning\": 80}`.\n"},"intervalSeconds":{"type":"integer","description":"Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10,"description":"Consecutive failed checks needed before the monitor goes down and an incident opens; default 1."},"dependsOn":{"type":"array","description":"Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set).","items":{"type":"string","maxLength":64}},"probeId":{"type":"string","maxLength":64,"description":"Run the checks from this private probe instead of the service's own checkers."},"tags":{"type":"array","description":"Tags, stored lower-case.","items":{"type":"string","maxLength":64}}}};
 
 function validate506(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24787,7 +25111,7 @@ vErrors.push(err3);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema264.properties, key0))){
+if(!(func5.call(schema264.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
@@ -24801,8 +25125,8 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(func1(data0) < 1){
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data0) > 200){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -24811,9 +25135,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-else {
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data0) < 1){
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -24823,10 +25146,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.kind !== undefined){
-let data1 = data.kind;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -24835,8 +25156,11 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((data1 === "http") || (data1 === "heartbeat")) || (data1 === "tcp")) || (data1 === "dns")) || (data1 === "tls_audit")) || (data1 === "mail_posture")) || (data1 === "snmp")) || (data1 === "agent"))){
-const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema264.properties.kind.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.kind !== undefined){
+let data1 = data.kind;
+if(typeof data1 !== "string"){
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -24845,10 +25169,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-if(data.workspaceId !== undefined){
-if(typeof data.workspaceId !== "string"){
-const err9 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((data1 === "http") || (data1 === "heartbeat")) || (data1 === "tcp")) || (data1 === "dns")) || (data1 === "tls_audit")) || (data1 === "mail_posture")) || (data1 === "snmp")) || (data1 === "agent"))){
+const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema264.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -24858,9 +25180,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.config !== undefined){
-if(typeof data.config !== "string"){
-const err10 = {instancePath:instancePath+"/config",schemaPath:"#/properties/config/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.workspaceId !== undefined){
+let data2 = data.workspaceId;
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+const err10 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -24870,10 +25194,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.intervalSeconds !== undefined){
-let data4 = data.intervalSeconds;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err11 = {instancePath:instancePath+"/intervalSeconds",schemaPath:"#/properties/intervalSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err11 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -24883,10 +25205,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data.confirmations !== undefined){
-let data5 = data.confirmations;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err12 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.config !== undefined){
+let data3 = data.config;
+if(typeof data3 === "string"){
+if(func1(data3) > 262144){
+const err12 = {instancePath:instancePath+"/config",schemaPath:"#/properties/config/maxLength",keyword:"maxLength",params:{limit: 262144},message:"must NOT have more than 262144 characters"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -24895,9 +25218,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 10 || isNaN(data5)){
-const err13 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+}
+else {
+const err13 = {instancePath:instancePath+"/config",schemaPath:"#/properties/config/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -24906,13 +25229,50 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data5 < 1 || isNaN(data5)){
-const err14 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.intervalSeconds !== undefined){
+let data4 = data.intervalSeconds;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err14 = {instancePath:instancePath+"/intervalSeconds",schemaPath:"#/properties/intervalSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err14];
 }
 else {
 vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.confirmations !== undefined){
+let data5 = data.confirmations;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err15 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 10 || isNaN(data5)){
+const err16 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data5 < 1 || isNaN(data5)){
+const err17 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
 }
 errors++;
 }
@@ -24923,48 +25283,10 @@ let data6 = data.dependsOn;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data6[i0] !== "string"){
-const err15 = {instancePath:instancePath+"/dependsOn/" + i0,schemaPath:"#/properties/dependsOn/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-}
-else {
-const err16 = {instancePath:instancePath+"/dependsOn",schemaPath:"#/properties/dependsOn/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.probeId !== undefined){
-if(typeof data.probeId !== "string"){
-const err17 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.tags !== undefined){
-let data9 = data.tags;
-if(Array.isArray(data9)){
-const len1 = data9.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data9[i1] !== "string"){
-const err18 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data7 = data6[i0];
+if(typeof data7 === "string"){
+if(func1(data7) > 64){
+const err18 = {instancePath:instancePath+"/dependsOn/" + i0,schemaPath:"#/properties/dependsOn/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -24974,9 +25296,8 @@ vErrors.push(err18);
 errors++;
 }
 }
-}
 else {
-const err19 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err19 = {instancePath:instancePath+"/dependsOn/" + i0,schemaPath:"#/properties/dependsOn/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -24988,12 +25309,90 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err20 = {instancePath:instancePath+"/dependsOn",schemaPath:"#/properties/dependsOn/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err20];
 }
 else {
 vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.probeId !== undefined){
+let data8 = data.probeId;
+if(typeof data8 === "string"){
+if(func1(data8) > 64){
+const err21 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.tags !== undefined){
+let data9 = data.tags;
+if(Array.isArray(data9)){
+const len1 = data9.length;
+for(let i1=0; i1<len1; i1++){
+let data10 = data9[i1];
+if(typeof data10 === "string"){
+if(func1(data10) > 64){
+const err23 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -25936,7 +26335,7 @@ validate523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:updateMonitor"] = validate527;
 const schema275 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorBody"};
-const schema276 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1},"intervalSeconds":{"type":"integer","description":"Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10},"enabled":{"type":"boolean","description":"false switches the monitor off (no checks, no alerts)."},"config":{"type":"string","description":"The whole config document (see createMonitor); replaced as a whole, never merged; must fit the monitor's kind."},"paused":{"type":"boolean","description":"Sets (true) or clears (false) the paused state; needs monitor:pause."},"tags":{"$ref":"#/components/schemas/StringList","description":"Replaces the tags (stored lower-case); null or [] clears them. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
+const schema276 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"intervalSeconds":{"type":"integer","description":"Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10},"enabled":{"type":"boolean","description":"false switches the monitor off (no checks, no alerts)."},"config":{"type":"string","maxLength":262144,"description":"The whole config document (see createMonitor); replaced as a whole, never merged; must fit the monitor's kind."},"paused":{"type":"boolean","description":"Sets (true) or clears (false) the paused state; needs monitor:pause."},"tags":{"$ref":"#/components/schemas/StringList","description":"Replaces the tags (stored lower-case); null or [] clears them. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
 
 function validate528(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25974,8 +26373,8 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(func1(data0) < 1){
-const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data0) > 200){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -25984,9 +26383,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-else {
-const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -25996,10 +26394,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.intervalSeconds !== undefined){
-let data1 = data.intervalSeconds;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err4 = {instancePath:instancePath+"/intervalSeconds",schemaPath:"#/properties/intervalSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -26009,10 +26405,10 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.confirmations !== undefined){
-let data2 = data.confirmations;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err5 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.intervalSeconds !== undefined){
+let data1 = data.intervalSeconds;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err5 = {instancePath:instancePath+"/intervalSeconds",schemaPath:"#/properties/intervalSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -26021,9 +26417,11 @@ vErrors.push(err5);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 10 || isNaN(data2)){
-const err6 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+}
+if(data.confirmations !== undefined){
+let data2 = data.confirmations;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err6 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26032,8 +26430,9 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data2 < 1 || isNaN(data2)){
-const err7 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 10 || isNaN(data2)){
+const err7 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26042,11 +26441,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-}
-if(data.enabled !== undefined){
-if(typeof data.enabled !== "boolean"){
-const err8 = {instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data2 < 1 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/confirmations",schemaPath:"#/properties/confirmations/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -26056,9 +26452,10 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.config !== undefined){
-if(typeof data.config !== "string"){
-const err9 = {instancePath:instancePath+"/config",schemaPath:"#/properties/config/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.enabled !== undefined){
+if(typeof data.enabled !== "boolean"){
+const err9 = {instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -26068,14 +26465,39 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.paused !== undefined){
-if(typeof data.paused !== "boolean"){
-const err10 = {instancePath:instancePath+"/paused",schemaPath:"#/properties/paused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.config !== undefined){
+let data4 = data.config;
+if(typeof data4 === "string"){
+if(func1(data4) > 262144){
+const err10 = {instancePath:instancePath+"/config",schemaPath:"#/properties/config/maxLength",keyword:"maxLength",params:{limit: 262144},message:"must NOT have more than 262144 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/config",schemaPath:"#/properties/config/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.paused !== undefined){
+if(typeof data.paused !== "boolean"){
+const err12 = {instancePath:instancePath+"/paused",schemaPath:"#/properties/paused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
 }
 errors++;
 }
@@ -26088,12 +26510,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err13];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err13);
 }
 errors++;
 }
@@ -27076,7 +27498,7 @@ validate562.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:setMonitorHosts"] = validate566;
 const schema295 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsBody"};
-const schema296 = {"type":"object","additionalProperties":false,"required":["hostIds"],"properties":{"hostIds":{"type":"array","description":"The whole list; empty means no particular host. Unknown ids are dropped.","items":{"type":"string"}}}};
+const schema296 = {"type":"object","additionalProperties":false,"required":["hostIds"],"properties":{"hostIds":{"type":"array","description":"The whole list; empty means no particular host. Unknown ids are dropped.","items":{"type":"string","maxLength":64}}}};
 
 function validate567(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27116,8 +27538,10 @@ let data0 = data.hostIds;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data0[i0] !== "string"){
-const err2 = {instancePath:instancePath+"/hostIds/" + i0,schemaPath:"#/properties/hostIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data1 = data0[i0];
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err2 = {instancePath:instancePath+"/hostIds/" + i0,schemaPath:"#/properties/hostIds/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -27127,9 +27551,8 @@ vErrors.push(err2);
 errors++;
 }
 }
-}
 else {
-const err3 = {instancePath:instancePath+"/hostIds",schemaPath:"#/properties/hostIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err3 = {instancePath:instancePath+"/hostIds/" + i0,schemaPath:"#/properties/hostIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -27141,12 +27564,24 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath:instancePath+"/hostIds",schemaPath:"#/properties/hostIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
 }
 errors++;
 }
@@ -28690,8 +29125,8 @@ validate578.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createEscalationPolicy"] = validate598;
 const schema311 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyBody"};
-const schema312 = {"type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one; default 0."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"}},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates."}}};
-const schema313 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId"],"properties":{"afterMinutes":{"type":"integer","minimum":0,"maximum":10080},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string"}}};
+const schema312 = {"type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one; default 0."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"}},"monitorIds":{"type":"array","items":{"type":"string","maxLength":64},"description":"Monitors whose incidents this policy escalates."}}};
+const schema313 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId"],"properties":{"afterMinutes":{"type":"integer","minimum":0,"maximum":10080},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string","maxLength":64}}};
 
 function validate600(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28805,8 +29240,10 @@ errors++;
 }
 }
 if(data.targetId !== undefined){
-if(typeof data.targetId !== "string"){
-const err9 = {instancePath:instancePath+"/targetId",schemaPath:"#/properties/targetId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data2 = data.targetId;
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+const err9 = {instancePath:instancePath+"/targetId",schemaPath:"#/properties/targetId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -28816,14 +29253,25 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
 else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err10 = {instancePath:instancePath+"/targetId",schemaPath:"#/properties/targetId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -28993,8 +29441,10 @@ let data4 = data.monitorIds;
 if(Array.isArray(data4)){
 const len1 = data4.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data4[i1] !== "string"){
-const err12 = {instancePath:instancePath+"/monitorIds/" + i1,schemaPath:"#/properties/monitorIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data5 = data4[i1];
+if(typeof data5 === "string"){
+if(func1(data5) > 64){
+const err12 = {instancePath:instancePath+"/monitorIds/" + i1,schemaPath:"#/properties/monitorIds/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -29004,9 +29454,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
 else {
-const err13 = {instancePath:instancePath+"/monitorIds",schemaPath:"#/properties/monitorIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err13 = {instancePath:instancePath+"/monitorIds/" + i1,schemaPath:"#/properties/monitorIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29018,12 +29467,24 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err14 = {instancePath:instancePath+"/monitorIds",schemaPath:"#/properties/monitorIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err14];
 }
 else {
 vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
 }
 errors++;
 }
@@ -29212,7 +29673,7 @@ validate607.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createOverride"] = validate611;
 const schema318 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideBody"};
-const schema319 = {"type":"object","additionalProperties":false,"required":["scheduleId","userId","startsAt","endsAt"],"properties":{"scheduleId":{"type":"string"},"userId":{"type":"string"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
+const schema319 = {"type":"object","additionalProperties":false,"required":["scheduleId","userId","startsAt","endsAt"],"properties":{"scheduleId":{"type":"string","maxLength":64},"userId":{"type":"string","maxLength":64},"startsAt":{"type":"string","format":"date-time","maxLength":64},"endsAt":{"type":"string","format":"date-time","maxLength":64}}};
 
 function validate612(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29278,8 +29739,10 @@ errors++;
 }
 }
 if(data.scheduleId !== undefined){
-if(typeof data.scheduleId !== "string"){
-const err5 = {instancePath:instancePath+"/scheduleId",schemaPath:"#/properties/scheduleId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.scheduleId;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err5 = {instancePath:instancePath+"/scheduleId",schemaPath:"#/properties/scheduleId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -29289,9 +29752,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.userId !== undefined){
-if(typeof data.userId !== "string"){
-const err6 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err6 = {instancePath:instancePath+"/scheduleId",schemaPath:"#/properties/scheduleId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -29301,11 +29763,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.startsAt !== undefined){
-let data2 = data.startsAt;
-if(typeof data2 === "string"){
-if(!(formats0.validate(data2))){
-const err7 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.userId !== undefined){
+let data1 = data.userId;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err7 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -29316,7 +29778,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err8 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -29326,11 +29788,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.endsAt !== undefined){
-let data3 = data.endsAt;
-if(typeof data3 === "string"){
-if(!(formats0.validate(data3))){
-const err9 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.startsAt !== undefined){
+let data2 = data.startsAt;
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+const err9 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -29339,9 +29801,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-else {
-const err10 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0.validate(data2))){
+const err10 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -29351,14 +29812,60 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err11 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
 else {
 vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.endsAt !== undefined){
+let data3 = data.endsAt;
+if(typeof data3 === "string"){
+if(func1(data3) > 64){
+const err12 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err13 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
 }
 errors++;
 }
@@ -29547,7 +30054,7 @@ validate618.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createSchedule"] = validate622;
 const schema324 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleBody"};
-const schema325 = {"type":"object","additionalProperties":false,"required":["name","shiftLengthHours","handoffTime","participantIds"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","description":"IANA zone; default UTC."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"User ids of members, in rotation order."},"workspaceId":{"type":["string","null"]}}};
+const schema325 = {"type":"object","additionalProperties":false,"required":["name","shiftLengthHours","handoffTime","participantIds"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","maxLength":64,"description":"IANA zone; default UTC."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","maxLength":64},"description":"User ids of members, in rotation order."},"workspaceId":{"type":["string","null"],"maxLength":64}}};
 const pattern3 = new RegExp("^([01][0-9]|2[0-3]):[0-5][0-9]$", "u");
 
 function validate623(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -29649,8 +30156,10 @@ errors++;
 }
 }
 if(data.timezone !== undefined){
-if(typeof data.timezone !== "string"){
-const err8 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data1 = data.timezone;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err8 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -29660,10 +30169,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.shiftLengthHours !== undefined){
-let data2 = data.shiftLengthHours;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/shiftLengthHours",schemaPath:"#/properties/shiftLengthHours/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err9 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -29672,9 +30179,11 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 720 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/shiftLengthHours",schemaPath:"#/properties/shiftLengthHours/maximum",keyword:"maximum",params:{comparison: "<=", limit: 720},message:"must be <= 720"};
+}
+if(data.shiftLengthHours !== undefined){
+let data2 = data.shiftLengthHours;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/shiftLengthHours",schemaPath:"#/properties/shiftLengthHours/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -29683,8 +30192,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data2 < 1 || isNaN(data2)){
-const err11 = {instancePath:instancePath+"/shiftLengthHours",schemaPath:"#/properties/shiftLengthHours/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 720 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/shiftLengthHours",schemaPath:"#/properties/shiftLengthHours/maximum",keyword:"maximum",params:{comparison: "<=", limit: 720},message:"must be <= 720"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -29693,13 +30203,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-}
-if(data.handoffTime !== undefined){
-let data3 = data.handoffTime;
-if(typeof data3 === "string"){
-if(!pattern3.test(data3)){
-const err12 = {instancePath:instancePath+"/handoffTime",schemaPath:"#/properties/handoffTime/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^([01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/shiftLengthHours",schemaPath:"#/properties/shiftLengthHours/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -29709,8 +30214,12 @@ vErrors.push(err12);
 errors++;
 }
 }
-else {
-const err13 = {instancePath:instancePath+"/handoffTime",schemaPath:"#/properties/handoffTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.handoffTime !== undefined){
+let data3 = data.handoffTime;
+if(typeof data3 === "string"){
+if(!pattern3.test(data3)){
+const err13 = {instancePath:instancePath+"/handoffTime",schemaPath:"#/properties/handoffTime/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^([01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29720,11 +30229,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.participantIds !== undefined){
-let data4 = data.participantIds;
-if(Array.isArray(data4)){
-if(data4.length > 100){
-const err14 = {instancePath:instancePath+"/participantIds",schemaPath:"#/properties/participantIds/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err14 = {instancePath:instancePath+"/handoffTime",schemaPath:"#/properties/handoffTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -29733,8 +30239,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data4.length < 1){
-const err15 = {instancePath:instancePath+"/participantIds",schemaPath:"#/properties/participantIds/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+if(data.participantIds !== undefined){
+let data4 = data.participantIds;
+if(Array.isArray(data4)){
+if(data4.length > 100){
+const err15 = {instancePath:instancePath+"/participantIds",schemaPath:"#/properties/participantIds/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -29743,10 +30253,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data4[i0] !== "string"){
-const err16 = {instancePath:instancePath+"/participantIds/" + i0,schemaPath:"#/properties/participantIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.length < 1){
+const err16 = {instancePath:instancePath+"/participantIds",schemaPath:"#/properties/participantIds/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -29755,10 +30263,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-}
-else {
-const err17 = {instancePath:instancePath+"/participantIds",schemaPath:"#/properties/participantIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 === "string"){
+if(func1(data5) > 64){
+const err17 = {instancePath:instancePath+"/participantIds/" + i0,schemaPath:"#/properties/participantIds/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -29768,10 +30278,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.workspaceId !== undefined){
-let data6 = data.workspaceId;
-if((typeof data6 !== "string") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema325.properties.workspaceId.type},message:"must be string,null"};
+else {
+const err18 = {instancePath:instancePath+"/participantIds/" + i0,schemaPath:"#/properties/participantIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -29783,12 +30291,49 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err19 = {instancePath:instancePath+"/participantIds",schemaPath:"#/properties/participantIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err19];
 }
 else {
 vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.workspaceId !== undefined){
+let data6 = data.workspaceId;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err20 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema325.properties.workspaceId.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(typeof data6 === "string"){
+if(func1(data6) > 64){
+const err21 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
 }
 errors++;
 }
@@ -30072,7 +30617,7 @@ validate633.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:setActiveOrganization"] = validate637;
 const schema332 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationBody"};
-const schema333 = {"type":"object","additionalProperties":false,"required":["organizationId"],"properties":{"organizationId":{"type":"string"}}};
+const schema333 = {"type":"object","additionalProperties":false,"required":["organizationId"],"properties":{"organizationId":{"type":"string","maxLength":64}}};
 
 function validate638(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30108,8 +30653,10 @@ errors++;
 }
 }
 if(data.organizationId !== undefined){
-if(typeof data.organizationId !== "string"){
-const err2 = {instancePath:instancePath+"/organizationId",schemaPath:"#/properties/organizationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.organizationId;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err2 = {instancePath:instancePath+"/organizationId",schemaPath:"#/properties/organizationId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -30119,14 +30666,25 @@ vErrors.push(err2);
 errors++;
 }
 }
-}
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath:instancePath+"/organizationId",schemaPath:"#/properties/organizationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -33359,7 +33917,7 @@ validate715.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:uploadSourceMap"] = validate719;
 const schema380 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
-const schema381 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
+const schema381 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"maxLength":8000000,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
 
 function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -33482,8 +34040,8 @@ errors++;
 if(data.mapGzipBase64 !== undefined){
 let data3 = data.mapGzipBase64;
 if(typeof data3 === "string"){
-if(func1(data3) < 1){
-const err9 = {instancePath:instancePath+"/mapGzipBase64",schemaPath:"#/properties/mapGzipBase64/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data3) > 8000000){
+const err9 = {instancePath:instancePath+"/mapGzipBase64",schemaPath:"#/properties/mapGzipBase64/maxLength",keyword:"maxLength",params:{limit: 8000000},message:"must NOT have more than 8000000 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -33492,9 +34050,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-else {
-const err10 = {instancePath:instancePath+"/mapGzipBase64",schemaPath:"#/properties/mapGzipBase64/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data3) < 1){
+const err10 = {instancePath:instancePath+"/mapGzipBase64",schemaPath:"#/properties/mapGzipBase64/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -33504,11 +34061,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.debugId !== undefined){
-let data4 = data.debugId;
-if(typeof data4 === "string"){
-if(func1(data4) > 64){
-const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+else {
+const err11 = {instancePath:instancePath+"/mapGzipBase64",schemaPath:"#/properties/mapGzipBase64/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -33517,8 +34071,12 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(func1(data4) < 1){
-const err12 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.debugId !== undefined){
+let data4 = data.debugId;
+if(typeof data4 === "string"){
+if(func1(data4) > 64){
+const err12 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -33527,9 +34085,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-else {
-const err13 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data4) < 1){
+const err13 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -33539,11 +34096,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.release !== undefined){
-let data5 = data.release;
-if(typeof data5 === "string"){
-if(func1(data5) > 250){
-const err14 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/maxLength",keyword:"maxLength",params:{limit: 250},message:"must NOT have more than 250 characters"};
+else {
+const err14 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -33552,8 +34106,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(func1(data5) < 1){
-const err15 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.release !== undefined){
+let data5 = data.release;
+if(typeof data5 === "string"){
+if(func1(data5) > 250){
+const err15 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/maxLength",keyword:"maxLength",params:{limit: 250},message:"must NOT have more than 250 characters"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -33562,9 +34120,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-else {
-const err16 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data5) < 1){
+const err16 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -33574,14 +34131,25 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
 else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err17 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -34103,7 +34671,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema387.properties, key0))){
+if(!(func5.call(schema387.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -34377,7 +34945,7 @@ validate727.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createStatusPage"] = validate734;
 const schema389 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
-const schema390 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string"}}};
+const schema390 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string","maxLength":64}}};
 
 function validate735(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -34458,8 +35026,10 @@ errors++;
 }
 }
 if(data.workspaceId !== undefined){
-if(typeof data.workspaceId !== "string"){
-const err6 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data1 = data.workspaceId;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err6 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -34469,14 +35039,25 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err7 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -34744,7 +35325,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema395.properties, key0))){
+if(!(func5.call(schema395.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -35196,7 +35777,7 @@ vErrors.push(err24);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema393.properties, key0))){
+if(!(func5.call(schema393.properties, key0))){
 const err25 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
@@ -35800,7 +36381,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema399.properties, key0))){
+if(!(func5.call(schema399.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -36370,7 +36951,7 @@ validate758.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:addStatusPageComponent"] = validate762;
 const schema404 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
-const schema405 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"maxLength":100}}};
+const schema405 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string","maxLength":64},"displayName":{"type":["string","null"],"maxLength":100}}};
 
 function validate763(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -36406,8 +36987,10 @@ errors++;
 }
 }
 if(data.monitorId !== undefined){
-if(typeof data.monitorId !== "string"){
-const err2 = {instancePath:instancePath+"/monitorId",schemaPath:"#/properties/monitorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.monitorId;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err2 = {instancePath:instancePath+"/monitorId",schemaPath:"#/properties/monitorId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -36417,10 +37000,8 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.displayName !== undefined){
-let data1 = data.displayName;
-if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema405.properties.displayName.type},message:"must be string,null"};
+else {
+const err3 = {instancePath:instancePath+"/monitorId",schemaPath:"#/properties/monitorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -36429,9 +37010,11 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(typeof data1 === "string"){
-if(func1(data1) > 100){
-const err4 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+}
+if(data.displayName !== undefined){
+let data1 = data.displayName;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err4 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema405.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -36440,16 +37023,27 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data1 === "string"){
+if(func1(data1) > 100){
+const err5 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
 }
 errors++;
 }
@@ -36559,7 +37153,7 @@ validate765.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:removeStatusPageComponent"] = validate769;
 const schema408 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
-const schema409 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","description":"The component's id, or its monitor's id (alternative to query `component`)."}}};
+const schema409 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","maxLength":64,"description":"The component's id, or its monitor's id (alternative to query `component`)."}}};
 
 function validate770(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -36585,8 +37179,10 @@ errors++;
 }
 }
 if(data.componentId !== undefined){
-if(typeof data.componentId !== "string"){
-const err1 = {instancePath:instancePath+"/componentId",schemaPath:"#/properties/componentId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.componentId;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/componentId",schemaPath:"#/properties/componentId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -36596,14 +37192,25 @@ vErrors.push(err1);
 errors++;
 }
 }
-}
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath:instancePath+"/componentId",schemaPath:"#/properties/componentId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -37097,7 +37704,7 @@ validate780.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:removeStatusPageSubscriber"] = validate785;
 const schema417 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
-const schema418 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","description":"The subscriber's id (alternative to query `subscriber`)."}}};
+const schema418 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","maxLength":64,"description":"The subscriber's id (alternative to query `subscriber`)."}}};
 
 function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37123,8 +37730,10 @@ errors++;
 }
 }
 if(data.subscriberId !== undefined){
-if(typeof data.subscriberId !== "string"){
-const err1 = {instancePath:instancePath+"/subscriberId",schemaPath:"#/properties/subscriberId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data0 = data.subscriberId;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/subscriberId",schemaPath:"#/properties/subscriberId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -37134,14 +37743,25 @@ vErrors.push(err1);
 errors++;
 }
 }
-}
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath:instancePath+"/subscriberId",schemaPath:"#/properties/subscriberId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -38118,7 +38738,7 @@ validate802.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:createWorkspace"] = validate807;
 const schema430 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
-const schema431 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"description":"Your own reference for the workspace (e.g. a client number)."}}};
+const schema431 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Your own reference for the workspace (e.g. a client number)."}}};
 
 function validate808(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38200,15 +38820,27 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data1 === "string"){
+if(func1(data1) > 200){
+const err6 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
 else {
 vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
 }
 errors++;
 }
@@ -38318,7 +38950,7 @@ validate810.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:updateWorkspace"] = validate814;
 const schema434 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
-const schema435 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
+const schema435 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
 
 function validate815(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38400,15 +39032,27 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data1 === "string"){
+if(func1(data1) > 200){
+const err6 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
 else {
 vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
 }
 errors++;
 }
@@ -38714,7 +39358,8 @@ return errors === 0;
 validate55.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:deleteAgent"] = validate56;
-const schema23 = {"type":"object","properties":{"id":{"type":"string"}}};
+const schema23 = {"type":"object","properties":{"id":{"type":"string","maxLength":64}}};
+const func1 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38757,15 +39402,27 @@ data["id"] = coerced0;
 }
 }
 }
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
 }
 errors++;
 }
@@ -38981,7 +39638,7 @@ return errors === 0;
 validate60.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:getAnalyticsSite"] = validate61;
-const schema28 = {"type":"object","properties":{"days":{"type":"integer","default":7},"dimensions":{"type":"string"}}};
+const schema28 = {"type":"object","properties":{"days":{"type":"integer","default":7},"dimensions":{"type":"string","maxLength":4096}}};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39054,15 +39711,27 @@ data["dimensions"] = coerced1;
 }
 }
 }
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data1 === "string"){
+if(func1(data1) > 4096){
+const err2 = {instancePath:instancePath+"/dimensions",schemaPath:"#/properties/dimensions/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -39240,7 +39909,7 @@ return errors === 0;
 validate67.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:revokeApiKey"] = validate68;
-const schema35 = {"type":"object","properties":{"id":{"type":"string"}}};
+const schema35 = {"type":"object","properties":{"id":{"type":"string","maxLength":64}}};
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39283,15 +39952,27 @@ data["id"] = coerced0;
 }
 }
 }
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
 }
 errors++;
 }
@@ -39301,7 +39982,7 @@ return errors === 0;
 validate68.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 
 exports["query:listAuditEntries"] = validate69;
-const schema36 = {"type":"object","properties":{"limit":{"type":"integer","default":50},"before":{"type":"string"}}};
+const schema36 = {"type":"object","properties":{"limit":{"type":"integer","default":50},"before":{"type":"string","maxLength":64}}};
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39374,15 +40055,27 @@ data["before"] = coerced1;
 }
 }
 }
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err2 = {instancePath:instancePath+"/before",schemaPath:"#/properties/before/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -39644,8 +40337,7 @@ return errors === 0;
 validate78.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:listErrorIssues"] = validate79;
-const schema46 = {"type":"object","properties":{"status":{"type":"string","enum":["unresolved","resolved","ignored","all"],"default":"unresolved"},"project":{"type":"string"},"q":{"type":"string","maxLength":200},"limit":{"type":"integer","default":50}}};
-const func1 = require("ajv/dist/runtime/ucs2length").default;
+const schema46 = {"type":"object","properties":{"status":{"type":"string","enum":["unresolved","resolved","ignored","all"],"default":"unresolved"},"project":{"type":"string","maxLength":64},"q":{"type":"string","maxLength":200},"limit":{"type":"integer","default":50}}};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39733,6 +40425,18 @@ data["project"] = coerced1;
 }
 }
 }
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err3 = {instancePath:instancePath+"/project",schemaPath:"#/properties/project/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
 }
 if(data.q !== undefined){
 let data2 = data.q;
@@ -39747,12 +40451,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err3 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err4 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err4];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err4);
 }
 errors++;
 }
@@ -39766,12 +40470,12 @@ data["q"] = coerced2;
 }
 if(typeof data2 === "string"){
 if(func1(data2) > 200){
-const err4 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+const err5 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -39787,12 +40491,12 @@ if(dataType3 === "boolean" || data3 === null
 coerced3 = +data3;
 }
 else {
-const err5 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err6 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
 }
 errors++;
 }
@@ -39806,12 +40510,12 @@ data["limit"] = coerced3;
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err7];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err7);
 }
 errors++;
 }
@@ -40045,7 +40749,7 @@ return errors === 0;
 validate87.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:exportAll"] = validate88;
-const schema55 = {"type":"object","properties":{"format":{"type":"string","enum":["csv","json"],"default":"csv"},"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},"bom":{"type":"boolean","default":false}}};
+const schema55 = {"type":"object","properties":{"format":{"type":"string","enum":["csv","json"],"default":"csv"},"from":{"type":"string","maxLength":64,"format":"date-time"},"to":{"type":"string","maxLength":64,"format":"date-time"},"bom":{"type":"boolean","default":false}}};
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -40135,13 +40839,23 @@ data["from"] = coerced1;
 }
 }
 if(typeof data1 === "string"){
-if(!(formats0.validate(data1))){
-const err3 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(func1(data1) > 64){
+const err3 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err4 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -40160,12 +40874,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err4 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err5 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -40178,13 +40892,23 @@ data["to"] = coerced2;
 }
 }
 if(typeof data2 === "string"){
-if(!(formats0.validate(data2))){
-const err5 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(func1(data2) > 64){
+const err6 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(formats0.validate(data2))){
+const err7 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
 }
 errors++;
 }
@@ -40201,12 +40925,12 @@ else if(data3 === "true" || data3 === 1){
 coerced3 = true;
 }
 else {
-const err6 = {instancePath:instancePath+"/bom",schemaPath:"#/properties/bom/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err8 = {instancePath:instancePath+"/bom",schemaPath:"#/properties/bom/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err8];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err8);
 }
 errors++;
 }
@@ -40220,12 +40944,12 @@ data["bom"] = coerced3;
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err9];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -40235,7 +40959,7 @@ return errors === 0;
 validate88.evaluated = {"props":{"format":true,"from":true,"to":true,"bom":true},"dynamicProps":false,"dynamicItems":false};
 
 exports["query:exportEntity"] = validate89;
-const schema56 = {"type":"object","properties":{"format":{"type":"string","enum":["csv","json"],"default":"csv"},"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},"bom":{"type":"boolean","default":false}}};
+const schema56 = {"type":"object","properties":{"format":{"type":"string","enum":["csv","json"],"default":"csv"},"from":{"type":"string","maxLength":64,"format":"date-time"},"to":{"type":"string","maxLength":64,"format":"date-time"},"bom":{"type":"boolean","default":false}}};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40324,13 +41048,23 @@ data["from"] = coerced1;
 }
 }
 if(typeof data1 === "string"){
-if(!(formats0.validate(data1))){
-const err3 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(func1(data1) > 64){
+const err3 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err4 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -40349,12 +41083,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err4 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err5 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -40367,13 +41101,23 @@ data["to"] = coerced2;
 }
 }
 if(typeof data2 === "string"){
-if(!(formats0.validate(data2))){
-const err5 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(func1(data2) > 64){
+const err6 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(formats0.validate(data2))){
+const err7 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
 }
 errors++;
 }
@@ -40390,12 +41134,12 @@ else if(data3 === "true" || data3 === 1){
 coerced3 = true;
 }
 else {
-const err6 = {instancePath:instancePath+"/bom",schemaPath:"#/properties/bom/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err8 = {instancePath:instancePath+"/bom",schemaPath:"#/properties/bom/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err8];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err8);
 }
 errors++;
 }
@@ -40409,12 +41153,12 @@ data["bom"] = coerced3;
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err9];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -40592,7 +41336,7 @@ return errors === 0;
 validate95.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:removeHostMonitor"] = validate96;
-const schema63 = {"type":"object","properties":{"monitorId":{"type":"string"}}};
+const schema63 = {"type":"object","properties":{"monitorId":{"type":"string","maxLength":64}}};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40635,15 +41379,27 @@ data["monitorId"] = coerced0;
 }
 }
 }
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/monitorId",schemaPath:"#/properties/monitorId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
 }
 errors++;
 }
@@ -40737,7 +41493,7 @@ return errors === 0;
 validate99.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:listIncidents"] = validate100;
-const schema67 = {"type":"object","properties":{"status":{"type":"string"},"open":{"type":"boolean"},"limit":{"type":"integer","default":50}}};
+const schema67 = {"type":"object","properties":{"status":{"type":"string","maxLength":200},"open":{"type":"boolean"},"limit":{"type":"integer","default":50}}};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40783,6 +41539,18 @@ data["status"] = coerced0;
 }
 }
 }
+if(typeof data0 === "string"){
+if(func1(data0) > 200){
+const err1 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
 }
 if(data.open !== undefined){
 let data1 = data.open;
@@ -40796,12 +41564,12 @@ else if(data1 === "true" || data1 === 1){
 coerced1 = true;
 }
 else {
-const err1 = {instancePath:instancePath+"/open",schemaPath:"#/properties/open/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err2 = {instancePath:instancePath+"/open",schemaPath:"#/properties/open/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err1];
+vErrors = [err2];
 }
 else {
-vErrors.push(err1);
+vErrors.push(err2);
 }
 errors++;
 }
@@ -40824,12 +41592,12 @@ if(dataType2 === "boolean" || data2 === null
 coerced2 = +data2;
 }
 else {
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err2];
+vErrors = [err3];
 }
 else {
-vErrors.push(err2);
+vErrors.push(err3);
 }
 errors++;
 }
@@ -40843,12 +41611,12 @@ data["limit"] = coerced2;
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err4];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err4);
 }
 errors++;
 }
@@ -41087,7 +41855,7 @@ return errors === 0;
 validate107.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:deleteMaintenanceWindow"] = validate108;
-const schema75 = {"type":"object","properties":{"id":{"type":"string"}},"required":["id"]};
+const schema75 = {"type":"object","properties":{"id":{"type":"string","maxLength":64}},"required":["id"]};
 
 function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41140,15 +41908,27 @@ data["id"] = coerced0;
 }
 }
 }
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -41326,7 +42106,7 @@ return errors === 0;
 validate114.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:listMonitors"] = validate115;
-const schema82 = {"type":"object","properties":{"tag":{"type":"string"}}};
+const schema82 = {"type":"object","properties":{"tag":{"type":"string","maxLength":4096}}};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41369,15 +42149,27 @@ data["tag"] = coerced0;
 }
 }
 }
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data0 === "string"){
+if(func1(data0) > 4096){
+const err1 = {instancePath:instancePath+"/tag",schemaPath:"#/properties/tag/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
 }
 errors++;
 }
@@ -42155,7 +42947,7 @@ return errors === 0;
 validate139.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:searchResources"] = validate140;
-const schema107 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+const schema107 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string","maxLength":4096},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42264,6 +43056,18 @@ data["type"] = coerced1;
 }
 }
 }
+if(typeof data1 === "string"){
+if(func1(data1) > 4096){
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
 }
 let data2 = data.limit;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
@@ -42275,12 +43079,12 @@ if(dataType2 === "boolean" || data2 === null
 coerced2 = +data2;
 }
 else {
-const err5 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err6 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
 }
 errors++;
 }
@@ -42294,17 +43098,7 @@ data["limit"] = coerced2;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 20 || isNaN(data2)){
-const err6 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data2 < 1 || isNaN(data2)){
-const err7 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err7 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -42313,15 +43107,25 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2 < 1 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
@@ -42751,7 +43555,7 @@ return errors === 0;
 validate155.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:removeStatusPageComponent"] = validate156;
-const schema123 = {"type":"object","properties":{"component":{"type":"string"}}};
+const schema123 = {"type":"object","properties":{"component":{"type":"string","maxLength":64}}};
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42794,15 +43598,27 @@ data["component"] = coerced0;
 }
 }
 }
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/component",schemaPath:"#/properties/component/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
 }
 errors++;
 }
@@ -42868,7 +43684,7 @@ return errors === 0;
 validate158.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports["query:removeStatusPageSubscriber"] = validate159;
-const schema126 = {"type":"object","properties":{"subscriber":{"type":"string"}}};
+const schema126 = {"type":"object","properties":{"subscriber":{"type":"string","maxLength":64}}};
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42911,15 +43727,27 @@ data["subscriber"] = coerced0;
 }
 }
 }
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/subscriber",schemaPath:"#/properties/subscriber/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
 }
 errors++;
 }

@@ -16,6 +16,7 @@ export const file_vigil_v1_common: GenFile = /*@__PURE__*/
 /**
  * A list that can itself be null. In JSON it is a plain array or null; in
  * protobuf an absent field is null and a present one carries the values.
+ * Its values are ids or tags: at most 64 characters each.
  *
  * @generated from message vigil.v1.StringList
  */

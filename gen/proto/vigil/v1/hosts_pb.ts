@@ -131,21 +131,29 @@ export const ListHostsResponseSchema: GenMessage<ListHostsResponse> = /*@__PURE_
  */
 export type CreateHostRequest = Message<"vigil.v1.CreateHostRequest"> & {
   /**
+   * 1 to 200 characters.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * Free text, at most 200 characters.
+   *
    * @generated from field: optional string provider = 2;
    */
   provider?: string | undefined;
 
   /**
+   * Free text, at most 500 characters.
+   *
    * @generated from field: optional string address = 3;
    */
   address?: string | undefined;
 
   /**
+   * Free text, at most 10,000 characters.
+   *
    * @generated from field: optional string notes = 4;
    */
   notes?: string | undefined;
@@ -226,21 +234,29 @@ export type UpdateHostRequest = Message<"vigil.v1.UpdateHostRequest"> & {
   id: string;
 
   /**
+   * 1 to 200 characters.
+   *
    * @generated from field: optional string name = 2;
    */
   name?: string | undefined;
 
   /**
+   * At most 200 characters.
+   *
    * @generated from field: optional string provider = 3;
    */
   provider?: string | undefined;
 
   /**
+   * At most 500 characters.
+   *
    * @generated from field: optional string address = 4;
    */
   address?: string | undefined;
 
   /**
+   * At most 10,000 characters.
+   *
    * @generated from field: optional string notes = 5;
    */
   notes?: string | undefined;

@@ -124,6 +124,8 @@ export type UpdateIncidentRequest = Message<"vigil.v1.UpdateIncidentRequest"> & 
   status?: string | undefined;
 
   /**
+   * At most 10,000 characters.
+   *
    * @generated from field: optional string comment = 3;
    */
   comment?: string | undefined;
@@ -172,7 +174,8 @@ export type SetIncidentPostmortemRequest = Message<"vigil.v1.SetIncidentPostmort
   id: string;
 
   /**
-   * Markdown, 1 to 50,000 characters after trimming (absent, like empty, is postmortem_required).
+   * Markdown, 1 to 50,000 characters after trimming (absent, like empty, is
+   * postmortem_required); at most 100,000 untrimmed.
    *
    * @generated from field: optional string body = 2;
    */

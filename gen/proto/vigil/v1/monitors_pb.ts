@@ -152,6 +152,8 @@ export const ListMonitorsResponseSchema: GenMessage<ListMonitorsResponse> = /*@_
  */
 export type CreateMonitorRequest = Message<"vigil.v1.CreateMonitorRequest"> & {
   /**
+   * 1 to 200 characters.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
@@ -169,7 +171,8 @@ export type CreateMonitorRequest = Message<"vigil.v1.CreateMonitorRequest"> & {
   workspaceId: string;
 
   /**
-   * A JSON document whose shape depends on kind (see the OpenAPI description).
+   * A JSON document whose shape depends on kind (see the OpenAPI description);
+   * at most 262,144 characters.
    *
    * @generated from field: string config = 4;
    */
@@ -200,6 +203,8 @@ export type CreateMonitorRequest = Message<"vigil.v1.CreateMonitorRequest"> & {
   probeId?: string | undefined;
 
   /**
+   * Each 1 to 64 characters.
+   *
    * @generated from field: repeated string tags = 9;
    */
   tags: string[];
@@ -279,6 +284,8 @@ export type UpdateMonitorRequest = Message<"vigil.v1.UpdateMonitorRequest"> & {
   id: string;
 
   /**
+   * 1 to 200 characters.
+   *
    * @generated from field: optional string name = 2;
    */
   name?: string | undefined;
@@ -299,7 +306,7 @@ export type UpdateMonitorRequest = Message<"vigil.v1.UpdateMonitorRequest"> & {
   enabled?: boolean | undefined;
 
   /**
-   * Replaced as a whole, never merged.
+   * Replaced as a whole, never merged; at most 262,144 characters.
    *
    * @generated from field: optional string config = 6;
    */

@@ -59,6 +59,8 @@ export type CreateWorkspaceRequest = Message<"vigil.v1.CreateWorkspaceRequest"> 
   name: string;
 
   /**
+   * At most 200 characters.
+   *
    * @generated from field: optional string client_reference = 2;
    */
   clientReference?: string | undefined;
@@ -107,7 +109,7 @@ export type UpdateWorkspaceRequest = Message<"vigil.v1.UpdateWorkspaceRequest"> 
   name: string;
 
   /**
-   * Absent leaves it unchanged; an empty string clears it.
+   * Absent leaves it unchanged; an empty string clears it. At most 200 characters.
    *
    * @generated from field: optional string client_reference = 3;
    */
