@@ -2,7 +2,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Outbox } from './outbox';
 import { describeOs, Sampler } from './sampler';
-import { REPORT_PATH, type AgentReport, type ReportAnswer, type WireSample } from './wire';
+import { MAX_TEXT, REPORT_PATH, clip, type AgentReport, type ReportAnswer, type WireSample } from './wire';
 
 /** The agent program's version, reported to the server. */
 export const AGENT_VERSION = '0.1.0';
@@ -49,7 +49,7 @@ export async function runAgent(o: AgentOptions): Promise<void> {
   const log = o.log ?? ((line: string) => process.stderr.write(`agent: ${line}\n`));
   const outbox = new Outbox(o.bufferSize ?? 2880);
   const sampler = new Sampler();
-  const identity = { hostname: os.hostname(), os: await describeOs(), version: AGENT_VERSION, intervalSeconds: interval };
+  const identity = { hostname: clip(os.hostname(), MAX_TEXT.hostname), os: clip(await describeOs(), MAX_TEXT.os), version: AGENT_VERSION, intervalSeconds: interval };
   let away = false;
   let chunk = CHUNK;
 

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import si from 'systeminformation';
-import { MAX_DISKS, type WireDisk, type WireSample } from './wire';
+import { MAX_DISKS, MAX_TEXT, clip, type WireDisk, type WireSample } from './wire';
 
 /** Filesystem types that are not disks (memory, images, kernel views). */
 const PSEUDO_FS = new Set([
@@ -60,7 +60,7 @@ async function disks(): Promise<WireDisk[]> {
     seen.add(f.mount);
     const available = Number.isFinite(f.available) ? f.available : f.size - f.used;
     const percent = Number.isFinite(f.use) && f.use > 0 ? f.use : pct(f.used, f.used + available) ?? 0;
-    out.push({ mount: f.mount, filesystem: f.fs ?? '', type: f.type || null, sizeBytes: f.size, usedBytes: f.used, percent: round2(percent)! });
+    out.push({ mount: clip(f.mount, MAX_TEXT.mount), filesystem: clip(f.fs ?? '', MAX_TEXT.filesystem), type: f.type ? clip(f.type, MAX_TEXT.type) : null, sizeBytes: f.size, usedBytes: f.used, percent: round2(percent)! });
     if (out.length >= MAX_DISKS) break;
   }
   return out;

@@ -13,6 +13,19 @@ export const MAX_SAMPLES_PER_REPORT = 1000;
 /** Filesystems a sample may list at most. */
 export const MAX_DISKS = 64;
 
+/**
+ * The most characters each text of a report may have: the server refuses one
+ * over (400 naming the field), and the agent program cuts what it reads from
+ * the machine to fit ({@link clip}), so a long mount path never costs a report.
+ */
+export const MAX_TEXT = { hostname: 255, os: 255, version: 64, mount: 255, filesystem: 255, type: 64 } as const;
+
+/** `s` cut to at most `max` characters (code points, as the server counts them). */
+export function clip(s: string, max: number): string {
+  const chars = [...s];
+  return chars.length <= max ? s : chars.slice(0, max).join('');
+}
+
 /** One mounted filesystem. */
 export interface WireDisk {
   mount: string;

@@ -6,7 +6,7 @@
 import { hashToken } from '../crypto/tokens';
 import { invalid } from '../pipeline/errors';
 import { textProblem } from '../pipeline/text';
-import { MAX_DISKS, MAX_SAMPLES_PER_REPORT, type WireDisk } from '../agent/wire';
+import { MAX_DISKS, MAX_SAMPLES_PER_REPORT, MAX_TEXT, type WireDisk } from '../agent/wire';
 
 /** How a figure is checked: percentages are clamped into 0..100, the others must not be negative. */
 type FigureKind = 'percent' | 'amount';
@@ -58,13 +58,18 @@ export function agentTokenHash(token: string | undefined): Buffer | null {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** An optional text field of the report: at most `max` characters kept, storable. */
+/**
+ * An optional text field of the report, storable and at most `max`
+ * characters: a longer one is refused, never stored or cut (every read of
+ * the agent would carry it; the agent program cuts what it reads to fit).
+ */
 function text(v: unknown, field: string, max: number): string | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string') throw invalid(field, 'must be a string');
+  if (v.length > max && [...v].length > max) throw invalid(field, `must be at most ${max} characters`);
   const problem = textProblem(v);
   if (problem) throw invalid(field, problem);
-  return v.slice(0, max) || null;
+  return v || null;
 }
 
 function figure(v: unknown, field: string, kind: FigureKind): number | null {
@@ -88,10 +93,10 @@ function disksOf(v: unknown, field: string): WireDisk[] {
   return v.map((d, i) => {
     const at = `${field}.${i}`;
     if (!isObj(d)) throw invalid(at, 'must be an object');
-    const mount = text(d.mount, `${at}.mount`, 255);
+    const mount = text(d.mount, `${at}.mount`, MAX_TEXT.mount);
     if (!mount) throw invalid(`${at}.mount`, 'is required');
     return {
-      mount, filesystem: text(d.filesystem, `${at}.filesystem`, 255) ?? '', type: text(d.type, `${at}.type`, 64),
+      mount, filesystem: text(d.filesystem, `${at}.filesystem`, MAX_TEXT.filesystem) ?? '', type: text(d.type, `${at}.type`, MAX_TEXT.type),
       sizeBytes: figure(d.sizeBytes, `${at}.sizeBytes`, 'amount') ?? 0, usedBytes: figure(d.usedBytes, `${at}.usedBytes`, 'amount') ?? 0,
       percent: figure(d.percent, `${at}.percent`, 'percent') ?? 0,
     };
@@ -109,9 +114,9 @@ export function parseReport(body: unknown, agentId: string, receivedAt: Date): {
   const samples = body.samples;
   if (!Array.isArray(samples) || samples.length === 0) throw invalid('samples', 'must be a list of at least one sample');
   if (samples.length > MAX_SAMPLES_PER_REPORT) throw invalid('samples', `at most ${MAX_SAMPLES_PER_REPORT} samples a report`);
-  const hostname = text(body.hostname, 'hostname', 255);
-  const os = text(body.os, 'os', 255);
-  const version = text(body.version, 'version', 64);
+  const hostname = text(body.hostname, 'hostname', MAX_TEXT.hostname);
+  const os = text(body.os, 'os', MAX_TEXT.os);
+  const version = text(body.version, 'version', MAX_TEXT.version);
   let interval: number | null = null;
   if (body.intervalSeconds !== undefined && body.intervalSeconds !== null) {
     if (typeof body.intervalSeconds !== 'number' || !Number.isFinite(body.intervalSeconds) || body.intervalSeconds <= 0) {

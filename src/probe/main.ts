@@ -28,7 +28,7 @@ export async function runProbe(opts: { server: string; token: string; concurrenc
   while (!opts.signal?.aborted) {
     let jobs: WireJob[] = [];
     try {
-      jobs = ((await post('/claim', { hostname: os.hostname(), version: VERSION, max: opts.concurrency ?? 50 })) as { jobs: WireJob[] }).jobs;
+      jobs = ((await post('/claim', { hostname: os.hostname().slice(0, 255), version: VERSION, max: opts.concurrency ?? 50 })) as { jobs: WireJob[] }).jobs;
       const results = await Promise.all(jobs.map(async (j) => {
         const at = new Date();
         const result: CheckResult | null = await runCheck({ ...j, lastPingAt: j.lastPingAt ? new Date(j.lastPingAt) : null, statusSince: new Date(j.statusSince) }, net, opts.signal);

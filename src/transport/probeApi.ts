@@ -13,6 +13,16 @@ import { BODY_LIMITS, readBody } from './body';
 
 const OUTCOMES = new Set(['up', 'degraded', 'down']);
 
+/**
+ * The most characters a probe's identity may have, and a result's cause; the
+ * most a result's detail may weigh as JSON (a posture or TLS check's findings
+ * are a few KiB). Over them a call is refused (400 naming the field): they are
+ * stored as given and shown on every read. A result's message is instead cut
+ * to 1,000 characters when stored, as the server's own checks' are: it holds
+ * the outside world's words, and one long answer must not cost the batch.
+ */
+export const PROBE_TEXT_MAX = { hostname: 255, version: 64, cause: 64, detailJson: 65_536 } as const;
+
 /** The JSON body of a probe call (empty = none). */
 function parseJson(bytes: Buffer): unknown {
   if (bytes.length === 0) return undefined;
@@ -46,15 +56,18 @@ export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: un
 
   router.post('/claim', authed(async (probe, raw, req, res) => {
     const body = (raw ?? {}) as { hostname?: unknown; version?: unknown; max?: unknown };
-    // Text stored as given must be storable (NUL or lone surrogates would fail the update).
+    // Text stored as given must be storable (NUL or lone surrogates would fail the update) and bounded.
     for (const f of ['hostname', 'version'] as const) {
-      const problem = typeof body[f] === 'string' ? textProblem(body[f]) : null;
+      const v = body[f];
+      if (typeof v !== 'string') continue;
+      if ([...v].length > PROBE_TEXT_MAX[f]) throw invalid(f, `must be at most ${PROBE_TEXT_MAX[f]} characters`);
+      const problem = textProblem(v);
       if (problem) throw invalid(f, problem);
     }
     await db.updateTable('probes').set({
       last_seen_at: new Date(),
-      hostname: typeof body.hostname === 'string' ? body.hostname.slice(0, 255) : null,
-      version: typeof body.version === 'string' ? body.version.slice(0, 64) : null,
+      hostname: typeof body.hostname === 'string' ? body.hostname : null,
+      version: typeof body.version === 'string' ? body.version : null,
     }).where('id', '=', probe.id).execute();
     const max = Math.min(Math.max(typeof body.max === 'number' && Number.isFinite(body.max) ? Math.floor(body.max) : 50, 1), 500);
     const claimed = await claimDue(db, max, probe.id);
@@ -71,10 +84,18 @@ export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: un
     // A probe claims at most 500 at a time: more results than that in one call are not its work.
     if (items.length > 1000) throw invalid('results', 'at most 1000 results a call');
     items.forEach((r, i) => {
-      const item = r as { monitorId?: unknown; result?: { outcome?: unknown; message?: unknown } | null } | null;
+      const item = r as { monitorId?: unknown; result?: { outcome?: unknown; message?: unknown; cause?: unknown; detail?: unknown } | null } | null;
       if (!item || typeof item !== 'object' || typeof item.monitorId !== 'string') throw invalid(`results.${i}.monitorId`, 'must be a monitor id');
       if (item.result !== null && item.result !== undefined && (typeof item.result !== 'object' || typeof item.result.message !== 'string')) {
         throw invalid(`results.${i}.result`, 'must be a check result with a message, or null');
+      }
+      const cause = item.result?.cause;
+      if (cause !== undefined && cause !== null && (typeof cause !== 'string' || cause.length > PROBE_TEXT_MAX.cause)) {
+        throw invalid(`results.${i}.result.cause`, `must be a cause of at most ${PROBE_TEXT_MAX.cause} characters, or null`);
+      }
+      const detail = item.result?.detail;
+      if (detail !== undefined && detail !== null && JSON.stringify(detail).length > PROBE_TEXT_MAX.detailJson) {
+        throw invalid(`results.${i}.result.detail`, `must be at most ${PROBE_TEXT_MAX.detailJson} characters as JSON`);
       }
     });
     const ids = [...new Set(items.map((r) => String((r as { monitorId?: unknown }).monitorId)))];

@@ -104,6 +104,7 @@ export async function uploadSymbols(db: Db, caller: Caller, body: unknown, heade
   if (!u.symbolName) throw invalid('X-Service-Symbol-Name', 'is required', 'missing_field');
   if (u.symbolName.length > 255) throw invalid('X-Service-Symbol-Name', 'is at most 255 characters');
   if (u.release !== null && u.release.length > 250) throw invalid('X-Service-Release', 'is at most 250 characters');
+  if (u.debugIds !== null && u.debugIds.length > 4096) throw invalid('X-Service-Debug-Ids', 'is at most 4096 characters');
   if (u.content.length > MAX_SYMBOLS_BYTES) throw new ApiError(413, 'symbols_too_large', `Symbols may be at most ${MAX_SYMBOLS_BYTES} bytes.`, { limit: String(MAX_SYMBOLS_BYTES) });
   let declared: string[] = [];
   if (u.platform === 'android') {
