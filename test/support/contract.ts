@@ -62,6 +62,8 @@ export function pathOf(r: Pick<RouteDef, 'path'>, ids: Record<string, string>, g
 export interface Seeded {
   owner: ApiClient;
   organizationId: string;
+  /** The owner's user id. */
+  userId: string;
   /** Real ids by the name a path parameter or a body field gives them (`monitor`, `channel`, `workspace`, …). */
   ids: Record<string, string>;
   /** Agent token, Sentry project ref and key, a heartbeat's ping URL, a status page's slug. */
@@ -94,5 +96,35 @@ export async function seedOrganization(server: TestServer): Promise<Seeded> {
   const beat = await made('/monitors', { name: 'Fuzz beat', kind: 'heartbeat', workspaceId: org.workspaceId, intervalSeconds: 60, config: JSON.stringify({ graceSeconds: 60 }) });
   outside.pingUrl = (await owner.get(`/monitors/${beat.id}/push-url`)).body.data?.url ?? `${server.url}/ping/nope`;
   outside.statusSlug = (await owner.get(`/status-pages/${ids.statusPage}`)).body.data.slug;
-  return { owner, organizationId: org.organizationId, ids, outside };
+  return { owner, organizationId: org.organizationId, userId: org.userId, ids, outside };
+}
+
+/** A string somewhere in a request: its path (`['steps', '*', 'targetId']`, `*` for a list's items) and its schema. */
+export interface StringField { path: string[]; schema: Schema }
+
+/**
+ * Every string a value of `s0` may hold, by path: properties, list items,
+ * the branches of `oneOf`/`anyOf`, and the values of string maps (`<key>`).
+ * Raw bytes (`contentEncoding`) are not text and are left out.
+ */
+export function stringFields(spec: Spec, s0: Schema | undefined, path: string[] = [], seen: Set<string> = new Set()): StringField[] {
+  if (s0?.$ref) {
+    if (seen.has(s0.$ref)) return [];
+    seen = new Set(seen).add(s0.$ref);
+  }
+  const s = resolveSchema(spec, s0);
+  if (!s) return [];
+  const out: StringField[] = [];
+  for (const b of [...(s.oneOf ?? []), ...(s.anyOf ?? [])]) out.push(...stringFields(spec, b, path, seen));
+  const types = Array.isArray(s.type) ? s.type : [s.type];
+  if (types.includes('string') && !s.contentEncoding) out.push({ path, schema: s });
+  for (const [k, v] of Object.entries(s.properties ?? {})) out.push(...stringFields(spec, v, [...path, k], seen));
+  if (s.items) out.push(...stringFields(spec, s.items, [...path, '*'], seen));
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') out.push(...stringFields(spec, s.additionalProperties, [...path, '<key>'], seen));
+  return out;
+}
+
+/** True when a pattern alone bounds a string's length: anchored at both ends, with no `*`, `+` or open `{n,}`. */
+export function patternBounds(pattern: string | undefined): boolean {
+  return !!pattern && pattern.startsWith('^') && pattern.endsWith('$') && !/(?<!\\)[*+]|\{\d+,\}/.test(pattern);
 }
