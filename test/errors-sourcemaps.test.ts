@@ -138,3 +138,29 @@ test('release plus filename matches the frame\'s `filename` too, and a debug id 
     expect(await frameOf(issue.id)).toMatchObject({ lineno: 5, resolved: true, contextLine: "  if (!cart.items) throw new TypeError('cart has no items');" });
   }
 });
+
+test('a matched map whose mappings cannot be parsed leaves its frames as sent, and the other frames still resolve (no 500)', async () => {
+  const p = ok('createErrorProject', await api.post('/errors/projects', { name: 'broken maps', workspaceId: org.workspaceId, platform: 'javascript' }), 201);
+  const broken = 'http://shop.example/assets/vendor.js';
+  // Valid JSON, a version 3 map: accepted at upload; its mappings fail only when a position is looked up.
+  const bad = { version: 3, file: 'vendor.js', sources: ['vendor.src.js'], names: [], mappings: 'AAAA,*;;CA@A' };
+  ok('uploadSourceMap', await api.post('/sourcemaps', { projectRef: p.ref, filename: '~/assets/vendor.js', release: 'web@3.0.0', map: bad }), 201);
+  ok('uploadSourceMap', await api.post('/sourcemaps', { projectRef: p.ref, filename: '~/assets/bundle.js', release: 'web@3.0.0', map }), 201);
+  const event = {
+    platform: 'javascript', release: 'web@3.0.0',
+    exception: { values: [{ type: 'TypeError', value: 'cart has no items', stacktrace: { frames: [
+      { abs_path: broken, filename: broken, function: 'v', lineno: 1, colno: 5, in_app: false },
+      { abs_path: URL_, filename: URL_, function: 'n', lineno: thrown.line, colno: thrown.col, in_app: true },
+      { abs_path: broken, filename: broken, function: 'w', lineno: 3, colno: 1, in_app: false },
+    ] } }] },
+  };
+  const res = await fetch(`${server.url}/api/${p.ref}/envelope/?sentry_key=${p.publicKey}`, { method: 'POST', body: `{}\n{"type":"event"}\n${JSON.stringify(event)}` });
+  expect(res.status).toBe(200);
+  const issue = await until('the issue', async () => ok('listErrorIssues', await api.get(`/errors/issues?project=${p.id}`))[0]);
+  const read = await api.get(`/errors/issues/${issue.id}`);
+  expect(read.status).toBe(200);
+  const frames = ok('getErrorIssue', read).exceptions[0].frames;
+  expect(frames[0]).toMatchObject({ absPath: broken, function: 'v', lineno: 1, colno: 5, resolved: false });
+  expect(frames[1]).toMatchObject({ lineno: 5, resolved: true });
+  expect(frames[2]).toMatchObject({ absPath: broken, function: 'w', lineno: 3, resolved: false });
+});

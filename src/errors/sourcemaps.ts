@@ -121,49 +121,71 @@ export async function resolveFrames(db: Db, projectId: string, event: Record<str
       if (!consumers.has(key)) consumers.set(key, await loadConsumer(db, projectId, debugId, release, files));
       const c = consumers.get(key);
       if (c) {
-        const pos = c.originalPositionFor({ line: f.lineno, column: f.colno - 1 });
-        if (pos.source && pos.line !== null) found = { key, c, pos };
+        try {
+          const pos = c.originalPositionFor({ line: f.lineno, column: f.colno - 1 });
+          if (pos.source && pos.line !== null) found = { key, c, pos };
+        } catch {
+          // The mappings are parsed at the first lookup, and may turn out unusable
+          // ("invalid base 64 character"): the map is dropped for every frame, which stay as sent.
+          consumers.set(key, null);
+          freeMap(c);
+        }
       }
     }
     positions.set(f, found);
     return found;
   };
 
+  /** One frame's resolution; whatever goes wrong with its map leaves the frame as sent. */
+  const resolveOne = async (f: Frame): Promise<ResolvedFrame | null> => {
+    const at = await positionOf(f);
+    if (!at) return null;
+    const { key, c, pos } = at;
+    const source = pos.source!;
+    const line = pos.line!;
+    const content = c.sourceContentFor(source, true);
+    const lines = content ? content.split(/\r?\n/) : null;
+    let name: string | null = null;
+    if (content && content.length <= MAX_SCOPE_SCAN_CHARS) {
+      const sk = `${key}\0${source}`;
+      if (!scopes.has(sk)) {
+        try { scopes.set(sk, functionScopes(content)); } catch { scopes.set(sk, null); }
+      }
+      const found = scopes.get(sk);
+      if (found) name = enclosingFunctionName(content, line, pos.column ?? 0, found);
+    }
+    if (!name) {
+      const caller = callerOf.get(f);
+      const callSite = caller ? await positionOf(caller) : null;
+      name = callSite?.pos.name ?? null;
+    }
+    return {
+      filename: source, absPath: source, lineno: line, colno: (pos.column ?? 0) + 1,
+      function: name ?? (typeof f.function === 'string' ? f.function : null),
+      contextLine: lines?.[line - 1] ?? null,
+      preContext: lines ? lines.slice(Math.max(0, line - 1 - CONTEXT_LINES), line - 1) : [],
+      postContext: lines ? lines.slice(line, line + CONTEXT_LINES) : [],
+    };
+  };
+
   try {
     for (const f of frames) {
-      const at = await positionOf(f);
-      if (!at) continue;
-      const { key, c, pos } = at;
-      const source = pos.source!;
-      const line = pos.line!;
-      const content = c.sourceContentFor(source, true);
-      const lines = content ? content.split(/\r?\n/) : null;
-      let name: string | null = null;
-      if (content && content.length <= MAX_SCOPE_SCAN_CHARS) {
-        const sk = `${key}\0${source}`;
-        if (!scopes.has(sk)) {
-          try { scopes.set(sk, functionScopes(content)); } catch { scopes.set(sk, null); }
-        }
-        const found = scopes.get(sk);
-        if (found) name = enclosingFunctionName(content, line, pos.column ?? 0, found);
+      try {
+        const r = await resolveOne(f);
+        if (r) out.set(f, r);
+      } catch {
+        // An unusable map falls back to the original frame (spec); the other frames still resolve.
       }
-      if (!name) {
-        const caller = callerOf.get(f);
-        const callSite = caller ? await positionOf(caller) : null;
-        name = callSite?.pos.name ?? null;
-      }
-      out.set(f, {
-        filename: source, absPath: source, lineno: line, colno: (pos.column ?? 0) + 1,
-        function: name ?? (typeof f.function === 'string' ? f.function : null),
-        contextLine: lines?.[line - 1] ?? null,
-        preContext: lines ? lines.slice(Math.max(0, line - 1 - CONTEXT_LINES), line - 1) : [],
-        postContext: lines ? lines.slice(line, line + CONTEXT_LINES) : [],
-      });
     }
   } finally {
-    if (!shared) for (const c of consumers.values()) c?.destroy();
+    if (!shared) for (const c of consumers.values()) if (c) freeMap(c);
   }
   return out;
+}
+
+/** Frees a map's memory (wasm); a map that failed to parse may fail here too, which changes nothing. */
+function freeMap(c: SourceMapConsumer): void {
+  try { c.destroy(); } catch { /* already unusable */ }
 }
 
 /** Maps loaded once for many events of one project (see `mapCache`). */
@@ -172,7 +194,7 @@ export interface MapCache { consumers: Map<string, SourceMapConsumer | null>; fr
 /** A cache of loaded maps for resolving many events of one project; `free` releases them. */
 export function mapCache(): MapCache {
   const consumers = new Map<string, SourceMapConsumer | null>();
-  return { consumers, free: () => { for (const c of consumers.values()) c?.destroy(); consumers.clear(); } };
+  return { consumers, free: () => { for (const c of consumers.values()) if (c) freeMap(c); consumers.clear(); } };
 }
 
 /**
