@@ -623,7 +623,8 @@ export interface paths {
          * @description One issue with its `exceptions` (the SDK's own chain of the latest
          *     event: thrown error last, causes before it; frames resolved against
          *     uploaded source maps and symbols at this read, an unusable map falling
-         *     back to the original frames) `lastEvent`, and `activity`: the issue's timeline, oldest
+         *     back to the original frames), `lastEvent` (with the SDK's `contexts`
+         *     and `request`, credentials left out: see `ErrorEventRequest`), and `activity`: the issue's timeline, oldest
          *     first (first seen and regressions with the release of the event that
          *     caused them; resolved, ignored and unresolved with who changed it).
          */
@@ -3273,6 +3274,34 @@ export interface components {
             };
             /** @description The user the SDK reported, or null: its keys as sent (`id`, `email`, `username`, `ip_address`, …), every value a string (other values are stringified at ingestion). A free-form object because a nullable map has no proto form: `google.protobuf.Struct`, absent when null. */
             user: Record<string, never> | null;
+            /** @description The contexts the SDK reported (`os`, `browser`, `runtime`, `device`, `trace`, the app's own), as sent except that keys named like a credential (token, secret, password, session, cookie, authorization, API key, signature, credential, CSRF) are left out at any depth; null when none. `google.protobuf.Struct` in protobuf, absent when null. */
+            contexts: Record<string, never> | null;
+            /** @description The HTTP request the event happened in, as the SDK reported it, without credentials (see `ErrorEventRequest`); null when none. */
+            request: components["schemas"]["ErrorEventRequest"] | null;
+        };
+        /**
+         * @description The request an event happened in (Sentry's `request` interface),
+         *     without what could let a reader act as the requester: headers named
+         *     like a credential (`Cookie`, `Set-Cookie`, `Authorization`,
+         *     `Proxy-Authorization`, `X-Api-Key`, any naming a token, secret,
+         *     password, session, signature, credential or CSRF token) and headers
+         *     whose value is a `Bearer`, `Basic`, `Digest`, `Negotiate` or `Token`
+         *     credential are left out; so are query parameters named like a
+         *     credential (the same words, and `key`, `code`, `sig`, `pass`,
+         *     `access_key`), in `queryString` and in `url`, and the URL's user
+         *     name, password and fragment. The request's cookies, body (`data`)
+         *     and environment (`env`) are never shown.
+         */
+        ErrorEventRequest: {
+            /** @description The URL, without userinfo, fragment or credential-like query parameters. */
+            url: string | null;
+            method: string | null;
+            /** @description The query string without credential-like parameters (`a=1&b=2`); null when none is left. */
+            queryString: string | null;
+            /** @description The request headers without credentials. */
+            headers: {
+                [key: string]: string;
+            };
         };
         /** @description One exception of a chain. */
         ErrorException: {

@@ -101,6 +101,51 @@ test('one issue: the latest event\'s chain (causes first), its release, environm
   expect((await api.get('/errors/issues/iss_nope')).status).toBe(404);
 });
 
+test('lastEvent carries the contexts and the request the SDK sent, without cookies, credentials or credential-like query parameters', async () => {
+  const p = await project('Request');
+  await send(p, [{
+    ...thrown('Error', 'request failed'),
+    contexts: {
+      os: { name: 'Linux', version: '6.1' }, runtime: { name: 'node', version: 'v20.11.0' }, trace: { trace_id: 'c'.repeat(32), span_id: 'd'.repeat(16) },
+      app: { build: '42', api_token: 'tok-secret-1', nested: { password: 'pw-secret-2', region: 'eu' } },
+    },
+    request: {
+      url: 'https://alice:pw-secret-3@shop.example/cart?item=7&access_token=tok-secret-4#id_token=tok-secret-5',
+      method: 'POST', query_string: 'item=7&api_key=key-secret-6&code=code-secret-7&page=2',
+      headers: [['Content-Type', 'application/json'], ['Cookie', 'sid=cookie-secret-8'], ['Authorization', 'Bearer tok-secret-9'], ['X-Api-Key', 'key-secret-10'],
+        ['X-Forwarded-For', '203.0.113.9'], ['X-Custom', 'Basic c2VjcmV0'], ['User-Agent', 'curl/8']],
+      cookies: { sid: 'cookie-secret-11' }, data: { password: 'pw-secret-12' }, env: { REMOTE_ADDR: '203.0.113.9', SECRET_KEY: 'env-secret-13' },
+    },
+  }]);
+  await grouped(p.id, 1);
+  const [i] = await issues(p.id);
+  const read = await api.get(`/errors/issues/${i.id}`);
+  const detail = ok('getErrorIssue', read);
+  expect(detail.lastEvent.contexts).toEqual({
+    os: { name: 'Linux', version: '6.1' }, runtime: { name: 'node', version: 'v20.11.0' }, trace: { trace_id: 'c'.repeat(32), span_id: 'd'.repeat(16) },
+    app: { build: '42', nested: { region: 'eu' } },
+  });
+  expect(detail.lastEvent.request).toEqual({
+    url: 'https://shop.example/cart?item=7', method: 'POST', queryString: 'item=7&page=2',
+    headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': '203.0.113.9', 'User-Agent': 'curl/8' },
+  });
+  expect(JSON.stringify(read.body)).not.toMatch(/secret/);
+  // The same through protobuf-shaped JSON (Connect): the request's headers are a map there.
+  const rpc = await fetch(`${server.url}/rpc/vigil.v1.ErrorTrackingService/GetErrorIssue`, {
+    method: 'POST', headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ id: i.id }),
+  });
+  expect(rpc.status).toBe(200);
+  const viaConnect = await rpc.json();
+  expect(viaConnect.data.lastEvent.request.queryString).toBe('item=7&page=2');
+  expect(viaConnect.data.lastEvent.contexts.app).toEqual({ build: '42', nested: { region: 'eu' } });
+  // An event without them: both null.
+  const q = await project('No request');
+  await send(q, [thrown('Error', 'plain')]);
+  await grouped(q.id, 1);
+  const [j] = await issues(q.id);
+  expect(ok('getErrorIssue', await api.get(`/errors/issues/${j.id}`)).lastEvent).toMatchObject({ contexts: null, request: null });
+});
+
 test('status: resolved in a release; an older release does not reopen, a newer one and a release-less event do; ignore and reopen', async () => {
   const p = await project('Releases');
   await send(p, [{ ...thrown('Error', 'boom'), release: 'web@1.4.0+7' }]);

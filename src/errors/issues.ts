@@ -15,6 +15,7 @@ import { ApiError, invalid, notFound } from '../pipeline/errors';
 import { exceptionsOf, framesOf, parsePayload } from './grouping';
 import { addIssueEvents, issueActivity } from './timeline';
 import { resolveFrames } from './sourcemaps';
+import { contextsOf, requestOf } from './eventContext';
 import { resolveNative } from './symbols/resolve';
 
 type Status = 'unresolved' | 'resolved' | 'ignored';
@@ -137,6 +138,9 @@ export async function getIssue(db: Db, caller: Caller, id: string) {
       release: str(e.release), environment: str(e.environment), platform: str(e.platform), tags,
       // A free-form object in the contract (a nullable map has no proto form): typed as an empty record.
       user: user as Record<string, never> | null,
+      // Free-form like `user`; credential-named keys left out (eventContext.ts).
+      contexts: contextsOf(e.contexts) as Record<string, never> | null,
+      request: requestOf(e.request),
     } : null,
     activity,
   };
