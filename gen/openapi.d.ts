@@ -352,7 +352,10 @@ export interface paths {
         /**
          * The audit log
          * @description Configuration changes, who made them and what changed, newest first.
-         *     Paginated: the response carries `nextBefore` (null on the last page);
+         *     `actor` names the key or session that made the change and, in
+         *     `actor.user`, the person behind it (a key's creator, a session's
+         *     person) as they were at that moment; null for what the service did
+         *     by itself. Paginated: the response carries `nextBefore` (null on the last page);
          *     pass it back as `before` for the next page. `limit` defaults to 50
          *     and is clamped to 200, not refused. The audit log is included from
          *     the Business plan up: on a plan without it no key holds
@@ -2766,7 +2769,7 @@ export interface components {
             resourceId: string | null;
             /** @description The workspace of the changed record; null when it has none. */
             workspaceId: string | null;
-            actor: components["schemas"]["Actor"];
+            actor: components["schemas"]["AuditActor"];
             /**
              * @description What changed: field name → `{from, to}` (`from` null on creation,
              *     `to` null on deletion). Never holds credentials, hashes or
@@ -2776,6 +2779,27 @@ export interface components {
             changes: {
                 [key: string]: unknown;
             };
+        };
+        /** @description Who made a change recorded in the audit log. */
+        AuditActor: {
+            /**
+             * @description user: a person in a session (or acting through a link, such as accepting an invitation); api_key: a key (id and name are the key's); system: the service itself.
+             * @enum {string}
+             */
+            type: "user" | "api_key" | "system";
+            /** @description The user or key id; for system, what acted (e.g. `confirmation_link`). */
+            id: string | null;
+            /** @description The person's name (or email) or the key's name; null when unknown. */
+            name: string | null;
+            /** @description The person behind the actor, as they were when the change was made: for a key, the member who created it; for a session, its person; null for system (and for entries whose key or person was gone before this was recorded). */
+            user: components["schemas"]["AuditUser"] | null;
+        };
+        /** @description A person named by an audit entry. */
+        AuditUser: {
+            /** @description The person's user id. */
+            id: string;
+            email: string;
+            name: string | null;
         };
         /** @description The organisation's plan and subscription. */
         Billing: {

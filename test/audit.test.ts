@@ -5,6 +5,8 @@
 import { createHash } from 'node:crypto';
 import { startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
 import { ok } from './support/expect';
+import { hashPassword } from '../src/crypto/passwords';
+import { audit } from '../src/domain/audit';
 
 let srv: TestServer;
 
@@ -34,6 +36,10 @@ describe('what is recorded', () => {
   let wsId: string;
   let created: { id: string; token: string };
   let memberKeyId: string;
+  let memberUserId: string;
+  let memberEmail: string;
+  let ownerUserId: string;
+  let ownerEmail: string;
   let memberMonId: string;
 
   const find = (action: string, resourceId: string) => {
@@ -58,8 +64,13 @@ describe('what is recorded', () => {
     ok('deleteWorkspace', await owner.delete(`/workspaces/${wsId}`));
     created = ok('createApiKey', await owner.post('/api-keys', { name: 'Audited key', scopes: ['monitor:read'] }), 201);
     ok('revokeApiKey', await owner.delete(`/api-keys?id=${created.id}`));
-    const member = srv.api((await srv.member(o.organizationId, 'member')).apiKey);
+    const m = await srv.member(o.organizationId, 'member');
+    const member = srv.api(m.apiKey);
     memberKeyId = ok('getMe', await member.get('/me')).key.id;
+    memberUserId = m.userId;
+    memberEmail = ok('getMe', await member.get('/me')).user.email;
+    ownerUserId = o.userId;
+    ownerEmail = ok('getMe', await owner.get('/me')).user.email;
     memberMonId = ok('createMonitor', await member.post('/monitors', { name: 'By member', kind: 'http', workspaceId: ws, config }), 201).id;
     entries = await allEntries(owner);
   });
@@ -99,6 +110,12 @@ describe('what is recorded', () => {
   it('names the key that made the change', () => {
     expect(memberKeyId).not.toBe(ownerKeyId);
     expect(find('monitor.created', memberMonId).actor).toMatchObject({ type: 'api_key', id: memberKeyId });
+  });
+
+  it('names the person behind the key: its creator, as they were when the change was made', () => {
+    expect(find('monitor.created', monId).actor.user).toEqual({ id: ownerUserId, email: ownerEmail, name: null });
+    expect(find('monitor.created', memberMonId).actor.user).toEqual({ id: memberUserId, email: memberEmail, name: null });
+    expect(find('workspace.deleted', wsId).actor.user.id).toBe(ownerUserId);
   });
 
   it('never holds a token, a hash or the monitor config contents', () => {
@@ -180,5 +197,29 @@ describe('DELETE /setup', () => {
     expect(ok('dismissSetup', await api.delete('/setup'))).toEqual({ ok: true });
     expect(ok('getSetup', await api.get('/setup')).dismissedAt).not.toBeNull();
     expect((await allEntries(api)).map((e) => e.id)).toEqual(before.map((e) => e.id));
+  });
+});
+
+describe('the person behind the actor', () => {
+  it('a session names its person; a system change names none; entries keep the person as they were', async () => {
+    const o = await srv.org();
+    await srv.db.updateTable('users').set({ name: 'Olga Owner', password_hash: await hashPassword('a long enough password') }).where('id', '=', o.userId).execute();
+    const email = (await srv.db.selectFrom('users').select('email').where('id', '=', o.userId).executeTakeFirstOrThrow()).email;
+    const signedIn = await srv.api(null).post('/sessions', { email, password: 'a long enough password' });
+    expect(signedIn.status).toBe(201);
+    const session = srv.api(signedIn.body.data.token);
+    const wsId = ok('createWorkspace', await session.post('/workspaces', { name: 'By session' }), 201).id;
+    // Renaming the person later does not rewrite who made the change.
+    await srv.db.updateTable('users').set({ name: 'Olga Renamed' }).where('id', '=', o.userId).execute();
+    const entry = (await allEntries(srv.api(o.apiKey))).find((e) => e.action === 'workspace.created' && e.resourceId === wsId);
+    expect(entry.actor).toEqual({ type: 'user', id: o.userId, name: `Olga Owner <${email}>`, user: { id: o.userId, email, name: 'Olga Owner' } });
+    // Through the export too.
+    const csv = await fetch(`${srv.url}/api/v1/export/audit-log?format=json`, { headers: { authorization: `Bearer ${o.apiKey}` } });
+    const rows = await csv.json();
+    expect(rows.find((r: { resourceId: string }) => r.resourceId === wsId)).toMatchObject({ actorType: 'user', actorUserId: o.userId, actorUserEmail: email, actorUserName: 'Olga Owner' });
+    // What the service does by itself (a billing change, a confirmation link) names no person.
+    await audit(srv.db, { organizationId: o.organizationId, actor: { type: 'system', id: 'web_processor', name: 'Stripe' } }, { action: 'billing.changed', resourceType: 'billing', resourceId: null, changes: {} });
+    const system = (await allEntries(srv.api(o.apiKey))).find((e) => e.action === 'billing.changed');
+    expect(system.actor).toEqual({ type: 'system', id: 'web_processor', name: 'Stripe', user: null });
   });
 });

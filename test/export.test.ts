@@ -30,7 +30,7 @@ const COLUMNS: Record<string, string[]> = {
     'startedAt', 'acknowledgedAt', 'resolvedAt', 'durationSeconds', 'hasPostmortem'],
   'incident-events': ['id', 'incidentId', 'kind', 'at', 'actorType', 'actorId', 'actorName', 'message', 'public', 'fromStatus', 'toStatus'],
   postmortems: ['incidentId', 'incidentTitle', 'workspaceId', 'authorName', 'updatedAt', 'body'],
-  'audit-log': ['id', 'at', 'action', 'resourceType', 'resourceId', 'workspaceId', 'actorType', 'actorId', 'actorName', 'changes'],
+  'audit-log': ['id', 'at', 'action', 'resourceType', 'resourceId', 'workspaceId', 'actorType', 'actorId', 'actorName', 'actorUserId', 'actorUserEmail', 'actorUserName', 'changes'],
   'error-issues': ['id', 'projectId', 'projectName', 'title', 'type', 'value', 'culprit', 'level', 'status', 'timesSeen', 'usersSeen',
     'firstSeenAt', 'lastSeenAt', 'firstRelease', 'lastRelease', 'resolvedInRelease', 'ignoredUntil'],
   'uptime-daily': ['monitorId', 'monitorName', 'day', 'checks', 'failures', 'degraded', 'uptime', 'downtimeSeconds', 'avgResponseTimeMs'],

@@ -479,6 +479,10 @@ export interface AuditLogTable {
   actor_type: string;
   actor_id: string | null;
   actor_name: string | null;
+  /** The person behind the actor when the change was made (a key's creator, a session's person); null for the service. */
+  actor_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  actor_user_email: ColumnType<string | null, string | null | undefined, string | null>;
+  actor_user_name: ColumnType<string | null, string | null | undefined, string | null>;
   action: string;
   resource_type: string;
   resource_id: string | null;

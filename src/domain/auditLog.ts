@@ -28,7 +28,11 @@ export async function listAudit(db: Db, caller: Caller, query: { limit?: number;
   return {
     data: page.map((r) => ({
       id: r.id, at: iso(r.at)!, action: r.action, resourceType: r.resource_type, resourceId: r.resource_id, workspaceId: r.workspace_id,
-      actor: { type: r.actor_type as 'user' | 'api_key' | 'system', id: r.actor_id, name: r.actor_name },
+      actor: {
+        type: r.actor_type as 'user' | 'api_key' | 'system', id: r.actor_id, name: r.actor_name,
+        // The person behind a key or a session, as recorded with the entry.
+        user: r.actor_user_id ? { id: r.actor_user_id, email: r.actor_user_email ?? '', name: r.actor_user_name } : null,
+      },
       changes: r.changes,
     })),
     nextBefore: rows.length > limit ? page[page.length - 1].id : null,

@@ -7,15 +7,13 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Actor } from "./incidents_pb";
-import { file_vigil_v1_incidents } from "./incidents_pb";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file vigil/v1/audit.proto.
  */
 export const file_vigil_v1_audit: GenFile = /*@__PURE__*/
-  fileDesc("ChR2aWdpbC92MS9hdWRpdC5wcm90bxIIdmlnaWwudjEiVwoXTGlzdEF1ZGl0RW50cmllc1JlcXVlc3QSEgoFbGltaXQYASABKAVIAIgBARITCgZiZWZvcmUYAiABKAlIAYgBAUIICgZfbGltaXRCCQoHX2JlZm9yZSJoChhMaXN0QXVkaXRFbnRyaWVzUmVzcG9uc2USIgoEZGF0YRgBIAMoCzIULnZpZ2lsLnYxLkF1ZGl0RW50cnkSGAoLbmV4dF9iZWZvcmUYAiABKAlIAIgBAUIOCgxfbmV4dF9iZWZvcmUihwIKCkF1ZGl0RW50cnkSCgoCaWQYASABKAkSJgoCYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmFjdGlvbhgDIAEoCRIVCg1yZXNvdXJjZV90eXBlGAQgASgJEhgKC3Jlc291cmNlX2lkGAUgASgJSACIAQESGQoMd29ya3NwYWNlX2lkGAYgASgJSAGIAQESHgoFYWN0b3IYByABKAsyDy52aWdpbC52MS5BY3RvchIoCgdjaGFuZ2VzGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIOCgxfcmVzb3VyY2VfaWRCDwoNX3dvcmtzcGFjZV9pZDJpCgxBdWRpdFNlcnZpY2USWQoQTGlzdEF1ZGl0RW50cmllcxIhLnZpZ2lsLnYxLkxpc3RBdWRpdEVudHJpZXNSZXF1ZXN0GiIudmlnaWwudjEuTGlzdEF1ZGl0RW50cmllc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_vigil_v1_incidents]);
+  fileDesc("ChR2aWdpbC92MS9hdWRpdC5wcm90bxIIdmlnaWwudjEiVwoXTGlzdEF1ZGl0RW50cmllc1JlcXVlc3QSEgoFbGltaXQYASABKAVIAIgBARITCgZiZWZvcmUYAiABKAlIAYgBAUIICgZfbGltaXRCCQoHX2JlZm9yZSJoChhMaXN0QXVkaXRFbnRyaWVzUmVzcG9uc2USIgoEZGF0YRgBIAMoCzIULnZpZ2lsLnYxLkF1ZGl0RW50cnkSGAoLbmV4dF9iZWZvcmUYAiABKAlIAIgBAUIOCgxfbmV4dF9iZWZvcmUijAIKCkF1ZGl0RW50cnkSCgoCaWQYASABKAkSJgoCYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmFjdGlvbhgDIAEoCRIVCg1yZXNvdXJjZV90eXBlGAQgASgJEhgKC3Jlc291cmNlX2lkGAUgASgJSACIAQESGQoMd29ya3NwYWNlX2lkGAYgASgJSAGIAQESIwoFYWN0b3IYByABKAsyFC52aWdpbC52MS5BdWRpdEFjdG9yEigKB2NoYW5nZXMYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Qg4KDF9yZXNvdXJjZV9pZEIPCg1fd29ya3NwYWNlX2lkInEKCkF1ZGl0QWN0b3ISDAoEdHlwZRgBIAEoCRIPCgJpZBgCIAEoCUgAiAEBEhEKBG5hbWUYAyABKAlIAYgBARIhCgR1c2VyGAQgASgLMhMudmlnaWwudjEuQXVkaXRVc2VyQgUKA19pZEIHCgVfbmFtZSJCCglBdWRpdFVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBQgcKBV9uYW1lMmkKDEF1ZGl0U2VydmljZRJZChBMaXN0QXVkaXRFbnRyaWVzEiEudmlnaWwudjEuTGlzdEF1ZGl0RW50cmllc1JlcXVlc3QaIi52aWdpbC52MS5MaXN0QXVkaXRFbnRyaWVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message vigil.v1.ListAuditEntriesRequest
@@ -106,9 +104,9 @@ export type AuditEntry = Message<"vigil.v1.AuditEntry"> & {
   workspaceId?: string | undefined;
 
   /**
-   * @generated from field: vigil.v1.Actor actor = 7;
+   * @generated from field: vigil.v1.AuditActor actor = 7;
    */
-  actor?: Actor | undefined;
+  actor?: AuditActor | undefined;
 
   /**
    * Field name to {from, to}; never credentials, hashes or secrets.
@@ -124,6 +122,76 @@ export type AuditEntry = Message<"vigil.v1.AuditEntry"> & {
  */
 export const AuditEntrySchema: GenMessage<AuditEntry> = /*@__PURE__*/
   messageDesc(file_vigil_v1_audit, 2);
+
+/**
+ * Who made a change recorded in the audit log.
+ *
+ * @generated from message vigil.v1.AuditActor
+ */
+export type AuditActor = Message<"vigil.v1.AuditActor"> & {
+  /**
+   * user, api_key or system.
+   *
+   * @generated from field: string type = 1;
+   */
+  type: string;
+
+  /**
+   * The user or key id; for system, what acted.
+   *
+   * @generated from field: optional string id = 2;
+   */
+  id?: string | undefined;
+
+  /**
+   * @generated from field: optional string name = 3;
+   */
+  name?: string | undefined;
+
+  /**
+   * The person behind the actor when the change was made (a key's creator, a
+   * session's person); absent (null) for system.
+   *
+   * @generated from field: vigil.v1.AuditUser user = 4;
+   */
+  user?: AuditUser | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.AuditActor.
+ * Use `create(AuditActorSchema)` to create a new message.
+ */
+export const AuditActorSchema: GenMessage<AuditActor> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_audit, 3);
+
+/**
+ * A person named by an audit entry.
+ *
+ * @generated from message vigil.v1.AuditUser
+ */
+export type AuditUser = Message<"vigil.v1.AuditUser"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string email = 2;
+   */
+  email: string;
+
+  /**
+   * @generated from field: optional string name = 3;
+   */
+  name?: string | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.AuditUser.
+ * Use `create(AuditUserSchema)` to create a new message.
+ */
+export const AuditUserSchema: GenMessage<AuditUser> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_audit, 4);
 
 /**
  * The audit log.
