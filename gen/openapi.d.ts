@@ -1091,6 +1091,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation with its link's token
+         * @description No credential needed: the token of the e-mailed link
+         *     (`{base_url}/invitations/<token>`) is the credential. The JSON twin
+         *     of that page's form, which also takes `POST` with JSON itself. A
+         *     newcomer sets `name` (1 to 80 characters after trimming) and
+         *     `password` (8 to 128 characters) and gets an account; someone who
+         *     already has an account sends neither (they are ignored) and the
+         *     organisation is added to it. Answers 201 with the new membership;
+         *     the link stops working. A used, withdrawn, expired or unknown token
+         *     is 404 `invitation_not_found`. Each call spends a point of the
+         *     per-address limit of the invitation and reset pages (60 in 15
+         *     minutes, 429 past it).
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sessions": {
         parameters: {
             query?: never;
@@ -1357,8 +1387,8 @@ export interface paths {
          *     e-mail (over `SMTP_URL`) carries a one-time link
          *     `{base_url}/invitations/<token>`, valid for 7 days: a page where a
          *     newcomer sets a name and a password, and where someone who already
-         *     has an account simply joins (also accepted as `POST` with JSON
-         *     `{"name", "password"}`, answering 201). Inviting an address that
+         *     has an account simply joins (or call `acceptInvitation`,
+         *     `POST /invitations/accept`, with the token). Inviting an address that
          *     already has a pending invitation replaces it (the earlier link stops
          *     working); an address that is already a member is 409
          *     `already_member`. A role above the caller's own is 403
@@ -3972,6 +4002,25 @@ export interface components {
         RequestPasswordResetResponse: {
             data: components["schemas"]["PasswordResetRequested"];
         };
+        AcceptInvitationBody: {
+            /** @description The token of the e-mailed link (the last segment of `{base_url}/invitations/<token>`). */
+            token: string;
+            /** @description A newcomer's name, 1 to 80 characters after trimming; ignored for someone who has an account. */
+            name?: string;
+            /** @description A newcomer's password, 8 to 128 characters; ignored for someone who has an account. */
+            password?: string;
+        };
+        AcceptInvitationResponse: {
+            data: components["schemas"]["AcceptedInvitation"];
+        };
+        /** @description The membership an accepted invitation made. */
+        AcceptedInvitation: {
+            organizationId: string;
+            membershipId: string;
+            userId: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member" | "viewer";
+        };
         ResetPasswordBody: {
             /** @description The token of the e-mailed link (`pr_…`). */
             token: string;
@@ -6567,6 +6616,33 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInvitationBody"];
+            };
+        };
+        responses: {
+            /** @description The membership now held. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptInvitationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };

@@ -68,7 +68,7 @@ export interface RouteDef {
 export type Permission = 'agent:delete' | 'agent:enroll' | 'agent:read' | 'api_key:manage' | 'api_key:read' | 'audit_log:read' | 'billing:manage' | 'billing:read' | 'incident:acknowledge' | 'incident:comment' | 'incident:read' | 'incident:resolve' | 'maintenance:manage' | 'member:invite' | 'member:read' | 'member:remove' | 'member:update_role' | 'monitor:create' | 'monitor:delete' | 'monitor:pause' | 'monitor:read' | 'monitor:update' | 'notification_channel:manage' | 'notification_channel:read' | 'oncall:read' | 'org:update' | 'status_page:manage' | 'status_page:read' | 'workspace:read' | 'workspace:update';
 
 /** Every operationId of the contract. */
-export type OperationId = 'addHostMonitor' | 'addStatusPageComponent' | 'changePassword' | 'confirmSmsEnrolment' | 'createAnalyticsSite' | 'createApiKey' | 'createChannel' | 'createCheckoutSession' | 'createErrorProject' | 'createEscalationPolicy' | 'createHost' | 'createMaintenanceWindow' | 'createMonitor' | 'createOverride' | 'createSchedule' | 'createSmsEnrolment' | 'createStatusPage' | 'createWorkspace' | 'deleteAccount' | 'deleteAgent' | 'deleteAnalyticsSite' | 'deleteChannel' | 'deleteErrorProject' | 'deleteEscalationPolicy' | 'deleteHost' | 'deleteInvitation' | 'deleteMaintenanceWindow' | 'deleteMonitor' | 'deleteOverride' | 'deleteSchedule' | 'deleteStatusPage' | 'deleteWorkspace' | 'dismissSetup' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentHourlyMetrics' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getBilling' | 'getErrorIssue' | 'getHost' | 'getIncident' | 'getIncidentFeed' | 'getIndex' | 'getMe' | 'getMonitor' | 'getMonitorGraph' | 'getMonitorHistory' | 'getMonitorPushUrl' | 'getOnCall' | 'getSetup' | 'getStatusPage' | 'getSummary' | 'inviteMember' | 'listAgents' | 'listAnalyticsSiteChannels' | 'listAnalyticsSites' | 'listApiKeys' | 'listAuditEntries' | 'listChannels' | 'listErrorIssues' | 'listErrorProjectChannels' | 'listErrorProjects' | 'listHosts' | 'listIncidentEvents' | 'listIncidents' | 'listMaintenanceWindows' | 'listMembers' | 'listMonitorChannels' | 'listMonitorGraphs' | 'listMonitorHosts' | 'listMonitors' | 'listOrganizations' | 'listProbes' | 'listSessions' | 'listStatusPageSubscribers' | 'listStatusPages' | 'listWorkspaces' | 'removeHostMonitor' | 'removeMember' | 'removeStatusPageComponent' | 'removeStatusPageSubscriber' | 'requestPasswordReset' | 'resetPassword' | 'revokeApiKey' | 'revokeIncidentFeed' | 'revokeSession' | 'rotateIncidentFeed' | 'searchResources' | 'sendChannelConfirmation' | 'setActiveOrganization' | 'setAnalyticsSiteChannels' | 'setErrorProjectChannels' | 'setIncidentPostmortem' | 'setMonitorChannels' | 'setMonitorHosts' | 'signIn' | 'signUp' | 'testChannel' | 'updateAnalyticsSite' | 'updateChannel' | 'updateErrorIssue' | 'updateErrorProject' | 'updateHost' | 'updateIncident' | 'updateMember' | 'updateMonitor' | 'updateStatusPage' | 'updateWorkspace' | 'uploadSourceMap' | 'uploadSymbols' | 'verifyStatusPageDomain' | 'verifyStorePurchase';
+export type OperationId = 'acceptInvitation' | 'addHostMonitor' | 'addStatusPageComponent' | 'changePassword' | 'confirmSmsEnrolment' | 'createAnalyticsSite' | 'createApiKey' | 'createChannel' | 'createCheckoutSession' | 'createErrorProject' | 'createEscalationPolicy' | 'createHost' | 'createMaintenanceWindow' | 'createMonitor' | 'createOverride' | 'createSchedule' | 'createSmsEnrolment' | 'createStatusPage' | 'createWorkspace' | 'deleteAccount' | 'deleteAgent' | 'deleteAnalyticsSite' | 'deleteChannel' | 'deleteErrorProject' | 'deleteEscalationPolicy' | 'deleteHost' | 'deleteInvitation' | 'deleteMaintenanceWindow' | 'deleteMonitor' | 'deleteOverride' | 'deleteSchedule' | 'deleteStatusPage' | 'deleteWorkspace' | 'dismissSetup' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentHourlyMetrics' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getBilling' | 'getErrorIssue' | 'getHost' | 'getIncident' | 'getIncidentFeed' | 'getIndex' | 'getMe' | 'getMonitor' | 'getMonitorGraph' | 'getMonitorHistory' | 'getMonitorPushUrl' | 'getOnCall' | 'getSetup' | 'getStatusPage' | 'getSummary' | 'inviteMember' | 'listAgents' | 'listAnalyticsSiteChannels' | 'listAnalyticsSites' | 'listApiKeys' | 'listAuditEntries' | 'listChannels' | 'listErrorIssues' | 'listErrorProjectChannels' | 'listErrorProjects' | 'listHosts' | 'listIncidentEvents' | 'listIncidents' | 'listMaintenanceWindows' | 'listMembers' | 'listMonitorChannels' | 'listMonitorGraphs' | 'listMonitorHosts' | 'listMonitors' | 'listOrganizations' | 'listProbes' | 'listSessions' | 'listStatusPageSubscribers' | 'listStatusPages' | 'listWorkspaces' | 'removeHostMonitor' | 'removeMember' | 'removeStatusPageComponent' | 'removeStatusPageSubscriber' | 'requestPasswordReset' | 'resetPassword' | 'revokeApiKey' | 'revokeIncidentFeed' | 'revokeSession' | 'rotateIncidentFeed' | 'searchResources' | 'sendChannelConfirmation' | 'setActiveOrganization' | 'setAnalyticsSiteChannels' | 'setErrorProjectChannels' | 'setIncidentPostmortem' | 'setMonitorChannels' | 'setMonitorHosts' | 'signIn' | 'signUp' | 'testChannel' | 'updateAnalyticsSite' | 'updateChannel' | 'updateErrorIssue' | 'updateErrorProject' | 'updateHost' | 'updateIncident' | 'updateMember' | 'updateMonitor' | 'updateStatusPage' | 'updateWorkspace' | 'uploadSourceMap' | 'uploadSymbols' | 'verifyStatusPageDomain' | 'verifyStorePurchase';
 
 /** Operations whose request body is not JSON (x-raw-request). */
 export type RawRequestOperationId = 'uploadSymbols';
@@ -1458,6 +1458,32 @@ export const routes: readonly RouteDef[] = [
     requestMessage: 'vigil.v1.SetIncidentPostmortemRequest',
     responseMessage: 'vigil.v1.SetIncidentPostmortemResponse',
     summary: 'Write the postmortem of a resolved incident',
+  },
+  {
+    operationId: 'acceptInvitation',
+    method: 'POST',
+    path: '/invitations/accept',
+    expressPath: '/invitations/accept',
+    tag: 'members',
+    service: 'MemberService',
+    rpc: 'AcceptInvitation',
+    permission: null,
+    permissions: [],
+    bucket: 'W',
+    sessionOnly: false,
+    anonymous: true,
+    sessionCookie: null,
+    rawRequest: false,
+    rawResponse: false,
+    built: true,
+    successStatus: 201,
+    pathParams: [],
+    queryParams: [],
+    headerParams: [],
+    body: 'required',
+    requestMessage: 'vigil.v1.AcceptInvitationRequest',
+    responseMessage: 'vigil.v1.AcceptInvitationResponse',
+    summary: 'Accept an invitation with its link\'s token',
   },
   {
     operationId: 'deleteInvitation',

@@ -20125,14 +20125,391 @@ return errors === 0;
 }
 validate413.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteInvitation"] = validate417;
-const schema217 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteInvitationResponse"};
-const schema218 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["body:acceptInvitation"] = validate417;
+const schema217 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AcceptInvitationBody"};
+const schema218 = {"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","minLength":1,"maxLength":200,"description":"The token of the e-mailed link (the last segment of `{base_url}/invitations/<token>`)."},"name":{"type":"string","maxLength":80,"description":"A newcomer's name, 1 to 80 characters after trimming; ignored for someone who has an account."},"password":{"type":"string","maxLength":1024,"description":"A newcomer's password, 8 to 128 characters; ignored for someone who has an account."}}};
 
 function validate418(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate418.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.token === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "token") || (key0 === "name")) || (key0 === "password"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.token !== undefined){
+let data0 = data.token;
+if(typeof data0 === "string"){
+if(func1(data0) > 200){
+const err2 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data1 = data.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 80){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 80},message:"must NOT have more than 80 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.password !== undefined){
+let data2 = data.password;
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+const err7 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate418.errors = vErrors;
+return errors === 0;
+}
+validate418.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate417(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate417.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate418(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate418.errors : vErrors.concat(validate418.errors);
+errors = vErrors.length;
+}
+validate417.errors = vErrors;
+return errors === 0;
+}
+validate417.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:acceptInvitation"] = validate420;
+const schema219 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AcceptInvitationResponse"};
+const schema220 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/AcceptedInvitation"}}};
+const schema221 = {"type":"object","description":"The membership an accepted invitation made.","additionalProperties":false,"required":["organizationId","membershipId","userId","role"],"properties":{"organizationId":{"type":"string"},"membershipId":{"type":"string"},"userId":{"type":"string"},"role":{"type":"string","enum":["owner","admin","member","viewer"]}}};
+
+function validate422(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate422.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.organizationId === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "organizationId"},message:"must have required property '"+"organizationId"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.membershipId === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "membershipId"},message:"must have required property '"+"membershipId"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.userId === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "userId"},message:"must have required property '"+"userId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.role === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "organizationId") || (key0 === "membershipId")) || (key0 === "userId")) || (key0 === "role"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.organizationId !== undefined){
+if(typeof data.organizationId !== "string"){
+const err5 = {instancePath:instancePath+"/organizationId",schemaPath:"#/properties/organizationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.membershipId !== undefined){
+if(typeof data.membershipId !== "string"){
+const err6 = {instancePath:instancePath+"/membershipId",schemaPath:"#/properties/membershipId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.userId !== undefined){
+if(typeof data.userId !== "string"){
+const err7 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.role !== undefined){
+let data3 = data.role;
+if(typeof data3 !== "string"){
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data3 === "owner") || (data3 === "admin")) || (data3 === "member")) || (data3 === "viewer"))){
+const err9 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema221.properties.role.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate422.errors = vErrors;
+return errors === 0;
+}
+validate422.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate421(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate421.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate422(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate422.errors : vErrors.concat(validate422.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate421.errors = vErrors;
+return errors === 0;
+}
+validate421.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate420(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate420.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate421(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate421.errors : vErrors.concat(validate421.errors);
+errors = vErrors.length;
+}
+validate420.errors = vErrors;
+return errors === 0;
+}
+validate420.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:deleteInvitation"] = validate425;
+const schema222 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteInvitationResponse"};
+const schema223 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+
+function validate426(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate426.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20179,41 +20556,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate418.errors = vErrors;
+validate426.errors = vErrors;
 return errors === 0;
 }
-validate418.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate426.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate417(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate425(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate417.evaluated;
+const evaluated0 = validate425.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate418(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate418.errors : vErrors.concat(validate418.errors);
+if(!(validate426(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate426.errors : vErrors.concat(validate426.errors);
 errors = vErrors.length;
 }
-validate417.errors = vErrors;
+validate425.errors = vErrors;
 return errors === 0;
 }
-validate417.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate425.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMaintenanceWindows"] = validate421;
-const schema219 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMaintenanceWindowsResponse"};
-const schema220 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MaintenanceWindow"}}}};
-const schema221 = {"type":"object","description":"A maintenance window; a recurring window is one record.","additionalProperties":false,"required":["id","title","description","startsAt","endsAt","timezone","monitorIds","recurrenceRule","keepChecking","showOnStatusPage","notifySubscribers","workspaceId","createdAt","nextOccurrence","active"],"properties":{"id":{"type":"string"},"title":{"type":"string"},"description":{"type":["string","null"]},"startsAt":{"type":"string","format":"date-time","description":"Start of the first occurrence."},"endsAt":{"type":"string","format":"date-time","description":"End of the first occurrence."},"timezone":{"type":"string","description":"IANA zone the recurrence follows (`UTC` by default)."},"monitorIds":{"type":"array","items":{"type":"string"}},"recurrenceRule":{"type":["string","null"],"description":"RRULE as stored (returned unchanged), or null for a one-off window."},"keepChecking":{"type":"boolean","description":"True: checks run and count toward uptime; false: nothing is checked and the history has a gap."},"showOnStatusPage":{"type":"boolean"},"notifySubscribers":{"type":"boolean"},"workspaceId":{"type":"string"},"createdAt":{"type":"string","format":"date-time"},"nextOccurrence":{"description":"The occurrence in progress, else the next one; null when none is ahead.","oneOf":[{"$ref":"#/components/schemas/MaintenanceOccurrence"},{"type":"null"}]},"active":{"type":"boolean","description":"True while an occurrence is in progress."}}};
-const schema222 = {"type":"object","description":"One occurrence of a maintenance window.","additionalProperties":false,"required":["startsAt","endsAt"],"properties":{"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
+exports["response:listMaintenanceWindows"] = validate429;
+const schema224 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMaintenanceWindowsResponse"};
+const schema225 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MaintenanceWindow"}}}};
+const schema226 = {"type":"object","description":"A maintenance window; a recurring window is one record.","additionalProperties":false,"required":["id","title","description","startsAt","endsAt","timezone","monitorIds","recurrenceRule","keepChecking","showOnStatusPage","notifySubscribers","workspaceId","createdAt","nextOccurrence","active"],"properties":{"id":{"type":"string"},"title":{"type":"string"},"description":{"type":["string","null"]},"startsAt":{"type":"string","format":"date-time","description":"Start of the first occurrence."},"endsAt":{"type":"string","format":"date-time","description":"End of the first occurrence."},"timezone":{"type":"string","description":"IANA zone the recurrence follows (`UTC` by default)."},"monitorIds":{"type":"array","items":{"type":"string"}},"recurrenceRule":{"type":["string","null"],"description":"RRULE as stored (returned unchanged), or null for a one-off window."},"keepChecking":{"type":"boolean","description":"True: checks run and count toward uptime; false: nothing is checked and the history has a gap."},"showOnStatusPage":{"type":"boolean"},"notifySubscribers":{"type":"boolean"},"workspaceId":{"type":"string"},"createdAt":{"type":"string","format":"date-time"},"nextOccurrence":{"description":"The occurrence in progress, else the next one; null when none is ahead.","oneOf":[{"$ref":"#/components/schemas/MaintenanceOccurrence"},{"type":"null"}]},"active":{"type":"boolean","description":"True while an occurrence is in progress."}}};
+const schema227 = {"type":"object","description":"One occurrence of a maintenance window.","additionalProperties":false,"required":["startsAt","endsAt"],"properties":{"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
 
-function validate424(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate424.evaluated;
+const evaluated0 = validate432.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20314,16 +20691,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate424.errors = vErrors;
+validate432.errors = vErrors;
 return errors === 0;
 }
-validate424.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate432.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate423(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate431(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate423.evaluated;
+const evaluated0 = validate431.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20482,7 +20859,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema221.properties, key0))){
+if(!(func5.call(schema226.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -20520,7 +20897,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema221.properties.description.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema226.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -20623,7 +21000,7 @@ errors++;
 if(data.recurrenceRule !== undefined){
 let data8 = data.recurrenceRule;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema221.properties.recurrenceRule.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema226.properties.recurrenceRule.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -20712,8 +21089,8 @@ const _errs31 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs32 = errors;
-if(!(validate424(data14, {instancePath:instancePath+"/nextOccurrence",parentData:data,parentDataProperty:"nextOccurrence",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate424.errors : vErrors.concat(validate424.errors);
+if(!(validate432(data14, {instancePath:instancePath+"/nextOccurrence",parentData:data,parentDataProperty:"nextOccurrence",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate432.errors : vErrors.concat(validate432.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs32 === errors;
@@ -20788,16 +21165,16 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate423.errors = vErrors;
+validate431.errors = vErrors;
 return errors === 0;
 }
-validate423.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate431.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate422(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate430(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate422.evaluated;
+const evaluated0 = validate430.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20832,8 +21209,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate423(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate423.errors : vErrors.concat(validate423.errors);
+if(!(validate431(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate431.errors : vErrors.concat(validate431.errors);
 errors = vErrors.length;
 }
 }
@@ -20860,39 +21237,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate422.errors = vErrors;
+validate430.errors = vErrors;
 return errors === 0;
 }
-validate422.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate430.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate421(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate429(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate421.evaluated;
+const evaluated0 = validate429.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate422(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate422.errors : vErrors.concat(validate422.errors);
+if(!(validate430(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate430.errors : vErrors.concat(validate430.errors);
 errors = vErrors.length;
 }
-validate421.errors = vErrors;
+validate429.errors = vErrors;
 return errors === 0;
 }
-validate421.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate429.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createMaintenanceWindow"] = validate428;
-const schema223 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowBody"};
-const schema224 = {"type":"object","additionalProperties":false,"required":["title","workspaceId","monitorIds","startsAt","endsAt"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"workspaceId":{"type":"string","maxLength":64},"monitorIds":{"type":"array","minItems":1,"items":{"type":"string","maxLength":64}},"startsAt":{"type":"string","format":"date-time","maxLength":64,"description":"RFC 3339 with an offset."},"endsAt":{"type":"string","format":"date-time","maxLength":64,"description":"RFC 3339 with an offset; after `startsAt`."},"recurrenceRule":{"type":["string","null"],"maxLength":500},"timezone":{"type":"string","maxLength":64,"description":"IANA zone; default `UTC`."},"keepChecking":{"type":"boolean","description":"Default true: checks keep running and recording during the window."},"showOnStatusPage":{"type":"boolean","description":"Default true."},"notifySubscribers":{"type":"boolean","description":"Default false."}}};
+exports["body:createMaintenanceWindow"] = validate436;
+const schema228 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowBody"};
+const schema229 = {"type":"object","additionalProperties":false,"required":["title","workspaceId","monitorIds","startsAt","endsAt"],"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"workspaceId":{"type":"string","maxLength":64},"monitorIds":{"type":"array","minItems":1,"items":{"type":"string","maxLength":64}},"startsAt":{"type":"string","format":"date-time","maxLength":64,"description":"RFC 3339 with an offset."},"endsAt":{"type":"string","format":"date-time","maxLength":64,"description":"RFC 3339 with an offset; after `startsAt`."},"recurrenceRule":{"type":["string","null"],"maxLength":500},"timezone":{"type":"string","maxLength":64,"description":"IANA zone; default `UTC`."},"keepChecking":{"type":"boolean","description":"Default true: checks keep running and recording during the window."},"showOnStatusPage":{"type":"boolean","description":"Default true."},"notifySubscribers":{"type":"boolean","description":"Default false."}}};
 
-function validate429(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate437(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate429.evaluated;
+const evaluated0 = validate437.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20951,7 +21328,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema224.properties, key0))){
+if(!(func5.call(schema229.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
@@ -21000,7 +21377,7 @@ errors++;
 if(data.description !== undefined){
 let data1 = data.description;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema224.properties.description.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema229.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -21171,7 +21548,7 @@ errors++;
 if(data.recurrenceRule !== undefined){
 let data7 = data.recurrenceRule;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema224.properties.recurrenceRule.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema229.properties.recurrenceRule.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -21265,39 +21642,39 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate429.errors = vErrors;
+validate437.errors = vErrors;
 return errors === 0;
 }
-validate429.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate437.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate428(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate428.evaluated;
+const evaluated0 = validate436.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate429(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate429.errors : vErrors.concat(validate429.errors);
+if(!(validate437(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate437.errors : vErrors.concat(validate437.errors);
 errors = vErrors.length;
 }
-validate428.errors = vErrors;
+validate436.errors = vErrors;
 return errors === 0;
 }
-validate428.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate436.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createMaintenanceWindow"] = validate431;
-const schema225 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowResponse"};
-const schema226 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MaintenanceWindow"}}};
+exports["response:createMaintenanceWindow"] = validate439;
+const schema230 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMaintenanceWindowResponse"};
+const schema231 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MaintenanceWindow"}}};
 
-function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate440(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate432.evaluated;
+const evaluated0 = validate440.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21328,8 +21705,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate423(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate423.errors : vErrors.concat(validate423.errors);
+if(!(validate431(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate431.errors : vErrors.concat(validate431.errors);
 errors = vErrors.length;
 }
 }
@@ -21344,39 +21721,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate432.errors = vErrors;
+validate440.errors = vErrors;
 return errors === 0;
 }
-validate432.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate440.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate431(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate431.evaluated;
+const evaluated0 = validate439.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate432(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate432.errors : vErrors.concat(validate432.errors);
+if(!(validate440(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
 errors = vErrors.length;
 }
-validate431.errors = vErrors;
+validate439.errors = vErrors;
 return errors === 0;
 }
-validate431.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate439.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteMaintenanceWindow"] = validate435;
-const schema227 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMaintenanceWindowResponse"};
-const schema228 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteMaintenanceWindow"] = validate443;
+const schema232 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMaintenanceWindowResponse"};
+const schema233 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate436.evaluated;
+const evaluated0 = validate444.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21423,41 +21800,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate436.errors = vErrors;
+validate444.errors = vErrors;
 return errors === 0;
 }
-validate436.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate444.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate435(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate443(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate435.evaluated;
+const evaluated0 = validate443.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate436(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate436.errors : vErrors.concat(validate436.errors);
+if(!(validate444(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
 errors = vErrors.length;
 }
-validate435.errors = vErrors;
+validate443.errors = vErrors;
 return errors === 0;
 }
-validate435.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate443.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMe"] = validate439;
-const schema229 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMeResponse"};
-const schema230 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Me"}}};
-const schema231 = {"type":"object","description":"The caller.","additionalProperties":false,"required":["user","organization","membership","key","entitlements","usage"],"properties":{"user":{"$ref":"#/components/schemas/MeUser"},"organization":{"$ref":"#/components/schemas/MeOrganization"},"membership":{"$ref":"#/components/schemas/MeMembership"},"key":{"description":"The key in hand; null for a session.","oneOf":[{"$ref":"#/components/schemas/ApiKeyInfo"},{"type":"null"}]},"entitlements":{"$ref":"#/components/schemas/Entitlements"},"usage":{"$ref":"#/components/schemas/Usage"},"organizations":{"type":"array","description":"Sessions only: all the person's organisations (never empty), each\nwith `role` and `active`. Absent for keys, which do not list other\norganisations.\n","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
-const schema232 = {"type":"object","description":"The person (for a key, its creator).","additionalProperties":false,"required":["id","email","name","createdAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:getMe"] = validate447;
+const schema234 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMeResponse"};
+const schema235 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Me"}}};
+const schema236 = {"type":"object","description":"The caller.","additionalProperties":false,"required":["user","organization","membership","key","entitlements","usage"],"properties":{"user":{"$ref":"#/components/schemas/MeUser"},"organization":{"$ref":"#/components/schemas/MeOrganization"},"membership":{"$ref":"#/components/schemas/MeMembership"},"key":{"description":"The key in hand; null for a session.","oneOf":[{"$ref":"#/components/schemas/ApiKeyInfo"},{"type":"null"}]},"entitlements":{"$ref":"#/components/schemas/Entitlements"},"usage":{"$ref":"#/components/schemas/Usage"},"organizations":{"type":"array","description":"Sessions only: all the person's organisations (never empty), each\nwith `role` and `active`. Absent for keys, which do not list other\norganisations.\n","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
+const schema237 = {"type":"object","description":"The person (for a key, its creator).","additionalProperties":false,"required":["id","email","name","createdAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate442(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate450(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate442.evaluated;
+const evaluated0 = validate450.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21544,7 +21921,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema232.properties.name.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema237.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -21590,17 +21967,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate442.errors = vErrors;
+validate450.errors = vErrors;
 return errors === 0;
 }
-validate442.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate450.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema233 = {"type":"object","additionalProperties":false,"required":["id","name","plan","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"plan":{"type":"string","description":"The plan's identifier."},"createdAt":{"type":"string","format":"date-time"}}};
+const schema238 = {"type":"object","additionalProperties":false,"required":["id","name","plan","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"plan":{"type":"string","description":"The plan's identifier."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate452(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate444.evaluated;
+const evaluated0 = validate452.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21732,17 +22109,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate444.errors = vErrors;
+validate452.errors = vErrors;
 return errors === 0;
 }
-validate444.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate452.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema234 = {"type":"object","description":"The caller's membership (a key carries its creator's).","additionalProperties":false,"required":["id","role","workspaceIds"],"properties":{"id":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces."}}};
+const schema239 = {"type":"object","description":"The caller's membership (a key carries its creator's).","additionalProperties":false,"required":["id","role","workspaceIds"],"properties":{"id":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces."}}};
 
-function validate446(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate454(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate446.evaluated;
+const evaluated0 = validate454.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21833,17 +22210,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate446.errors = vErrors;
+validate454.errors = vErrors;
 return errors === 0;
 }
-validate446.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate454.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema235 = {"type":"object","description":"The key in hand.","additionalProperties":false,"required":["id","name","prefix","scopes"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string"},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its role's permissions.","items":{"type":"string"}}}};
+const schema240 = {"type":"object","description":"The key in hand.","additionalProperties":false,"required":["id","name","prefix","scopes"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string"},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its role's permissions.","items":{"type":"string"}}}};
 
-function validate449(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate457(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate449.evaluated;
+const evaluated0 = validate457.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21978,17 +22355,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate449.errors = vErrors;
+validate457.errors = vErrors;
 return errors === 0;
 }
-validate449.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate457.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema236 = {"type":"object","description":"The plan's limits, resolved, with add-on packs summed.","additionalProperties":false,"required":["plan","monitorCap","intervalFloorSeconds","historyRetentionDays","smsIncluded","auditLogIncluded","statusPageCap","memberCap"],"properties":{"plan":{"type":"string"},"monitorCap":{"type":["integer","null"],"description":"Most monitors allowed; null means unlimited."},"intervalFloorSeconds":{"type":"integer","description":"Shortest check interval; shorter ones are clamped up to it."},"historyRetentionDays":{"type":"integer","description":"Days of history kept (and the most GET /monitors/{id}/history returns)."},"smsIncluded":{"type":"boolean"},"auditLogIncluded":{"type":"boolean"},"statusPageCap":{"type":["integer","null"],"description":"Most status pages allowed; null means unlimited."},"memberCap":{"type":["integer","null"],"description":"Most members (pending invitations included) allowed; null means unlimited."}}};
+const schema241 = {"type":"object","description":"The plan's limits, resolved, with add-on packs summed.","additionalProperties":false,"required":["plan","monitorCap","intervalFloorSeconds","historyRetentionDays","smsIncluded","auditLogIncluded","statusPageCap","memberCap"],"properties":{"plan":{"type":"string"},"monitorCap":{"type":["integer","null"],"description":"Most monitors allowed; null means unlimited."},"intervalFloorSeconds":{"type":"integer","description":"Shortest check interval; shorter ones are clamped up to it."},"historyRetentionDays":{"type":"integer","description":"Days of history kept (and the most GET /monitors/{id}/history returns)."},"smsIncluded":{"type":"boolean"},"auditLogIncluded":{"type":"boolean"},"statusPageCap":{"type":["integer","null"],"description":"Most status pages allowed; null means unlimited."},"memberCap":{"type":["integer","null"],"description":"Most members (pending invitations included) allowed; null means unlimited."}}};
 
-function validate451(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate459(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate451.evaluated;
+const evaluated0 = validate459.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22103,7 +22480,7 @@ errors++;
 if(data.monitorCap !== undefined){
 let data1 = data.monitorCap;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err10 = {instancePath:instancePath+"/monitorCap",schemaPath:"#/properties/monitorCap/type",keyword:"type",params:{type: schema236.properties.monitorCap.type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/monitorCap",schemaPath:"#/properties/monitorCap/type",keyword:"type",params:{type: schema241.properties.monitorCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -22166,7 +22543,7 @@ errors++;
 if(data.statusPageCap !== undefined){
 let data6 = data.statusPageCap;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/statusPageCap",schemaPath:"#/properties/statusPageCap/type",keyword:"type",params:{type: schema236.properties.statusPageCap.type},message:"must be integer,null"};
+const err15 = {instancePath:instancePath+"/statusPageCap",schemaPath:"#/properties/statusPageCap/type",keyword:"type",params:{type: schema241.properties.statusPageCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -22179,7 +22556,7 @@ errors++;
 if(data.memberCap !== undefined){
 let data7 = data.memberCap;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/memberCap",schemaPath:"#/properties/memberCap/type",keyword:"type",params:{type: schema236.properties.memberCap.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/memberCap",schemaPath:"#/properties/memberCap/type",keyword:"type",params:{type: schema241.properties.memberCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -22200,17 +22577,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate451.errors = vErrors;
+validate459.errors = vErrors;
 return errors === 0;
 }
-validate451.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate459.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema237 = {"type":"object","description":"Current counts against the entitlements.","additionalProperties":false,"required":["monitors","workspaces","members","statusPages","apiKeys"],"properties":{"monitors":{"type":"integer"},"workspaces":{"type":"integer"},"members":{"type":"integer"},"statusPages":{"type":"integer"},"apiKeys":{"type":"integer","description":"Active (not revoked, not expired) keys."}}};
+const schema242 = {"type":"object","description":"Current counts against the entitlements.","additionalProperties":false,"required":["monitors","workspaces","members","statusPages","apiKeys"],"properties":{"monitors":{"type":"integer"},"workspaces":{"type":"integer"},"members":{"type":"integer"},"statusPages":{"type":"integer"},"apiKeys":{"type":"integer","description":"Active (not revoked, not expired) keys."}}};
 
-function validate453(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate461(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate453.evaluated;
+const evaluated0 = validate461.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22356,17 +22733,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate453.errors = vErrors;
+validate461.errors = vErrors;
 return errors === 0;
 }
-validate453.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate461.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema238 = {"type":"object","description":"One of the person's organisations.","additionalProperties":false,"required":["id","name","role","active"],"properties":{"id":{"type":"string","description":"The organisation id."},"name":{"type":"string"},"role":{"type":"string","description":"The person's role there: owner, admin, member or viewer."},"active":{"type":"boolean","description":"True for the organisation the sessions use."}}};
+const schema243 = {"type":"object","description":"One of the person's organisations.","additionalProperties":false,"required":["id","name","role","active"],"properties":{"id":{"type":"string","description":"The organisation id."},"name":{"type":"string"},"role":{"type":"string","description":"The person's role there: owner, admin, member or viewer."},"active":{"type":"boolean","description":"True for the organisation the sessions use."}}};
 
-function validate455(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate463(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate455.evaluated;
+const evaluated0 = validate463.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22485,16 +22862,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate455.errors = vErrors;
+validate463.errors = vErrors;
 return errors === 0;
 }
-validate455.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate441(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate449(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate441.evaluated;
+const evaluated0 = validate449.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22575,20 +22952,20 @@ errors++;
 }
 }
 if(data.user !== undefined){
-if(!(validate442(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate442.errors : vErrors.concat(validate442.errors);
+if(!(validate450(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
 errors = vErrors.length;
 }
 }
 if(data.organization !== undefined){
-if(!(validate444(data.organization, {instancePath:instancePath+"/organization",parentData:data,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
+if(!(validate452(data.organization, {instancePath:instancePath+"/organization",parentData:data,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
 errors = vErrors.length;
 }
 }
 if(data.membership !== undefined){
-if(!(validate446(data.membership, {instancePath:instancePath+"/membership",parentData:data,parentDataProperty:"membership",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate446.errors : vErrors.concat(validate446.errors);
+if(!(validate454(data.membership, {instancePath:instancePath+"/membership",parentData:data,parentDataProperty:"membership",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate454.errors : vErrors.concat(validate454.errors);
 errors = vErrors.length;
 }
 }
@@ -22598,8 +22975,8 @@ const _errs6 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate449(data3, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate449.errors : vErrors.concat(validate449.errors);
+if(!(validate457(data3, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate457.errors : vErrors.concat(validate457.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs7 === errors;
@@ -22652,14 +23029,14 @@ vErrors = null;
 }
 }
 if(data.entitlements !== undefined){
-if(!(validate451(data.entitlements, {instancePath:instancePath+"/entitlements",parentData:data,parentDataProperty:"entitlements",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate451.errors : vErrors.concat(validate451.errors);
+if(!(validate459(data.entitlements, {instancePath:instancePath+"/entitlements",parentData:data,parentDataProperty:"entitlements",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate459.errors : vErrors.concat(validate459.errors);
 errors = vErrors.length;
 }
 }
 if(data.usage !== undefined){
-if(!(validate453(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate453.errors : vErrors.concat(validate453.errors);
+if(!(validate461(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate461.errors : vErrors.concat(validate461.errors);
 errors = vErrors.length;
 }
 }
@@ -22668,8 +23045,8 @@ let data6 = data.organizations;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate455(data6[i0], {instancePath:instancePath+"/organizations/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate455.errors : vErrors.concat(validate455.errors);
+if(!(validate463(data6[i0], {instancePath:instancePath+"/organizations/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate463.errors : vErrors.concat(validate463.errors);
 errors = vErrors.length;
 }
 }
@@ -22696,16 +23073,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate441.errors = vErrors;
+validate449.errors = vErrors;
 return errors === 0;
 }
-validate441.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate449.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate440(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate448(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate440.evaluated;
+const evaluated0 = validate448.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22736,8 +23113,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate441(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate441.errors : vErrors.concat(validate441.errors);
+if(!(validate449(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate449.errors : vErrors.concat(validate449.errors);
 errors = vErrors.length;
 }
 }
@@ -22752,39 +23129,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate440.errors = vErrors;
+validate448.errors = vErrors;
 return errors === 0;
 }
-validate440.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate448.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate447(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate439.evaluated;
+const evaluated0 = validate447.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate440(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
+if(!(validate448(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
 errors = vErrors.length;
 }
-validate439.errors = vErrors;
+validate447.errors = vErrors;
 return errors === 0;
 }
-validate439.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate447.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:changePassword"] = validate459;
-const schema239 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordBody"};
-const schema240 = {"type":"object","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"type":"string","maxLength":1024},"newPassword":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
+exports["body:changePassword"] = validate467;
+const schema244 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordBody"};
+const schema245 = {"type":"object","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"type":"string","maxLength":1024},"newPassword":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
 
-function validate460(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate468(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate460.evaluated;
+const evaluated0 = validate468.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22885,40 +23262,40 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate460.errors = vErrors;
+validate468.errors = vErrors;
 return errors === 0;
 }
-validate460.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate468.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate459(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate467(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate459.evaluated;
+const evaluated0 = validate467.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate460(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate460.errors : vErrors.concat(validate460.errors);
+if(!(validate468(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate468.errors : vErrors.concat(validate468.errors);
 errors = vErrors.length;
 }
-validate459.errors = vErrors;
+validate467.errors = vErrors;
 return errors === 0;
 }
-validate459.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:changePassword"] = validate462;
-const schema241 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordResponse"};
-const schema242 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordChanged"}}};
-const schema243 = {"type":"object","additionalProperties":false,"required":["ok","otherSessionsEnded"],"properties":{"ok":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"How many of the caller's other sessions were ended."}}};
+exports["response:changePassword"] = validate470;
+const schema246 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordResponse"};
+const schema247 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordChanged"}}};
+const schema248 = {"type":"object","additionalProperties":false,"required":["ok","otherSessionsEnded"],"properties":{"ok":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"How many of the caller's other sessions were ended."}}};
 
-function validate464(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate472(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate464.evaluated;
+const evaluated0 = validate472.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23017,16 +23394,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate464.errors = vErrors;
+validate472.errors = vErrors;
 return errors === 0;
 }
-validate464.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate472.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate463(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate471(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate463.evaluated;
+const evaluated0 = validate471.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23057,8 +23434,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate464(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate464.errors : vErrors.concat(validate464.errors);
+if(!(validate472(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate472.errors : vErrors.concat(validate472.errors);
 errors = vErrors.length;
 }
 }
@@ -23073,41 +23450,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate463.errors = vErrors;
+validate471.errors = vErrors;
 return errors === 0;
 }
-validate463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate471.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate462(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate470(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate462.evaluated;
+const evaluated0 = validate470.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate463(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate463.errors : vErrors.concat(validate463.errors);
+if(!(validate471(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate471.errors : vErrors.concat(validate471.errors);
 errors = vErrors.length;
 }
-validate462.errors = vErrors;
+validate470.errors = vErrors;
 return errors === 0;
 }
-validate462.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate470.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMembers"] = validate467;
-const schema244 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMembersResponse"};
-const schema245 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MembersData"}}};
-const schema246 = {"type":"object","additionalProperties":false,"required":["members","invitations"],"properties":{"members":{"type":"array","items":{"$ref":"#/components/schemas/Member"}},"invitations":{"type":"array","description":"Pending invitations.","items":{"$ref":"#/components/schemas/Invitation"}}}};
-const schema247 = {"type":"object","description":"A membership of a person in the organisation.","additionalProperties":false,"required":["id","userId","email","name","role","workspaceIds","createdAt","lastSeenAt"],"properties":{"id":{"type":"string","description":"The membership id (used by PATCH and DELETE /members/{id})."},"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the member is confined to; null means all workspaces."},"createdAt":{"type":"string","format":"date-time","description":"When the person joined."},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The last time one of the member's API keys was used (to the minute); null when never."}}};
+exports["response:listMembers"] = validate475;
+const schema249 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMembersResponse"};
+const schema250 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MembersData"}}};
+const schema251 = {"type":"object","additionalProperties":false,"required":["members","invitations"],"properties":{"members":{"type":"array","items":{"$ref":"#/components/schemas/Member"}},"invitations":{"type":"array","description":"Pending invitations.","items":{"$ref":"#/components/schemas/Invitation"}}}};
+const schema252 = {"type":"object","description":"A membership of a person in the organisation.","additionalProperties":false,"required":["id","userId","email","name","role","workspaceIds","createdAt","lastSeenAt"],"properties":{"id":{"type":"string","description":"The membership id (used by PATCH and DELETE /members/{id})."},"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the member is confined to; null means all workspaces."},"createdAt":{"type":"string","format":"date-time","description":"When the person joined."},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The last time one of the member's API keys was used (to the minute); null when never."}}};
 
-function validate470(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate478(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate470.evaluated;
+const evaluated0 = validate478.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23246,7 +23623,7 @@ errors++;
 if(data.name !== undefined){
 let data3 = data.name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema247.properties.name.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema252.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -23302,7 +23679,7 @@ errors++;
 if(data.lastSeenAt !== undefined){
 let data7 = data.lastSeenAt;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema247.properties.lastSeenAt.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema252.properties.lastSeenAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -23335,17 +23712,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate470.errors = vErrors;
+validate478.errors = vErrors;
 return errors === 0;
 }
-validate470.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate478.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema248 = {"type":"object","description":"A pending invitation.","additionalProperties":false,"required":["id","email","role","workspaceIds","invitedBy","createdAt","expiresAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the person will be confined to; null means all workspaces."},"invitedBy":{"type":["string","null"],"description":"Name (or email) of the person who invited; null when that person is gone."},"createdAt":{"type":"string","format":"date-time"},"expiresAt":{"type":"string","format":"date-time"}}};
+const schema253 = {"type":"object","description":"A pending invitation.","additionalProperties":false,"required":["id","email","role","workspaceIds","invitedBy","createdAt","expiresAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the person will be confined to; null means all workspaces."},"invitedBy":{"type":["string","null"],"description":"Name (or email) of the person who invited; null when that person is gone."},"createdAt":{"type":"string","format":"date-time"},"expiresAt":{"type":"string","format":"date-time"}}};
 
-function validate473(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate481(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate473.evaluated;
+const evaluated0 = validate481.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23480,7 +23857,7 @@ errors = vErrors.length;
 if(data.invitedBy !== undefined){
 let data4 = data.invitedBy;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/invitedBy",schemaPath:"#/properties/invitedBy/type",keyword:"type",params:{type: schema248.properties.invitedBy.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/invitedBy",schemaPath:"#/properties/invitedBy/type",keyword:"type",params:{type: schema253.properties.invitedBy.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -23551,16 +23928,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate473.errors = vErrors;
+validate481.errors = vErrors;
 return errors === 0;
 }
-validate473.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate481.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate469(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate477(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate469.evaluated;
+const evaluated0 = validate477.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23605,8 +23982,8 @@ let data0 = data.members;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate470(data0[i0], {instancePath:instancePath+"/members/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate470.errors : vErrors.concat(validate470.errors);
+if(!(validate478(data0[i0], {instancePath:instancePath+"/members/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate478.errors : vErrors.concat(validate478.errors);
 errors = vErrors.length;
 }
 }
@@ -23627,8 +24004,8 @@ let data2 = data.invitations;
 if(Array.isArray(data2)){
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate473(data2[i1], {instancePath:instancePath+"/invitations/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate473.errors : vErrors.concat(validate473.errors);
+if(!(validate481(data2[i1], {instancePath:instancePath+"/invitations/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate481.errors : vErrors.concat(validate481.errors);
 errors = vErrors.length;
 }
 }
@@ -23655,16 +24032,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate469.errors = vErrors;
+validate477.errors = vErrors;
 return errors === 0;
 }
-validate469.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate477.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate468(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate476(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate468.evaluated;
+const evaluated0 = validate476.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23695,8 +24072,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate469(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate469.errors : vErrors.concat(validate469.errors);
+if(!(validate477(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate477.errors : vErrors.concat(validate477.errors);
 errors = vErrors.length;
 }
 }
@@ -23711,40 +24088,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate468.errors = vErrors;
+validate476.errors = vErrors;
 return errors === 0;
 }
-validate468.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate476.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate467(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate475(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate467.evaluated;
+const evaluated0 = validate475.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate468(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate468.errors : vErrors.concat(validate468.errors);
+if(!(validate476(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate476.errors : vErrors.concat(validate476.errors);
 errors = vErrors.length;
 }
-validate467.errors = vErrors;
+validate475.errors = vErrors;
 return errors === 0;
 }
-validate467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate475.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:inviteMember"] = validate478;
-const schema249 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberBody"};
-const schema250 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email","maxLength":320},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string","maxLength":64}}}};
+exports["body:inviteMember"] = validate486;
+const schema254 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberBody"};
+const schema255 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email","maxLength":320},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string","maxLength":64}}}};
 const formats120 = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 
-function validate479(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate487(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate479.evaluated;
+const evaluated0 = validate487.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23832,7 +24209,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data1 === "owner") || (data1 === "admin")) || (data1 === "member")) || (data1 === "viewer"))){
-const err7 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema250.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema255.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -23894,39 +24271,39 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate479.errors = vErrors;
+validate487.errors = vErrors;
 return errors === 0;
 }
-validate479.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate487.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate478(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate486(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate478.evaluated;
+const evaluated0 = validate486.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate479(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate479.errors : vErrors.concat(validate479.errors);
+if(!(validate487(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate487.errors : vErrors.concat(validate487.errors);
 errors = vErrors.length;
 }
-validate478.errors = vErrors;
+validate486.errors = vErrors;
 return errors === 0;
 }
-validate478.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate486.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:inviteMember"] = validate481;
-const schema251 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberResponse"};
-const schema252 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Invitation"}}};
+exports["response:inviteMember"] = validate489;
+const schema256 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberResponse"};
+const schema257 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Invitation"}}};
 
-function validate482(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate490(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate482.evaluated;
+const evaluated0 = validate490.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23957,8 +24334,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate473(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate473.errors : vErrors.concat(validate473.errors);
+if(!(validate481(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate481.errors : vErrors.concat(validate481.errors);
 errors = vErrors.length;
 }
 }
@@ -23973,39 +24350,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate482.errors = vErrors;
+validate490.errors = vErrors;
 return errors === 0;
 }
-validate482.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate490.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate481(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate489(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate481.evaluated;
+const evaluated0 = validate489.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate482(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate482.errors : vErrors.concat(validate482.errors);
+if(!(validate490(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate490.errors : vErrors.concat(validate490.errors);
 errors = vErrors.length;
 }
-validate481.errors = vErrors;
+validate489.errors = vErrors;
 return errors === 0;
 }
-validate481.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate489.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateMember"] = validate485;
-const schema253 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberBody"};
-const schema254 = {"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["owner","admin","member","viewer"]}}};
+exports["body:updateMember"] = validate493;
+const schema258 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberBody"};
+const schema259 = {"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["owner","admin","member","viewer"]}}};
 
-function validate486(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate494(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate486.evaluated;
+const evaluated0 = validate494.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24048,7 +24425,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((data0 === "owner") || (data0 === "admin")) || (data0 === "member")) || (data0 === "viewer"))){
-const err3 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema254.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema259.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -24069,39 +24446,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate486.errors = vErrors;
+validate494.errors = vErrors;
 return errors === 0;
 }
-validate486.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate494.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate485(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate493(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate485.evaluated;
+const evaluated0 = validate493.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate486(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate486.errors : vErrors.concat(validate486.errors);
+if(!(validate494(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate494.errors : vErrors.concat(validate494.errors);
 errors = vErrors.length;
 }
-validate485.errors = vErrors;
+validate493.errors = vErrors;
 return errors === 0;
 }
-validate485.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate493.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateMember"] = validate488;
-const schema255 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberResponse"};
-const schema256 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:updateMember"] = validate496;
+const schema260 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberResponse"};
+const schema261 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate489(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate497(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate489.evaluated;
+const evaluated0 = validate497.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24148,39 +24525,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate489.errors = vErrors;
+validate497.errors = vErrors;
 return errors === 0;
 }
-validate489.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate497.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate488(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate496(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate488.evaluated;
+const evaluated0 = validate496.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate489(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate489.errors : vErrors.concat(validate489.errors);
+if(!(validate497(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate497.errors : vErrors.concat(validate497.errors);
 errors = vErrors.length;
 }
-validate488.errors = vErrors;
+validate496.errors = vErrors;
 return errors === 0;
 }
-validate488.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate496.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeMember"] = validate492;
-const schema257 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveMemberResponse"};
-const schema258 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeMember"] = validate500;
+const schema262 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveMemberResponse"};
+const schema263 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate493(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate501(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate493.evaluated;
+const evaluated0 = validate501.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24227,41 +24604,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate493.errors = vErrors;
+validate501.errors = vErrors;
 return errors === 0;
 }
-validate493.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate501.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate492(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate500(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate492.evaluated;
+const evaluated0 = validate500.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate493(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate493.errors : vErrors.concat(validate493.errors);
+if(!(validate501(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate501.errors : vErrors.concat(validate501.errors);
 errors = vErrors.length;
 }
-validate492.errors = vErrors;
+validate500.errors = vErrors;
 return errors === 0;
 }
-validate492.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate500.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitors"] = validate496;
-const schema259 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorsResponse"};
-const schema260 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Monitor"}}}};
-const schema261 = {"type":"object","description":"A monitor. `config` is never returned. `paused` and `lastCheckDetail`\nare only on the single read (and on the update response, which is the\nsingle read; the create response carries `lastCheckDetail` but not\n`paused`).\n","additionalProperties":false,"required":["id","name","kind","status","statusSince","lastCheckedAt","enabled","intervalSeconds","confirmations","tags","workspace","lastResponseTimeMs","lastMessage","uptime24h","uptime30d","openIncidentId","hosts","dependsOn","probeId","createdAt","updatedAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"],"description":"pending until the first check; paused while `paused` is set (a monitor switched off with `enabled` false keeps its last status and is not checked)."},"statusSince":{"type":"string","format":"date-time","description":"When the current status began."},"lastCheckedAt":{"type":["string","null"],"format":"date-time","description":"The latest check (for heartbeat, the latest ping); null before the first."},"enabled":{"type":"boolean","description":"false when switched off (no checks, no alerts)."},"intervalSeconds":{"type":"integer","description":"Seconds between checks, after clamping to the plan's floor."},"confirmations":{"type":"integer","description":"Consecutive failed checks needed before the monitor goes down."},"tags":{"type":"array","description":"Tags, lower-case.","items":{"type":"string"}},"workspace":{"$ref":"#/components/schemas/WorkspaceRef"},"lastResponseTimeMs":{"type":["number","null"],"description":"Response time of the latest check in milliseconds; null before the first check and for kinds without one (heartbeat)."},"lastMessage":{"type":["string","null"],"description":"Outcome of the latest check in words; null before the first check."},"uptime24h":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 24 hours (0 to 100); null before any check."},"uptime30d":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 30 days (0 to 100); null before any check."},"openIncidentId":{"type":["string","null"],"description":"The open incident, or null."},"hosts":{"type":"array","description":"The hosts the monitor runs on; empty when none.","items":{"$ref":"#/components/schemas/HostRef"}},"dependsOn":{"type":"array","description":"Monitors this one depends on.","items":{"type":"string"}},"probeId":{"type":["string","null"],"description":"The private probe the checks run from; null for the service's own checkers."},"createdAt":{"type":"string","format":"date-time"},"updatedAt":{"type":"string","format":"date-time"},"paused":{"type":"boolean","description":"Only on the single read."},"lastCheckDetail":{"description":"Only on the single read and only for kinds mail_posture, tls_audit\nand snmp (absent for other kinds): the result of the latest check.\nNull before the first check.\n","oneOf":[{"$ref":"#/components/schemas/CheckDetail"},{"type":"null"}]}}};
-const schema262 = {"type":"object","description":"The owning workspace.","additionalProperties":false,"required":["id","name","slug"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"}}};
+exports["response:listMonitors"] = validate504;
+const schema264 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorsResponse"};
+const schema265 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Monitor"}}}};
+const schema266 = {"type":"object","description":"A monitor. `config` is never returned. `paused` and `lastCheckDetail`\nare only on the single read (and on the update response, which is the\nsingle read; the create response carries `lastCheckDetail` but not\n`paused`).\n","additionalProperties":false,"required":["id","name","kind","status","statusSince","lastCheckedAt","enabled","intervalSeconds","confirmations","tags","workspace","lastResponseTimeMs","lastMessage","uptime24h","uptime30d","openIncidentId","hosts","dependsOn","probeId","createdAt","updatedAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"],"description":"pending until the first check; paused while `paused` is set (a monitor switched off with `enabled` false keeps its last status and is not checked)."},"statusSince":{"type":"string","format":"date-time","description":"When the current status began."},"lastCheckedAt":{"type":["string","null"],"format":"date-time","description":"The latest check (for heartbeat, the latest ping); null before the first."},"enabled":{"type":"boolean","description":"false when switched off (no checks, no alerts)."},"intervalSeconds":{"type":"integer","description":"Seconds between checks, after clamping to the plan's floor."},"confirmations":{"type":"integer","description":"Consecutive failed checks needed before the monitor goes down."},"tags":{"type":"array","description":"Tags, lower-case.","items":{"type":"string"}},"workspace":{"$ref":"#/components/schemas/WorkspaceRef"},"lastResponseTimeMs":{"type":["number","null"],"description":"Response time of the latest check in milliseconds; null before the first check and for kinds without one (heartbeat)."},"lastMessage":{"type":["string","null"],"description":"Outcome of the latest check in words; null before the first check."},"uptime24h":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 24 hours (0 to 100); null before any check."},"uptime30d":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 30 days (0 to 100); null before any check."},"openIncidentId":{"type":["string","null"],"description":"The open incident, or null."},"hosts":{"type":"array","description":"The hosts the monitor runs on; empty when none.","items":{"$ref":"#/components/schemas/HostRef"}},"dependsOn":{"type":"array","description":"Monitors this one depends on.","items":{"type":"string"}},"probeId":{"type":["string","null"],"description":"The private probe the checks run from; null for the service's own checkers."},"createdAt":{"type":"string","format":"date-time"},"updatedAt":{"type":"string","format":"date-time"},"paused":{"type":"boolean","description":"Only on the single read."},"lastCheckDetail":{"description":"Only on the single read and only for kinds mail_posture, tls_audit\nand snmp (absent for other kinds): the result of the latest check.\nNull before the first check.\n","oneOf":[{"$ref":"#/components/schemas/CheckDetail"},{"type":"null"}]}}};
+const schema267 = {"type":"object","description":"The owning workspace.","additionalProperties":false,"required":["id","name","slug"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"}}};
 
-function validate499(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate507(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate499.evaluated;
+const evaluated0 = validate507.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24358,18 +24735,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate499.errors = vErrors;
+validate507.errors = vErrors;
 return errors === 0;
 }
-validate499.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate507.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema263 = {"type":"object","description":"The result of the latest mail_posture, tls_audit or snmp check.","additionalProperties":false,"required":["findings","grade","readings"],"properties":{"findings":{"type":"array","description":"What the check found; empty when nothing to report.","items":{"$ref":"#/components/schemas/Finding"}},"grade":{"type":["string","null"],"description":"tls_audit: the TLS grade, A+, A, A-, B, C, D, E, F, or T (certificate not trusted). Null for other kinds."},"readings":{"type":"array","description":"snmp: one reading per configured OID. Empty for other kinds.","items":{"$ref":"#/components/schemas/Reading"}}}};
-const schema264 = {"type":"object","additionalProperties":false,"required":["code","severity","message"],"properties":{"code":{"type":"string","description":"Stable code (e.g. `spf_missing`, `certificate_expiring`); new codes are added over time."},"severity":{"type":"string","enum":["info","warning","critical"]},"message":{"type":"string","description":"English sentence for humans."}}};
+const schema268 = {"type":"object","description":"The result of the latest mail_posture, tls_audit or snmp check.","additionalProperties":false,"required":["findings","grade","readings"],"properties":{"findings":{"type":"array","description":"What the check found; empty when nothing to report.","items":{"$ref":"#/components/schemas/Finding"}},"grade":{"type":["string","null"],"description":"tls_audit: the TLS grade, A+, A, A-, B, C, D, E, F, or T (certificate not trusted). Null for other kinds."},"readings":{"type":"array","description":"snmp: one reading per configured OID. Empty for other kinds.","items":{"$ref":"#/components/schemas/Reading"}}}};
+const schema269 = {"type":"object","additionalProperties":false,"required":["code","severity","message"],"properties":{"code":{"type":"string","description":"Stable code (e.g. `spf_missing`, `certificate_expiring`); new codes are added over time."},"severity":{"type":"string","enum":["info","warning","critical"]},"message":{"type":"string","description":"English sentence for humans."}}};
 
-function validate503(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate511(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate503.evaluated;
+const evaluated0 = validate511.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24444,7 +24821,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data1 === "info") || (data1 === "warning")) || (data1 === "critical"))){
-const err6 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema264.properties.severity.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema269.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -24477,17 +24854,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate503.errors = vErrors;
+validate511.errors = vErrors;
 return errors === 0;
 }
-validate503.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate511.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema265 = {"type":"object","additionalProperties":false,"required":["name","oid","value","text","unit"],"properties":{"name":{"type":"string"},"oid":{"type":["string","null"],"description":"The OID read; null for derived readings."},"value":{"type":["number","null"],"description":"The numeric value; null when the reading is not a number or could not be read."},"text":{"type":["string","null"],"description":"The value as text, for non-numeric readings; null otherwise."},"unit":{"type":["string","null"],"description":"The unit configured for the OID; null when none (a raw reading)."}}};
+const schema270 = {"type":"object","additionalProperties":false,"required":["name","oid","value","text","unit"],"properties":{"name":{"type":"string"},"oid":{"type":["string","null"],"description":"The OID read; null for derived readings."},"value":{"type":["number","null"],"description":"The numeric value; null when the reading is not a number or could not be read."},"text":{"type":["string","null"],"description":"The value as text, for non-numeric readings; null otherwise."},"unit":{"type":["string","null"],"description":"The unit configured for the OID; null when none (a raw reading)."}}};
 
-function validate505(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate513(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate505.evaluated;
+const evaluated0 = validate513.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24572,7 +24949,7 @@ errors++;
 if(data.oid !== undefined){
 let data1 = data.oid;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/oid",schemaPath:"#/properties/oid/type",keyword:"type",params:{type: schema265.properties.oid.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/oid",schemaPath:"#/properties/oid/type",keyword:"type",params:{type: schema270.properties.oid.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -24585,7 +24962,7 @@ errors++;
 if(data.value !== undefined){
 let data2 = data.value;
 if((!((typeof data2 == "number") && (isFinite(data2)))) && (data2 !== null)){
-const err8 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema265.properties.value.type},message:"must be number,null"};
+const err8 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema270.properties.value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -24598,7 +24975,7 @@ errors++;
 if(data.text !== undefined){
 let data3 = data.text;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema265.properties.text.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema270.properties.text.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -24611,7 +24988,7 @@ errors++;
 if(data.unit !== undefined){
 let data4 = data.unit;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema265.properties.unit.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema270.properties.unit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -24632,16 +25009,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate505.errors = vErrors;
+validate513.errors = vErrors;
 return errors === 0;
 }
-validate505.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate513.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate502(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate510(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate502.evaluated;
+const evaluated0 = validate510.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24696,8 +25073,8 @@ let data0 = data.findings;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate503(data0[i0], {instancePath:instancePath+"/findings/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate503.errors : vErrors.concat(validate503.errors);
+if(!(validate511(data0[i0], {instancePath:instancePath+"/findings/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate511.errors : vErrors.concat(validate511.errors);
 errors = vErrors.length;
 }
 }
@@ -24716,7 +25093,7 @@ errors++;
 if(data.grade !== undefined){
 let data2 = data.grade;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/grade",schemaPath:"#/properties/grade/type",keyword:"type",params:{type: schema263.properties.grade.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/grade",schemaPath:"#/properties/grade/type",keyword:"type",params:{type: schema268.properties.grade.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -24731,8 +25108,8 @@ let data3 = data.readings;
 if(Array.isArray(data3)){
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate505(data3[i1], {instancePath:instancePath+"/readings/" + i1,parentData:data3,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate505.errors : vErrors.concat(validate505.errors);
+if(!(validate513(data3[i1], {instancePath:instancePath+"/readings/" + i1,parentData:data3,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate513.errors : vErrors.concat(validate513.errors);
 errors = vErrors.length;
 }
 }
@@ -24759,16 +25136,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate502.errors = vErrors;
+validate510.errors = vErrors;
 return errors === 0;
 }
-validate502.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate510.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate498(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate506(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate498.evaluated;
+const evaluated0 = validate506.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24987,7 +25364,7 @@ vErrors.push(err20);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema261.properties, key0))){
+if(!(func5.call(schema266.properties, key0))){
 const err21 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err21];
@@ -25035,7 +25412,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!((((((((data2 === "http") || (data2 === "heartbeat")) || (data2 === "tcp")) || (data2 === "dns")) || (data2 === "tls_audit")) || (data2 === "mail_posture")) || (data2 === "snmp")) || (data2 === "agent"))){
-const err25 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema261.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema266.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -25058,7 +25435,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((data3 === "up") || (data3 === "degraded")) || (data3 === "down")) || (data3 === "paused")) || (data3 === "pending"))){
-const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema261.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema266.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -25096,7 +25473,7 @@ errors++;
 if(data.lastCheckedAt !== undefined){
 let data5 = data.lastCheckedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err30 = {instancePath:instancePath+"/lastCheckedAt",schemaPath:"#/properties/lastCheckedAt/type",keyword:"type",params:{type: schema261.properties.lastCheckedAt.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/lastCheckedAt",schemaPath:"#/properties/lastCheckedAt/type",keyword:"type",params:{type: schema266.properties.lastCheckedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -25185,15 +25562,15 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate499(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate499.errors : vErrors.concat(validate499.errors);
+if(!(validate507(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate507.errors : vErrors.concat(validate507.errors);
 errors = vErrors.length;
 }
 }
 if(data.lastResponseTimeMs !== undefined){
 let data12 = data.lastResponseTimeMs;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/lastResponseTimeMs",schemaPath:"#/properties/lastResponseTimeMs/type",keyword:"type",params:{type: schema261.properties.lastResponseTimeMs.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/lastResponseTimeMs",schemaPath:"#/properties/lastResponseTimeMs/type",keyword:"type",params:{type: schema266.properties.lastResponseTimeMs.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -25206,7 +25583,7 @@ errors++;
 if(data.lastMessage !== undefined){
 let data13 = data.lastMessage;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/lastMessage",schemaPath:"#/properties/lastMessage/type",keyword:"type",params:{type: schema261.properties.lastMessage.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/lastMessage",schemaPath:"#/properties/lastMessage/type",keyword:"type",params:{type: schema266.properties.lastMessage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -25219,7 +25596,7 @@ errors++;
 if(data.uptime24h !== undefined){
 let data14 = data.uptime24h;
 if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/uptime24h",schemaPath:"#/properties/uptime24h/type",keyword:"type",params:{type: schema261.properties.uptime24h.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/uptime24h",schemaPath:"#/properties/uptime24h/type",keyword:"type",params:{type: schema266.properties.uptime24h.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -25254,7 +25631,7 @@ errors++;
 if(data.uptime30d !== undefined){
 let data15 = data.uptime30d;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err42 = {instancePath:instancePath+"/uptime30d",schemaPath:"#/properties/uptime30d/type",keyword:"type",params:{type: schema261.properties.uptime30d.type},message:"must be number,null"};
+const err42 = {instancePath:instancePath+"/uptime30d",schemaPath:"#/properties/uptime30d/type",keyword:"type",params:{type: schema266.properties.uptime30d.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -25289,7 +25666,7 @@ errors++;
 if(data.openIncidentId !== undefined){
 let data16 = data.openIncidentId;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err45 = {instancePath:instancePath+"/openIncidentId",schemaPath:"#/properties/openIncidentId/type",keyword:"type",params:{type: schema261.properties.openIncidentId.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/openIncidentId",schemaPath:"#/properties/openIncidentId/type",keyword:"type",params:{type: schema266.properties.openIncidentId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -25352,7 +25729,7 @@ errors++;
 if(data.probeId !== undefined){
 let data21 = data.probeId;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/type",keyword:"type",params:{type: schema261.properties.probeId.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/type",keyword:"type",params:{type: schema266.properties.probeId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -25430,8 +25807,8 @@ const _errs51 = errors;
 let valid7 = false;
 let passing0 = null;
 const _errs52 = errors;
-if(!(validate502(data25, {instancePath:instancePath+"/lastCheckDetail",parentData:data,parentDataProperty:"lastCheckDetail",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate502.errors : vErrors.concat(validate502.errors);
+if(!(validate510(data25, {instancePath:instancePath+"/lastCheckDetail",parentData:data,parentDataProperty:"lastCheckDetail",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate510.errors : vErrors.concat(validate510.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs52 === errors;
@@ -25494,16 +25871,16 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate498.errors = vErrors;
+validate506.errors = vErrors;
 return errors === 0;
 }
-validate498.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate506.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate497(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate505(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate497.evaluated;
+const evaluated0 = validate505.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25538,8 +25915,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate498(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate498.errors : vErrors.concat(validate498.errors);
+if(!(validate506(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate506.errors : vErrors.concat(validate506.errors);
 errors = vErrors.length;
 }
 }
@@ -25566,39 +25943,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate497.errors = vErrors;
+validate505.errors = vErrors;
 return errors === 0;
 }
-validate497.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate505.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate496(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate504(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate496.evaluated;
+const evaluated0 = validate504.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate497(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate497.errors : vErrors.concat(validate497.errors);
+if(!(validate505(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate505.errors : vErrors.concat(validate505.errors);
 errors = vErrors.length;
 }
-validate496.errors = vErrors;
+validate504.errors = vErrors;
 return errors === 0;
 }
-validate496.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate504.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createMonitor"] = validate510;
-const schema266 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorBody"};
-const schema267 = {"type":"object","additionalProperties":false,"required":["name","kind","workspaceId","config"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"workspaceId":{"type":"string","maxLength":64,"description":"The owning workspace."},"config":{"type":"string","maxLength":262144,"description":"A JSON document carried in a string; its shape depends on `kind`.\nIt is validated against the kind on create and on every update; a\nrejected field is 400 `invalid_config` with `details.field` naming\nits path under `config` (`config.url`, `config.assertions.0.type`),\nand a string that is not a JSON object is 400 on `config`. It is never returned by any read.\nThe document is at most 262,144 characters.\n\n- `http`: `url` (required, `http://` or `https://`); `method`\n  (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,\n  `OPTIONS`); `headers` (object of strings); `body` (string, sent\n  as is); `timeoutSeconds` (integer 1 to 60, default 30);\n  `followRedirects` (boolean, default true); `assertions` (list of\n  `{type, operator, value, property}`, `value` a string). Types:\n  `status_code`, `response_time_ms`, `body`, `header`,\n  `json_path`, `tls_days_remaining`. Operators: `eq`, `neq`, `lt`,\n  `lte`, `gt`, `gte`, `contains`, `not_contains`, `matches` (a\n  regular expression). `property` names the header for `header`\n  and holds the JSONPath expression for `json_path` (`$.status`);\n  the other types take none. `status_code`, `response_time_ms` and\n  `tls_days_remaining` compare numbers, the others text. Without\n  assertions a final 2xx or 3xx status passes. Example:\n  `{\"url\": \"https://example.com/health\", \"assertions\": [{\"type\": \"status_code\", \"operator\": \"lt\", \"value\": \"400\"}]}`.\n- `heartbeat`: `graceSeconds` (integer, at least 0, default 300):\n  how late a ping may be, beyond `intervalSeconds`, before the\n  monitor goes down. Pings go to the URL of\n  `GET /monitors/{id}/push-url`. `{}` is a valid config.\n- `tcp`: `host` (required), `port` (required, 1 to 65535). Passes\n  when a connection opens.\n- `dns`: `name` (required); `recordType` (`A` default, `AAAA`,\n  `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);\n  `expected` (strings that must all be among the answers, compared\n  ignoring case, quotes and a trailing dot; an MX may be given as\n  `mail.example.com` or `10 mail.example.com`, an SRV as its\n  target, a CAA as its value; empty: any answer passes);\n  `resolver` (an IP address, optionally with a port:\n  `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,\n  `[2001:db8::53]:5353`; default: the service's resolvers). Up\n  when the name resolves and every expected value is among the\n  answers; down with cause `dns_failure` (NXDOMAIN, no records of\n  the type, SERVFAIL, refused, timeout) or `assertion_failed`\n  (the message names the missing values and lists the answers).\n- `tls_audit`: `host` (required; a name is sent as SNI and checked\n  against the certificate, an IP address against its IP names);\n  `port` (default 443); `warnDays` (integer, default 14: a\n  certificate expiring within that many days degrades the\n  monitor). One handshake inspects the certificate chain and the\n  negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and\n  a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no\n  warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with\n  warnings), `B`, `C`, `F`, or `T` (certificate not trusted:\n  expired, not yet valid, wrong name, self-signed, unknown issuer,\n  SHA-1/MD5 signature). Finding codes: `cert_ok`,\n  `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,\n  `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,\n  `cert_weak_signature`, `chain_incomplete` (intermediate not\n  sent; B when it can be fetched from the AIA URL),\n  `key_too_short`, `tls10_accepted`, `tls11_accepted`,\n  `tls12_missing`, `tls13_missing`, `weak_cipher`,\n  `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,\n  `hsts_short_max_age`, `connection_failed`, `handshake_failed`.\n  Down (cause `tls_error`, or the connection's cause) on grade T\n  or F or a critical finding; degraded on warnings.\n- `mail_posture`: `domain` (required); `dkimSelectors` (strings);\n  `resolver` (as for dns); `mtaStsPort` (optional, default 443:\n  the port of `https://mta-sts.<domain>/`, for tests and unusual\n  deployments). Checks MX (present, each host resolving), SPF\n  (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups\n  counting includes), DMARC (one `v=DMARC1` record, inherited from\n  a parent domain when absent, p= quarantine or reject, rua),\n  DKIM (for the selectors given: present, RSA key of 2048 bits or\n  more, or Ed25519), MTA-STS (record with `id=`, policy file\n  reachable over verified HTTPS and covering every MX) and\n  TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`\n  as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,\n  `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,\n  `spf_multiple`, `spf_invalid`, `spf_permissive_all`,\n  `spf_all_missing`, `spf_too_many_lookups`,\n  `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,\n  `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,\n  `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,\n  `dkim_missing`, `dkim_invalid`, `dkim_revoked`,\n  `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,\n  `mta_sts_missing`, `mta_sts_invalid`,\n  `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,\n  `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,\n  `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,\n  `domain_not_found`. Down (cause `check_failed`) on a critical\n  finding, degraded on warnings; down with cause `dns_failure`\n  when the domain does not exist or its MX query fails.\n- `snmp`: `host` (required); `port` (default 161); `version`\n  (`v2c` default or `v3`); `community` (v2c); for v3 `username`,\n  `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),\n  `authProtocol` (`SHA` default, `SHA-256`, `SHA-512`, `MD5`),\n  `authPassword`, `privProtocol` (`AES` default, `AES-256`,\n  `DES`), `privPassword`; `oids` (required, at least one, list of\n  `{oid, name, unit}`; `unit` optional: a reading without one is a\n  `raw` series); `assertions` (list of `{reading, operator,\n  value}`, `reading` naming an `oids[].name`, operators as for\n  http). The readings are in `lastCheckDetail`.\n- `agent`: thresholds on a server agent's samples\n  (docs/agents.md). `agentId` (required: an agent of the\n  organisation, organisation-wide or of the monitor's workspace;\n  any other is 400 `invalid_config` on `config.agentId`);\n  `metric` (`cpuPercent`, `memoryPercent`, `memoryUsedBytes`,\n  `swapPercent`, `diskPercent`, `load1`, `load5`, `load15`,\n  `networkRxBytesPerSecond`, `networkTxBytesPerSecond`); `operator`\n  (`gt` default, `gte`, `lt`, `lte`); `threshold` (number, required\n  with `metric`): down (cause `assertion_failed`) while the\n  agent's latest sample compares true against it; `warning`\n  (number, optional, on the near side of `threshold`): degraded\n  while it crosses `warning` only; `mount` (with `diskPercent`\n  only: that filesystem instead of the fullest; a sample without\n  it is down); `missedReports` (integer 1 to 100, default 3): down\n  (cause `heartbeat_missed`) when the agent has reported nothing\n  for that many of its reporting intervals plus 5 seconds. Without\n  `metric` the monitor only watches that the agent reports. It is\n  judged by Vigil from the agent's reports, never by a probe\n  (`probeId` is 400): within a second of each new sample, and at\n  least every `intervalSeconds` (at most a minute apart) for\n  silence. A deleted agent is down (`check_failed`). Example:\n  `{\"agentId\": \"agt_…\", \"metric\": \"diskPercent\", \"threshold\": 90, \"warning\": 80}`.\n"},"intervalSeconds":{"type":"integer","description":"Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10,"description":"Consecutive failed checks needed before the monitor goes down and an incident opens; default 1."},"dependsOn":{"type":"array","description":"Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set).","items":{"type":"string","maxLength":64}},"probeId":{"type":"string","maxLength":64,"description":"Run the checks from this private probe instead of the service's own checkers."},"tags":{"type":"array","description":"Tags, stored lower-case.","items":{"type":"string","maxLength":64}}}};
+exports["body:createMonitor"] = validate518;
+const schema271 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorBody"};
+const schema272 = {"type":"object","additionalProperties":false,"required":["name","kind","workspaceId","config"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"workspaceId":{"type":"string","maxLength":64,"description":"The owning workspace."},"config":{"type":"string","maxLength":262144,"description":"A JSON document carried in a string; its shape depends on `kind`.\nIt is validated against the kind on create and on every update; a\nrejected field is 400 `invalid_config` with `details.field` naming\nits path under `config` (`config.url`, `config.assertions.0.type`),\nand a string that is not a JSON object is 400 on `config`. It is never returned by any read.\nThe document is at most 262,144 characters.\n\n- `http`: `url` (required, `http://` or `https://`); `method`\n  (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,\n  `OPTIONS`); `headers` (object of strings); `body` (string, sent\n  as is); `timeoutSeconds` (integer 1 to 60, default 30);\n  `followRedirects` (boolean, default true); `assertions` (list of\n  `{type, operator, value, property}`, `value` a string). Types:\n  `status_code`, `response_time_ms`, `body`, `header`,\n  `json_path`, `tls_days_remaining`. Operators: `eq`, `neq`, `lt`,\n  `lte`, `gt`, `gte`, `contains`, `not_contains`, `matches` (a\n  regular expression). `property` names the header for `header`\n  and holds the JSONPath expression for `json_path` (`$.status`);\n  the other types take none. `status_code`, `response_time_ms` and\n  `tls_days_remaining` compare numbers, the others text. Without\n  assertions a final 2xx or 3xx status passes. Example:\n  `{\"url\": \"https://example.com/health\", \"assertions\": [{\"type\": \"status_code\", \"operator\": \"lt\", \"value\": \"400\"}]}`.\n- `heartbeat`: `graceSeconds` (integer, at least 0, default 300):\n  how late a ping may be, beyond `intervalSeconds`, before the\n  monitor goes down. Pings go to the URL of\n  `GET /monitors/{id}/push-url`. `{}` is a valid config.\n- `tcp`: `host` (required), `port` (required, 1 to 65535). Passes\n  when a connection opens.\n- `dns`: `name` (required); `recordType` (`A` default, `AAAA`,\n  `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);\n  `expected` (strings that must all be among the answers, compared\n  ignoring case, quotes and a trailing dot; an MX may be given as\n  `mail.example.com` or `10 mail.example.com`, an SRV as its\n  target, a CAA as its value; empty: any answer passes);\n  `resolver` (an IP address, optionally with a port:\n  `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,\n  `[2001:db8::53]:5353`; default: the service's resolvers). Up\n  when the name resolves and every expected value is among the\n  answers; down with cause `dns_failure` (NXDOMAIN, no records of\n  the type, SERVFAIL, refused, timeout) or `assertion_failed`\n  (the message names the missing values and lists the answers).\n- `tls_audit`: `host` (required; a name is sent as SNI and checked\n  against the certificate, an IP address against its IP names);\n  `port` (default 443); `warnDays` (integer, default 14: a\n  certificate expiring within that many days degrades the\n  monitor). One handshake inspects the certificate chain and the\n  negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and\n  a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no\n  warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with\n  warnings), `B`, `C`, `F`, or `T` (certificate not trusted:\n  expired, not yet valid, wrong name, self-signed, unknown issuer,\n  SHA-1/MD5 signature). Finding codes: `cert_ok`,\n  `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,\n  `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,\n  `cert_weak_signature`, `chain_incomplete` (intermediate not\n  sent; B when it can be fetched from the AIA URL),\n  `key_too_short`, `tls10_accepted`, `tls11_accepted`,\n  `tls12_missing`, `tls13_missing`, `weak_cipher`,\n  `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,\n  `hsts_short_max_age`, `connection_failed`, `handshake_failed`.\n  Down (cause `tls_error`, or the connection's cause) on grade T\n  or F or a critical finding; degraded on warnings.\n- `mail_posture`: `domain` (required); `dkimSelectors` (strings);\n  `resolver` (as for dns); `mtaStsPort` (optional, default 443:\n  the port of `https://mta-sts.<domain>/`, for tests and unusual\n  deployments). Checks MX (present, each host resolving), SPF\n  (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups\n  counting includes), DMARC (one `v=DMARC1` record, inherited from\n  a parent domain when absent, p= quarantine or reject, rua),\n  DKIM (for the selectors given: present, RSA key of 2048 bits or\n  more, or Ed25519), MTA-STS (record with `id=`, policy file\n  reachable over verified HTTPS and covering every MX) and\n  TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`\n  as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,\n  `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,\n  `spf_multiple`, `spf_invalid`, `spf_permissive_all`,\n  `spf_all_missing`, `spf_too_many_lookups`,\n  `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,\n  `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,\n  `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,\n  `dkim_missing`, `dkim_invalid`, `dkim_revoked`,\n  `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,\n  `mta_sts_missing`, `mta_sts_invalid`,\n  `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,\n  `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,\n  `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,\n  `domain_not_found`. Down (cause `check_failed`) on a critical\n  finding, degraded on warnings; down with cause `dns_failure`\n  when the domain does not exist or its MX query fails.\n- `snmp`: `host` (required); `port` (default 161); `version`\n  (`v2c` default or `v3`); `community` (v2c); for v3 `username`,\n  `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),\n  `authProtocol` (`SHA` default, `SHA-256`, `SHA-512`, `MD5`),\n  `authPassword`, `privProtocol` (`AES` default, `AES-256`,\n  `DES`), `privPassword`; `oids` (required, at least one, list of\n  `{oid, name, unit}`; `unit` optional: a reading without one is a\n  `raw` series); `assertions` (list of `{reading, operator,\n  value}`, `reading` naming an `oids[].name`, operators as for\n  http). The readings are in `lastCheckDetail`.\n- `agent`: thresholds on a server agent's samples\n  (docs/agents.md). `agentId` (required: an agent of the\n  organisation, organisation-wide or of the monitor's workspace;\n  any other is 400 `invalid_config` on `config.agentId`);\n  `metric` (`cpuPercent`, `memoryPercent`, `memoryUsedBytes`,\n  `swapPercent`, `diskPercent`, `load1`, `load5`, `load15`,\n  `networkRxBytesPerSecond`, `networkTxBytesPerSecond`); `operator`\n  (`gt` default, `gte`, `lt`, `lte`); `threshold` (number, required\n  with `metric`): down (cause `assertion_failed`) while the\n  agent's latest sample compares true against it; `warning`\n  (number, optional, on the near side of `threshold`): degraded\n  while it crosses `warning` only; `mount` (with `diskPercent`\n  only: that filesystem instead of the fullest; a sample without\n  it is down); `missedReports` (integer 1 to 100, default 3): down\n  (cause `heartbeat_missed`) when the agent has reported nothing\n  for that many of its reporting intervals plus 5 seconds. Without\n  `metric` the monitor only watches that the agent reports. It is\n  judged by Vigil from the agent's reports, never by a probe\n  (`probeId` is 400): within a second of each new sample, and at\n  least every `intervalSeconds` (at most a minute apart) for\n  silence. A deleted agent is down (`check_failed`). Example:\n  `{\"agentId\": \"agt_…\", \"metric\": \"diskPercent\", \"threshold\": 90, \"warning\": 80}`.\n"},"intervalSeconds":{"type":"integer","description":"Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10,"description":"Consecutive failed checks needed before the monitor goes down and an incident opens; default 1."},"dependsOn":{"type":"array","description":"Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set).","items":{"type":"string","maxLength":64}},"probeId":{"type":"string","maxLength":64,"description":"Run the checks from this private probe instead of the service's own checkers."},"tags":{"type":"array","description":"Tags, stored lower-case.","items":{"type":"string","maxLength":64}}}};
 
-function validate511(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate519(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate511.evaluated;
+const evaluated0 = validate519.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25647,7 +26024,7 @@ vErrors.push(err3);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema267.properties, key0))){
+if(!(func5.call(schema272.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
@@ -25706,7 +26083,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((((((data1 === "http") || (data1 === "heartbeat")) || (data1 === "tcp")) || (data1 === "dns")) || (data1 === "tls_audit")) || (data1 === "mail_posture")) || (data1 === "snmp")) || (data1 === "agent"))){
-const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema267.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema272.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -25932,39 +26309,39 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate511.errors = vErrors;
+validate519.errors = vErrors;
 return errors === 0;
 }
-validate511.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate519.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate510(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate518(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate510.evaluated;
+const evaluated0 = validate518.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate511(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate511.errors : vErrors.concat(validate511.errors);
+if(!(validate519(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate519.errors : vErrors.concat(validate519.errors);
 errors = vErrors.length;
 }
-validate510.errors = vErrors;
+validate518.errors = vErrors;
 return errors === 0;
 }
-validate510.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate518.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createMonitor"] = validate513;
-const schema268 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorResponse"};
-const schema269 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
+exports["response:createMonitor"] = validate521;
+const schema273 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorResponse"};
+const schema274 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate514(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate522(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate514.evaluated;
+const evaluated0 = validate522.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25995,8 +26372,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate498(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate498.errors : vErrors.concat(validate498.errors);
+if(!(validate506(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate506.errors : vErrors.concat(validate506.errors);
 errors = vErrors.length;
 }
 }
@@ -26011,41 +26388,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate514.errors = vErrors;
+validate522.errors = vErrors;
 return errors === 0;
 }
-validate514.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate522.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate513(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate521(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate513.evaluated;
+const evaluated0 = validate521.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate514(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate514.errors : vErrors.concat(validate514.errors);
+if(!(validate522(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate522.errors : vErrors.concat(validate522.errors);
 errors = vErrors.length;
 }
-validate513.errors = vErrors;
+validate521.errors = vErrors;
 return errors === 0;
 }
-validate513.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate521.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitorGraphs"] = validate517;
-const schema270 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorGraphsResponse"};
-const schema271 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MonitorGraph"}}}};
-const schema272 = {"type":"object","additionalProperties":false,"required":["monitorId","type","hours","from","to","uptime","series"],"properties":{"monitorId":{"type":"string"},"type":{"type":"string","enum":["uptime","value"],"description":"uptime for every kind but snmp; value for snmp."},"hours":{"type":"integer","description":"The window in hours, after clamping."},"from":{"type":"string","format":"date-time","description":"Start of the first hour (inclusive)."},"to":{"type":"string","format":"date-time","description":"End of the last hour (exclusive)."},"uptime":{"type":"array","description":"One point per hour, oldest first: the pass ratio of the checks (for a value graph, of its threshold checks), null when there were none.","items":{"$ref":"#/components/schemas/UptimePoint"}},"series":{"type":"array","description":"For a value graph: one series per reading; empty for an uptime graph.","items":{"$ref":"#/components/schemas/ValueSeries"}}}};
-const schema273 = {"type":"object","additionalProperties":false,"required":["at","ratio","checks","avgResponseTimeMs"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"ratio":{"type":["number","null"],"minimum":0,"maximum":1,"description":"Passing checks over checks (0 to 1); null when the hour had no checks."},"checks":{"type":"integer"},"avgResponseTimeMs":{"type":["number","null"],"description":"Mean response time in milliseconds; null when none was measured."}}};
+exports["response:listMonitorGraphs"] = validate525;
+const schema275 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorGraphsResponse"};
+const schema276 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MonitorGraph"}}}};
+const schema277 = {"type":"object","additionalProperties":false,"required":["monitorId","type","hours","from","to","uptime","series"],"properties":{"monitorId":{"type":"string"},"type":{"type":"string","enum":["uptime","value"],"description":"uptime for every kind but snmp; value for snmp."},"hours":{"type":"integer","description":"The window in hours, after clamping."},"from":{"type":"string","format":"date-time","description":"Start of the first hour (inclusive)."},"to":{"type":"string","format":"date-time","description":"End of the last hour (exclusive)."},"uptime":{"type":"array","description":"One point per hour, oldest first: the pass ratio of the checks (for a value graph, of its threshold checks), null when there were none.","items":{"$ref":"#/components/schemas/UptimePoint"}},"series":{"type":"array","description":"For a value graph: one series per reading; empty for an uptime graph.","items":{"$ref":"#/components/schemas/ValueSeries"}}}};
+const schema278 = {"type":"object","additionalProperties":false,"required":["at","ratio","checks","avgResponseTimeMs"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"ratio":{"type":["number","null"],"minimum":0,"maximum":1,"description":"Passing checks over checks (0 to 1); null when the hour had no checks."},"checks":{"type":"integer"},"avgResponseTimeMs":{"type":["number","null"],"description":"Mean response time in milliseconds; null when none was measured."}}};
 
-function validate520(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate528(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate520.evaluated;
+const evaluated0 = validate528.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26133,7 +26510,7 @@ errors++;
 if(data.ratio !== undefined){
 let data1 = data.ratio;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: schema273.properties.ratio.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: schema278.properties.ratio.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26181,7 +26558,7 @@ errors++;
 if(data.avgResponseTimeMs !== undefined){
 let data3 = data.avgResponseTimeMs;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/avgResponseTimeMs",schemaPath:"#/properties/avgResponseTimeMs/type",keyword:"type",params:{type: schema273.properties.avgResponseTimeMs.type},message:"must be number,null"};
+const err11 = {instancePath:instancePath+"/avgResponseTimeMs",schemaPath:"#/properties/avgResponseTimeMs/type",keyword:"type",params:{type: schema278.properties.avgResponseTimeMs.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26202,18 +26579,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate520.errors = vErrors;
+validate528.errors = vErrors;
 return errors === 0;
 }
-validate520.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate528.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema274 = {"type":"object","additionalProperties":false,"required":["name","unit","raw","points"],"properties":{"name":{"type":"string"},"unit":{"type":["string","null"]},"raw":{"type":"boolean","description":"True when the series has no known scale."},"points":{"type":"array","description":"One point per hour, oldest first.","items":{"$ref":"#/components/schemas/ValuePoint"}}}};
-const schema275 = {"type":"object","additionalProperties":false,"required":["at","value"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"value":{"type":["number","null"],"description":"Mean of the hour's readings; null when the hour had none."}}};
+const schema279 = {"type":"object","additionalProperties":false,"required":["name","unit","raw","points"],"properties":{"name":{"type":"string"},"unit":{"type":["string","null"]},"raw":{"type":"boolean","description":"True when the series has no known scale."},"points":{"type":"array","description":"One point per hour, oldest first.","items":{"$ref":"#/components/schemas/ValuePoint"}}}};
+const schema280 = {"type":"object","additionalProperties":false,"required":["at","value"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"value":{"type":["number","null"],"description":"Mean of the hour's readings; null when the hour had none."}}};
 
-function validate523(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate531(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate523.evaluated;
+const evaluated0 = validate531.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26281,7 +26658,7 @@ errors++;
 if(data.value !== undefined){
 let data1 = data.value;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema275.properties.value.type},message:"must be number,null"};
+const err5 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema280.properties.value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -26302,16 +26679,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate523.errors = vErrors;
+validate531.errors = vErrors;
 return errors === 0;
 }
-validate523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate531.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate522(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate530(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate522.evaluated;
+const evaluated0 = validate530.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26386,7 +26763,7 @@ errors++;
 if(data.unit !== undefined){
 let data1 = data.unit;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema274.properties.unit.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema279.properties.unit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26413,8 +26790,8 @@ let data3 = data.points;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate523(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate523.errors : vErrors.concat(validate523.errors);
+if(!(validate531(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate531.errors : vErrors.concat(validate531.errors);
 errors = vErrors.length;
 }
 }
@@ -26441,16 +26818,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate522.errors = vErrors;
+validate530.errors = vErrors;
 return errors === 0;
 }
-validate522.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate530.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate519(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate527(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate519.evaluated;
+const evaluated0 = validate527.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26565,7 +26942,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data1 === "uptime") || (data1 === "value"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema272.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema277.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -26643,8 +27020,8 @@ let data5 = data.uptime;
 if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate520(data5[i0], {instancePath:instancePath+"/uptime/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate520.errors : vErrors.concat(validate520.errors);
+if(!(validate528(data5[i0], {instancePath:instancePath+"/uptime/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate528.errors : vErrors.concat(validate528.errors);
 errors = vErrors.length;
 }
 }
@@ -26665,8 +27042,8 @@ let data7 = data.series;
 if(Array.isArray(data7)){
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate522(data7[i1], {instancePath:instancePath+"/series/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate522.errors : vErrors.concat(validate522.errors);
+if(!(validate530(data7[i1], {instancePath:instancePath+"/series/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate530.errors : vErrors.concat(validate530.errors);
 errors = vErrors.length;
 }
 }
@@ -26693,16 +27070,16 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate519.errors = vErrors;
+validate527.errors = vErrors;
 return errors === 0;
 }
-validate519.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate527.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate518(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate526(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate518.evaluated;
+const evaluated0 = validate526.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26737,8 +27114,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate519(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate519.errors : vErrors.concat(validate519.errors);
+if(!(validate527(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate527.errors : vErrors.concat(validate527.errors);
 errors = vErrors.length;
 }
 }
@@ -26765,39 +27142,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate518.errors = vErrors;
+validate526.errors = vErrors;
 return errors === 0;
 }
-validate518.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate526.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate517(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate525(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate517.evaluated;
+const evaluated0 = validate525.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate518(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate518.errors : vErrors.concat(validate518.errors);
+if(!(validate526(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate526.errors : vErrors.concat(validate526.errors);
 errors = vErrors.length;
 }
-validate517.errors = vErrors;
+validate525.errors = vErrors;
 return errors === 0;
 }
-validate517.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate525.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitor"] = validate528;
-const schema276 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorResponse"};
-const schema277 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
+exports["response:getMonitor"] = validate536;
+const schema281 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorResponse"};
+const schema282 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate529(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate529.evaluated;
+const evaluated0 = validate537.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26828,8 +27205,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate498(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate498.errors : vErrors.concat(validate498.errors);
+if(!(validate506(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate506.errors : vErrors.concat(validate506.errors);
 errors = vErrors.length;
 }
 }
@@ -26844,39 +27221,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate529.errors = vErrors;
+validate537.errors = vErrors;
 return errors === 0;
 }
-validate529.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate528(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate536(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate528.evaluated;
+const evaluated0 = validate536.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate529(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate529.errors : vErrors.concat(validate529.errors);
+if(!(validate537(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate537.errors : vErrors.concat(validate537.errors);
 errors = vErrors.length;
 }
-validate528.errors = vErrors;
+validate536.errors = vErrors;
 return errors === 0;
 }
-validate528.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate536.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateMonitor"] = validate532;
-const schema278 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorBody"};
-const schema279 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"intervalSeconds":{"type":"integer","description":"Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10},"enabled":{"type":"boolean","description":"false switches the monitor off (no checks, no alerts)."},"config":{"type":"string","maxLength":262144,"description":"The whole config document (see createMonitor); replaced as a whole, never merged; must fit the monitor's kind."},"paused":{"type":"boolean","description":"Sets (true) or clears (false) the paused state; needs monitor:pause."},"tags":{"$ref":"#/components/schemas/StringList","description":"Replaces the tags (stored lower-case); null or [] clears them. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
+exports["body:updateMonitor"] = validate540;
+const schema283 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorBody"};
+const schema284 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"intervalSeconds":{"type":"integer","description":"Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10},"enabled":{"type":"boolean","description":"false switches the monitor off (no checks, no alerts)."},"config":{"type":"string","maxLength":262144,"description":"The whole config document (see createMonitor); replaced as a whole, never merged; must fit the monitor's kind."},"paused":{"type":"boolean","description":"Sets (true) or clears (false) the paused state; needs monitor:pause."},"tags":{"$ref":"#/components/schemas/StringList","description":"Replaces the tags (stored lower-case); null or [] clears them. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
 
-function validate533(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate541(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate533.evaluated;
+const evaluated0 = validate541.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27055,39 +27432,39 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate533.errors = vErrors;
+validate541.errors = vErrors;
 return errors === 0;
 }
-validate533.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate541.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate532(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate540(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate532.evaluated;
+const evaluated0 = validate540.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate533(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate533.errors : vErrors.concat(validate533.errors);
+if(!(validate541(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate541.errors : vErrors.concat(validate541.errors);
 errors = vErrors.length;
 }
-validate532.errors = vErrors;
+validate540.errors = vErrors;
 return errors === 0;
 }
-validate532.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate540.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateMonitor"] = validate536;
-const schema280 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorResponse"};
-const schema281 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
+exports["response:updateMonitor"] = validate544;
+const schema285 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorResponse"};
+const schema286 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate545(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate537.evaluated;
+const evaluated0 = validate545.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27118,8 +27495,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate498(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate498.errors : vErrors.concat(validate498.errors);
+if(!(validate506(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate506.errors : vErrors.concat(validate506.errors);
 errors = vErrors.length;
 }
 }
@@ -27134,39 +27511,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate537.errors = vErrors;
+validate545.errors = vErrors;
 return errors === 0;
 }
-validate537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate545.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate536(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate544(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate536.evaluated;
+const evaluated0 = validate544.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate537(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate537.errors : vErrors.concat(validate537.errors);
+if(!(validate545(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate545.errors : vErrors.concat(validate545.errors);
 errors = vErrors.length;
 }
-validate536.errors = vErrors;
+validate544.errors = vErrors;
 return errors === 0;
 }
-validate536.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate544.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteMonitor"] = validate540;
-const schema282 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMonitorResponse"};
-const schema283 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteMonitor"] = validate548;
+const schema287 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMonitorResponse"};
+const schema288 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate541(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate549(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate541.evaluated;
+const evaluated0 = validate549.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27213,180 +27590,6 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate541.errors = vErrors;
-return errors === 0;
-}
-validate541.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate540(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate540.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate541(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate541.errors : vErrors.concat(validate541.errors);
-errors = vErrors.length;
-}
-validate540.errors = vErrors;
-return errors === 0;
-}
-validate540.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:listMonitorChannels"] = validate544;
-const schema284 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorChannelsResponse"};
-const schema285 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
-
-function validate545(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate545.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data0 = data.data;
-if(Array.isArray(data0)){
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate155(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate545.errors = vErrors;
-return errors === 0;
-}
-validate545.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate544(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate544.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate545(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate545.errors : vErrors.concat(validate545.errors);
-errors = vErrors.length;
-}
-validate544.errors = vErrors;
-return errors === 0;
-}
-validate544.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["body:setMonitorChannels"] = validate548;
-const schema286 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsBody"};
-const schema287 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is alerted."}}};
-
-function validate549(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate549.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.channelIds === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channelIds"},message:"must have required property '"+"channelIds"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "channelIds")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.channelIds !== undefined){
-if(!(validate59(data.channelIds, {instancePath:instancePath+"/channelIds",parentData:data,parentDataProperty:"channelIds",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
 validate549.errors = vErrors;
 return errors === 0;
 }
@@ -27412,9 +27615,9 @@ return errors === 0;
 }
 validate548.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setMonitorChannels"] = validate552;
-const schema288 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsResponse"};
-const schema289 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+exports["response:listMonitorChannels"] = validate552;
+const schema289 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorChannelsResponse"};
+const schema290 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
 function validate553(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27507,9 +27710,9 @@ return errors === 0;
 }
 validate552.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorGraph"] = validate556;
-const schema290 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorGraphResponse"};
-const schema291 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorGraph"}}};
+exports["body:setMonitorChannels"] = validate556;
+const schema291 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsBody"};
+const schema292 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is alerted."}}};
 
 function validate557(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27522,8 +27725,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data.channelIds === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channelIds"},message:"must have required property '"+"channelIds"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -27533,7 +27736,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "data")){
+if(!(key0 === "channelIds")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -27544,9 +27747,9 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.data !== undefined){
-if(!(validate519(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate519.errors : vErrors.concat(validate519.errors);
+if(data.channelIds !== undefined){
+if(!(validate59(data.channelIds, {instancePath:instancePath+"/channelIds",parentData:data,parentDataProperty:"channelIds",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 }
@@ -27586,16 +27789,190 @@ return errors === 0;
 }
 validate556.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorHistory"] = validate560;
-const schema292 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorHistoryResponse"};
-const schema293 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorHistory"}}};
-const schema294 = {"type":"object","additionalProperties":false,"required":["monitorId","days"],"properties":{"monitorId":{"type":"string"},"days":{"type":"array","description":"One entry per UTC day, oldest first; the last one is today.","items":{"$ref":"#/components/schemas/HistoryDay"}}}};
-const schema295 = {"type":"object","additionalProperties":false,"required":["date","uptime","checks","failures","downtimeSeconds"],"properties":{"date":{"type":"string","description":"The UTC day, YYYY-MM-DD."},"uptime":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks (0 to 100); null when the day had no checks."},"checks":{"type":"integer"},"failures":{"type":"integer"},"downtimeSeconds":{"type":"integer","description":"Seconds spent down that day."}}};
+exports["response:setMonitorChannels"] = validate560;
+const schema293 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsResponse"};
+const schema294 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
-function validate563(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate561(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate563.evaluated;
+const evaluated0 = validate561.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate155(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate561.errors = vErrors;
+return errors === 0;
+}
+validate561.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate560(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate560.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate561(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate561.errors : vErrors.concat(validate561.errors);
+errors = vErrors.length;
+}
+validate560.errors = vErrors;
+return errors === 0;
+}
+validate560.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:getMonitorGraph"] = validate564;
+const schema295 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorGraphResponse"};
+const schema296 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorGraph"}}};
+
+function validate565(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate565.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate527(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate527.errors : vErrors.concat(validate527.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate565.errors = vErrors;
+return errors === 0;
+}
+validate565.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate564(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate564.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate565(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate565.errors : vErrors.concat(validate565.errors);
+errors = vErrors.length;
+}
+validate564.errors = vErrors;
+return errors === 0;
+}
+validate564.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:getMonitorHistory"] = validate568;
+const schema297 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorHistoryResponse"};
+const schema298 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorHistory"}}};
+const schema299 = {"type":"object","additionalProperties":false,"required":["monitorId","days"],"properties":{"monitorId":{"type":"string"},"days":{"type":"array","description":"One entry per UTC day, oldest first; the last one is today.","items":{"$ref":"#/components/schemas/HistoryDay"}}}};
+const schema300 = {"type":"object","additionalProperties":false,"required":["date","uptime","checks","failures","downtimeSeconds"],"properties":{"date":{"type":"string","description":"The UTC day, YYYY-MM-DD."},"uptime":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks (0 to 100); null when the day had no checks."},"checks":{"type":"integer"},"failures":{"type":"integer"},"downtimeSeconds":{"type":"integer","description":"Seconds spent down that day."}}};
+
+function validate571(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate571.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27680,7 +28057,7 @@ errors++;
 if(data.uptime !== undefined){
 let data1 = data.uptime;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/uptime",schemaPath:"#/properties/uptime/type",keyword:"type",params:{type: schema295.properties.uptime.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/uptime",schemaPath:"#/properties/uptime/type",keyword:"type",params:{type: schema300.properties.uptime.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -27762,16 +28139,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate563.errors = vErrors;
+validate571.errors = vErrors;
 return errors === 0;
 }
-validate563.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate571.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate562(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate570(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate562.evaluated;
+const evaluated0 = validate570.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27828,8 +28205,8 @@ let data1 = data.days;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate563(data1[i0], {instancePath:instancePath+"/days/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate563.errors : vErrors.concat(validate563.errors);
+if(!(validate571(data1[i0], {instancePath:instancePath+"/days/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate571.errors : vErrors.concat(validate571.errors);
 errors = vErrors.length;
 }
 }
@@ -27856,16 +28233,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate562.errors = vErrors;
+validate570.errors = vErrors;
 return errors === 0;
 }
-validate562.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate570.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate561(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate569(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate561.evaluated;
+const evaluated0 = validate569.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27896,8 +28273,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate562(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate562.errors : vErrors.concat(validate562.errors);
+if(!(validate570(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate570.errors : vErrors.concat(validate570.errors);
 errors = vErrors.length;
 }
 }
@@ -27912,39 +28289,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate561.errors = vErrors;
+validate569.errors = vErrors;
 return errors === 0;
 }
-validate561.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate569.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate560(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate568(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate560.evaluated;
+const evaluated0 = validate568.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate561(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate561.errors : vErrors.concat(validate561.errors);
+if(!(validate569(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate569.errors : vErrors.concat(validate569.errors);
 errors = vErrors.length;
 }
-validate560.errors = vErrors;
+validate568.errors = vErrors;
 return errors === 0;
 }
-validate560.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate568.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitorHosts"] = validate567;
-const schema296 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorHostsResponse"};
-const schema297 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
+exports["response:listMonitorHosts"] = validate575;
+const schema301 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorHostsResponse"};
+const schema302 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
 
-function validate568(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate576(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate568.evaluated;
+const evaluated0 = validate576.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28007,39 +28384,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate568.errors = vErrors;
+validate576.errors = vErrors;
 return errors === 0;
 }
-validate568.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate576.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate567(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate575(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate567.evaluated;
+const evaluated0 = validate575.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate568(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate568.errors : vErrors.concat(validate568.errors);
+if(!(validate576(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate576.errors : vErrors.concat(validate576.errors);
 errors = vErrors.length;
 }
-validate567.errors = vErrors;
+validate575.errors = vErrors;
 return errors === 0;
 }
-validate567.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate575.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setMonitorHosts"] = validate571;
-const schema298 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsBody"};
-const schema299 = {"type":"object","additionalProperties":false,"required":["hostIds"],"properties":{"hostIds":{"type":"array","description":"The whole list; empty means no particular host. Unknown ids are dropped.","items":{"type":"string","maxLength":64}}}};
+exports["body:setMonitorHosts"] = validate579;
+const schema303 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsBody"};
+const schema304 = {"type":"object","additionalProperties":false,"required":["hostIds"],"properties":{"hostIds":{"type":"array","description":"The whole list; empty means no particular host. Unknown ids are dropped.","items":{"type":"string","maxLength":64}}}};
 
-function validate572(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate580(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate572.evaluated;
+const evaluated0 = validate580.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28121,39 +28498,39 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate572.errors = vErrors;
+validate580.errors = vErrors;
 return errors === 0;
 }
-validate572.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate580.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate571(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate579(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate571.evaluated;
+const evaluated0 = validate579.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate572(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate572.errors : vErrors.concat(validate572.errors);
+if(!(validate580(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate580.errors : vErrors.concat(validate580.errors);
 errors = vErrors.length;
 }
-validate571.errors = vErrors;
+validate579.errors = vErrors;
 return errors === 0;
 }
-validate571.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate579.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setMonitorHosts"] = validate574;
-const schema300 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsResponse"};
-const schema301 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
+exports["response:setMonitorHosts"] = validate582;
+const schema305 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsResponse"};
+const schema306 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
 
-function validate575(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate583(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate575.evaluated;
+const evaluated0 = validate583.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28216,40 +28593,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate575.errors = vErrors;
+validate583.errors = vErrors;
 return errors === 0;
 }
-validate575.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate574(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate582(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate574.evaluated;
+const evaluated0 = validate582.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate575(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate575.errors : vErrors.concat(validate575.errors);
+if(!(validate583(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate583.errors : vErrors.concat(validate583.errors);
 errors = vErrors.length;
 }
-validate574.errors = vErrors;
+validate582.errors = vErrors;
 return errors === 0;
 }
-validate574.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate582.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorPushUrl"] = validate578;
-const schema302 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorPushUrlResponse"};
-const schema303 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorPushUrl"}}};
-const schema304 = {"type":"object","additionalProperties":false,"required":["url"],"properties":{"url":{"type":["string","null"],"description":"The ping URL; null for kinds without ping and for tokens that can no longer be decrypted."}}};
+exports["response:getMonitorPushUrl"] = validate586;
+const schema307 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorPushUrlResponse"};
+const schema308 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorPushUrl"}}};
+const schema309 = {"type":"object","additionalProperties":false,"required":["url"],"properties":{"url":{"type":["string","null"],"description":"The ping URL; null for kinds without ping and for tokens that can no longer be decrypted."}}};
 
-function validate580(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate588(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate580.evaluated;
+const evaluated0 = validate588.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28282,7 +28659,7 @@ errors++;
 if(data.url !== undefined){
 let data0 = data.url;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema304.properties.url.type},message:"must be string,null"};
+const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema309.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -28303,16 +28680,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate580.errors = vErrors;
+validate588.errors = vErrors;
 return errors === 0;
 }
-validate580.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate588.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate579(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate587(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate579.evaluated;
+const evaluated0 = validate587.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28343,8 +28720,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate580(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate580.errors : vErrors.concat(validate580.errors);
+if(!(validate588(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate588.errors : vErrors.concat(validate588.errors);
 errors = vErrors.length;
 }
 }
@@ -28359,42 +28736,42 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate579.errors = vErrors;
+validate587.errors = vErrors;
 return errors === 0;
 }
-validate579.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate587.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate578(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate586(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate578.evaluated;
+const evaluated0 = validate586.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate579(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate579.errors : vErrors.concat(validate579.errors);
+if(!(validate587(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate587.errors : vErrors.concat(validate587.errors);
 errors = vErrors.length;
 }
-validate578.errors = vErrors;
+validate586.errors = vErrors;
 return errors === 0;
 }
-validate578.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate586.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getOnCall"] = validate583;
-const schema305 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetOnCallResponse"};
-const schema306 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallData"}}};
-const schema307 = {"type":"object","description":"Schedules, escalation policies, overrides and who is on call now.","additionalProperties":false,"required":["schedules","escalationPolicies","overrides","onCallNow","unreachable"],"properties":{"schedules":{"type":"array","items":{"$ref":"#/components/schemas/Schedule"}},"escalationPolicies":{"type":"array","items":{"$ref":"#/components/schemas/EscalationPolicy"}},"overrides":{"type":"array","description":"Overrides in progress or ahead, soonest first.","items":{"$ref":"#/components/schemas/OnCallOverride"}},"onCallNow":{"type":"array","description":"One entry per schedule, resolved at request time.","items":{"$ref":"#/components/schemas/OnCallNow"}},"unreachable":{"type":"array","description":"Participants no enabled, confirmed channel can reach.","items":{"$ref":"#/components/schemas/OnCallPerson"}}}};
-const schema308 = {"type":"object","description":"A rotation of people.","additionalProperties":false,"required":["id","name","timezone","shiftLengthHours","handoffTime","participants","workspaceId"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"timezone":{"type":"string","description":"IANA zone of `handoffTime`."},"shiftLengthHours":{"type":"integer"},"handoffTime":{"type":"string","description":"Local time of the handoff, `HH:MM`."},"participants":{"type":"array","description":"In rotation order.","items":{"$ref":"#/components/schemas/OnCallPerson"}},"workspaceId":{"type":["string","null"],"description":"Null for an organisation-wide schedule."}}};
-const schema309 = {"type":"object","description":"A person taking part in on-call.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
+exports["response:getOnCall"] = validate591;
+const schema310 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetOnCallResponse"};
+const schema311 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallData"}}};
+const schema312 = {"type":"object","description":"Schedules, escalation policies, overrides and who is on call now.","additionalProperties":false,"required":["schedules","escalationPolicies","overrides","onCallNow","unreachable"],"properties":{"schedules":{"type":"array","items":{"$ref":"#/components/schemas/Schedule"}},"escalationPolicies":{"type":"array","items":{"$ref":"#/components/schemas/EscalationPolicy"}},"overrides":{"type":"array","description":"Overrides in progress or ahead, soonest first.","items":{"$ref":"#/components/schemas/OnCallOverride"}},"onCallNow":{"type":"array","description":"One entry per schedule, resolved at request time.","items":{"$ref":"#/components/schemas/OnCallNow"}},"unreachable":{"type":"array","description":"Participants no enabled, confirmed channel can reach.","items":{"$ref":"#/components/schemas/OnCallPerson"}}}};
+const schema313 = {"type":"object","description":"A rotation of people.","additionalProperties":false,"required":["id","name","timezone","shiftLengthHours","handoffTime","participants","workspaceId"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"timezone":{"type":"string","description":"IANA zone of `handoffTime`."},"shiftLengthHours":{"type":"integer"},"handoffTime":{"type":"string","description":"Local time of the handoff, `HH:MM`."},"participants":{"type":"array","description":"In rotation order.","items":{"$ref":"#/components/schemas/OnCallPerson"}},"workspaceId":{"type":["string","null"],"description":"Null for an organisation-wide schedule."}}};
+const schema314 = {"type":"object","description":"A person taking part in on-call.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
 
-function validate587(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate595(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate587.evaluated;
+const evaluated0 = validate595.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28471,7 +28848,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema309.properties.name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema314.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -28492,16 +28869,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate587.errors = vErrors;
+validate595.errors = vErrors;
 return errors === 0;
 }
-validate587.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate595.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate586(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate594(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate586.evaluated;
+const evaluated0 = validate594.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28657,8 +29034,8 @@ let data5 = data.participants;
 if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate587(data5[i0], {instancePath:instancePath+"/participants/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate587.errors : vErrors.concat(validate587.errors);
+if(!(validate595(data5[i0], {instancePath:instancePath+"/participants/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate595.errors : vErrors.concat(validate595.errors);
 errors = vErrors.length;
 }
 }
@@ -28677,7 +29054,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data7 = data.workspaceId;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err14 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema308.properties.workspaceId.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema313.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -28698,18 +29075,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate586.errors = vErrors;
+validate594.errors = vErrors;
 return errors === 0;
 }
-validate586.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate594.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema310 = {"type":"object","description":"Who is paged, and when, while an incident stays unacknowledged.","additionalProperties":false,"required":["id","name","repeat","steps","monitorIds"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"repeat":{"type":"integer","description":"How many times the steps run again after the last one (0: once)."},"steps":{"type":"array","items":{"$ref":"#/components/schemas/EscalationStep"},"description":"In order. A caller confined to workspaces gets only the steps whose target it can see (a schedule or channel of its workspaces or of the whole organisation, or a member); the others are left out, so the list can be shorter than the policy's. The escalation runs them all."},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates (those that still exist)."}}};
-const schema311 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId","targetName"],"properties":{"afterMinutes":{"type":"integer","description":"Minutes after the incident opened."},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string","description":"The schedule, person (user id) or channel. Never one outside the caller's workspaces: such a step is left out of `steps`."},"targetName":{"type":["string","null"],"description":"The target's name; null when it is gone (only unconfined callers get such steps)."}}};
+const schema315 = {"type":"object","description":"Who is paged, and when, while an incident stays unacknowledged.","additionalProperties":false,"required":["id","name","repeat","steps","monitorIds"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"repeat":{"type":"integer","description":"How many times the steps run again after the last one (0: once)."},"steps":{"type":"array","items":{"$ref":"#/components/schemas/EscalationStep"},"description":"In order. A caller confined to workspaces gets only the steps whose target it can see (a schedule or channel of its workspaces or of the whole organisation, or a member); the others are left out, so the list can be shorter than the policy's. The escalation runs them all."},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates (those that still exist)."}}};
+const schema316 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId","targetName"],"properties":{"afterMinutes":{"type":"integer","description":"Minutes after the incident opened."},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string","description":"The schedule, person (user id) or channel. Never one outside the caller's workspaces: such a step is left out of `steps`."},"targetName":{"type":["string","null"],"description":"The target's name; null when it is gone (only unconfined callers get such steps)."}}};
 
-function validate591(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate599(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate591.evaluated;
+const evaluated0 = validate599.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28795,7 +29172,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "schedule") || (data1 === "user")) || (data1 === "channel"))){
-const err7 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema311.properties.targetType.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema316.properties.targetType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -28820,7 +29197,7 @@ errors++;
 if(data.targetName !== undefined){
 let data3 = data.targetName;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/targetName",schemaPath:"#/properties/targetName/type",keyword:"type",params:{type: schema311.properties.targetName.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/targetName",schemaPath:"#/properties/targetName/type",keyword:"type",params:{type: schema316.properties.targetName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -28841,16 +29218,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate591.errors = vErrors;
+validate599.errors = vErrors;
 return errors === 0;
 }
-validate591.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate599.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate590(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate598(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate590.evaluated;
+const evaluated0 = validate598.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28962,8 +29339,8 @@ let data3 = data.steps;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate591(data3[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate591.errors : vErrors.concat(validate591.errors);
+if(!(validate599(data3[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate599.errors : vErrors.concat(validate599.errors);
 errors = vErrors.length;
 }
 }
@@ -29018,17 +29395,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate590.errors = vErrors;
+validate598.errors = vErrors;
 return errors === 0;
 }
-validate590.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate598.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema312 = {"type":"object","description":"A cover replacing the rotation for a time.","additionalProperties":false,"required":["id","scheduleId","user","startsAt","endsAt"],"properties":{"id":{"type":"string"},"scheduleId":{"type":"string"},"user":{"$ref":"#/components/schemas/OnCallPerson"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
+const schema317 = {"type":"object","description":"A cover replacing the rotation for a time.","additionalProperties":false,"required":["id","scheduleId","user","startsAt","endsAt"],"properties":{"id":{"type":"string"},"scheduleId":{"type":"string"},"user":{"$ref":"#/components/schemas/OnCallPerson"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
 
-function validate594(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate602(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate594.evaluated;
+const evaluated0 = validate602.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29123,8 +29500,8 @@ errors++;
 }
 }
 if(data.user !== undefined){
-if(!(validate587(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate587.errors : vErrors.concat(validate587.errors);
+if(!(validate595(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate595.errors : vErrors.concat(validate595.errors);
 errors = vErrors.length;
 }
 }
@@ -29189,17 +29566,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate594.errors = vErrors;
+validate602.errors = vErrors;
 return errors === 0;
 }
-validate594.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate602.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema313 = {"type":"object","description":"Who is on call for a schedule right now.","additionalProperties":false,"required":["scheduleId","user","viaOverride","until"],"properties":{"scheduleId":{"type":"string"},"user":{"description":"The person on call; null when nobody is.","oneOf":[{"$ref":"#/components/schemas/OnCallPerson"},{"type":"null"}]},"viaOverride":{"type":"boolean","description":"True when on call by a cover, false by the rotation."},"until":{"type":["string","null"],"format":"date-time","description":"When this person hands over; null when nobody is on call."}}};
+const schema318 = {"type":"object","description":"Who is on call for a schedule right now.","additionalProperties":false,"required":["scheduleId","user","viaOverride","until"],"properties":{"scheduleId":{"type":"string"},"user":{"description":"The person on call; null when nobody is.","oneOf":[{"$ref":"#/components/schemas/OnCallPerson"},{"type":"null"}]},"viaOverride":{"type":"boolean","description":"True when on call by a cover, false by the rotation."},"until":{"type":["string","null"],"format":"date-time","description":"When this person hands over; null when nobody is on call."}}};
 
-function validate597(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate605(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate597.evaluated;
+const evaluated0 = validate605.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29277,8 +29654,8 @@ const _errs5 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate587(data1, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate587.errors : vErrors.concat(validate587.errors);
+if(!(validate595(data1, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate595.errors : vErrors.concat(validate595.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -29345,7 +29722,7 @@ errors++;
 if(data.until !== undefined){
 let data3 = data.until;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/until",schemaPath:"#/properties/until/type",keyword:"type",params:{type: schema313.properties.until.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/until",schemaPath:"#/properties/until/type",keyword:"type",params:{type: schema318.properties.until.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -29378,16 +29755,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate597.errors = vErrors;
+validate605.errors = vErrors;
 return errors === 0;
 }
-validate597.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate605.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate585(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate593(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate585.evaluated;
+const evaluated0 = validate593.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29462,8 +29839,8 @@ let data0 = data.schedules;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate586(data0[i0], {instancePath:instancePath+"/schedules/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate586.errors : vErrors.concat(validate586.errors);
+if(!(validate594(data0[i0], {instancePath:instancePath+"/schedules/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate594.errors : vErrors.concat(validate594.errors);
 errors = vErrors.length;
 }
 }
@@ -29484,8 +29861,8 @@ let data2 = data.escalationPolicies;
 if(Array.isArray(data2)){
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate590(data2[i1], {instancePath:instancePath+"/escalationPolicies/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate590.errors : vErrors.concat(validate590.errors);
+if(!(validate598(data2[i1], {instancePath:instancePath+"/escalationPolicies/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate598.errors : vErrors.concat(validate598.errors);
 errors = vErrors.length;
 }
 }
@@ -29506,8 +29883,8 @@ let data4 = data.overrides;
 if(Array.isArray(data4)){
 const len2 = data4.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate594(data4[i2], {instancePath:instancePath+"/overrides/" + i2,parentData:data4,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate594.errors : vErrors.concat(validate594.errors);
+if(!(validate602(data4[i2], {instancePath:instancePath+"/overrides/" + i2,parentData:data4,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate602.errors : vErrors.concat(validate602.errors);
 errors = vErrors.length;
 }
 }
@@ -29528,8 +29905,8 @@ let data6 = data.onCallNow;
 if(Array.isArray(data6)){
 const len3 = data6.length;
 for(let i3=0; i3<len3; i3++){
-if(!(validate597(data6[i3], {instancePath:instancePath+"/onCallNow/" + i3,parentData:data6,parentDataProperty:i3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate597.errors : vErrors.concat(validate597.errors);
+if(!(validate605(data6[i3], {instancePath:instancePath+"/onCallNow/" + i3,parentData:data6,parentDataProperty:i3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate605.errors : vErrors.concat(validate605.errors);
 errors = vErrors.length;
 }
 }
@@ -29550,8 +29927,8 @@ let data8 = data.unreachable;
 if(Array.isArray(data8)){
 const len4 = data8.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate587(data8[i4], {instancePath:instancePath+"/unreachable/" + i4,parentData:data8,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate587.errors : vErrors.concat(validate587.errors);
+if(!(validate595(data8[i4], {instancePath:instancePath+"/unreachable/" + i4,parentData:data8,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate595.errors : vErrors.concat(validate595.errors);
 errors = vErrors.length;
 }
 }
@@ -29578,16 +29955,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate585.errors = vErrors;
+validate593.errors = vErrors;
 return errors === 0;
 }
-validate585.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate593.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate584(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate592(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate584.evaluated;
+const evaluated0 = validate592.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29618,8 +29995,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate585(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate585.errors : vErrors.concat(validate585.errors);
+if(!(validate593(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate593.errors : vErrors.concat(validate593.errors);
 errors = vErrors.length;
 }
 }
@@ -29634,40 +30011,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate584.errors = vErrors;
+validate592.errors = vErrors;
 return errors === 0;
 }
-validate584.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate592.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate583(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate591(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate583.evaluated;
+const evaluated0 = validate591.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate584(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate584.errors : vErrors.concat(validate584.errors);
+if(!(validate592(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate592.errors : vErrors.concat(validate592.errors);
 errors = vErrors.length;
 }
-validate583.errors = vErrors;
+validate591.errors = vErrors;
 return errors === 0;
 }
-validate583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate591.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createEscalationPolicy"] = validate603;
-const schema314 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyBody"};
-const schema315 = {"type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one; default 0."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"}},"monitorIds":{"type":"array","items":{"type":"string","maxLength":64},"description":"Monitors whose incidents this policy escalates."}}};
-const schema316 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId"],"properties":{"afterMinutes":{"type":"integer","minimum":0,"maximum":10080},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string","maxLength":64}}};
+exports["body:createEscalationPolicy"] = validate611;
+const schema319 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyBody"};
+const schema320 = {"type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one; default 0."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"}},"monitorIds":{"type":"array","items":{"type":"string","maxLength":64},"description":"Monitors whose incidents this policy escalates."}}};
+const schema321 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId"],"properties":{"afterMinutes":{"type":"integer","minimum":0,"maximum":10080},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string","maxLength":64}}};
 
-function validate605(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate613(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate605.evaluated;
+const evaluated0 = validate613.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29765,7 +30142,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((data1 === "schedule") || (data1 === "user")) || (data1 === "channel"))){
-const err8 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema316.properties.targetType.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema321.properties.targetType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -29811,16 +30188,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate605.errors = vErrors;
+validate613.errors = vErrors;
 return errors === 0;
 }
-validate605.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate613.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate604(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate612(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate604.evaluated;
+const evaluated0 = validate612.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29955,8 +30332,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate605(data2[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate605.errors : vErrors.concat(validate605.errors);
+if(!(validate613(data2[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate613.errors : vErrors.concat(validate613.errors);
 errors = vErrors.length;
 }
 }
@@ -30024,39 +30401,39 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate604.errors = vErrors;
+validate612.errors = vErrors;
 return errors === 0;
 }
-validate604.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate612.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate603(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate611(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate603.evaluated;
+const evaluated0 = validate611.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate604(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate604.errors : vErrors.concat(validate604.errors);
+if(!(validate612(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate612.errors : vErrors.concat(validate612.errors);
 errors = vErrors.length;
 }
-validate603.errors = vErrors;
+validate611.errors = vErrors;
 return errors === 0;
 }
-validate603.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate611.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createEscalationPolicy"] = validate608;
-const schema317 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyResponse"};
-const schema318 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/EscalationPolicy"}}};
+exports["response:createEscalationPolicy"] = validate616;
+const schema322 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyResponse"};
+const schema323 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/EscalationPolicy"}}};
 
-function validate609(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate617(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate609.evaluated;
+const evaluated0 = validate617.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30087,8 +30464,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate590(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate590.errors : vErrors.concat(validate590.errors);
+if(!(validate598(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate598.errors : vErrors.concat(validate598.errors);
 errors = vErrors.length;
 }
 }
@@ -30103,39 +30480,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate609.errors = vErrors;
+validate617.errors = vErrors;
 return errors === 0;
 }
-validate609.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate617.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate608(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate616(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate608.evaluated;
+const evaluated0 = validate616.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate609(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate609.errors : vErrors.concat(validate609.errors);
+if(!(validate617(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate617.errors : vErrors.concat(validate617.errors);
 errors = vErrors.length;
 }
-validate608.errors = vErrors;
+validate616.errors = vErrors;
 return errors === 0;
 }
-validate608.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate616.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteEscalationPolicy"] = validate612;
-const schema319 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteEscalationPolicyResponse"};
-const schema320 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteEscalationPolicy"] = validate620;
+const schema324 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteEscalationPolicyResponse"};
+const schema325 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate613(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate621(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate613.evaluated;
+const evaluated0 = validate621.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30182,39 +30559,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate613.errors = vErrors;
+validate621.errors = vErrors;
 return errors === 0;
 }
-validate613.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate621.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate612(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate620(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate612.evaluated;
+const evaluated0 = validate620.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate613(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate613.errors : vErrors.concat(validate613.errors);
+if(!(validate621(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate621.errors : vErrors.concat(validate621.errors);
 errors = vErrors.length;
 }
-validate612.errors = vErrors;
+validate620.errors = vErrors;
 return errors === 0;
 }
-validate612.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate620.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createOverride"] = validate616;
-const schema321 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideBody"};
-const schema322 = {"type":"object","additionalProperties":false,"required":["scheduleId","userId","startsAt","endsAt"],"properties":{"scheduleId":{"type":"string","maxLength":64},"userId":{"type":"string","maxLength":64},"startsAt":{"type":"string","format":"date-time","maxLength":64},"endsAt":{"type":"string","format":"date-time","maxLength":64}}};
+exports["body:createOverride"] = validate624;
+const schema326 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideBody"};
+const schema327 = {"type":"object","additionalProperties":false,"required":["scheduleId","userId","startsAt","endsAt"],"properties":{"scheduleId":{"type":"string","maxLength":64},"userId":{"type":"string","maxLength":64},"startsAt":{"type":"string","format":"date-time","maxLength":64},"endsAt":{"type":"string","format":"date-time","maxLength":64}}};
 
-function validate617(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate625(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate617.evaluated;
+const evaluated0 = validate625.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30405,39 +30782,39 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate617.errors = vErrors;
+validate625.errors = vErrors;
 return errors === 0;
 }
-validate617.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate625.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate616(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate624(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate616.evaluated;
+const evaluated0 = validate624.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate617(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate617.errors : vErrors.concat(validate617.errors);
+if(!(validate625(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate625.errors : vErrors.concat(validate625.errors);
 errors = vErrors.length;
 }
-validate616.errors = vErrors;
+validate624.errors = vErrors;
 return errors === 0;
 }
-validate616.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate624.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createOverride"] = validate619;
-const schema323 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideResponse"};
-const schema324 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallOverride"}}};
+exports["response:createOverride"] = validate627;
+const schema328 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideResponse"};
+const schema329 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallOverride"}}};
 
-function validate620(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate628(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate620.evaluated;
+const evaluated0 = validate628.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30468,8 +30845,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate594(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate594.errors : vErrors.concat(validate594.errors);
+if(!(validate602(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate602.errors : vErrors.concat(validate602.errors);
 errors = vErrors.length;
 }
 }
@@ -30484,39 +30861,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate620.errors = vErrors;
+validate628.errors = vErrors;
 return errors === 0;
 }
-validate620.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate628.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate619(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate627(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate619.evaluated;
+const evaluated0 = validate627.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate620(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate620.errors : vErrors.concat(validate620.errors);
+if(!(validate628(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate628.errors : vErrors.concat(validate628.errors);
 errors = vErrors.length;
 }
-validate619.errors = vErrors;
+validate627.errors = vErrors;
 return errors === 0;
 }
-validate619.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate627.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteOverride"] = validate623;
-const schema325 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteOverrideResponse"};
-const schema326 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteOverride"] = validate631;
+const schema330 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteOverrideResponse"};
+const schema331 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate624(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate632(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate624.evaluated;
+const evaluated0 = validate632.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30563,40 +30940,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate624.errors = vErrors;
+validate632.errors = vErrors;
 return errors === 0;
 }
-validate624.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate632.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate623(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate631(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate623.evaluated;
+const evaluated0 = validate631.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate624(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate624.errors : vErrors.concat(validate624.errors);
+if(!(validate632(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate632.errors : vErrors.concat(validate632.errors);
 errors = vErrors.length;
 }
-validate623.errors = vErrors;
+validate631.errors = vErrors;
 return errors === 0;
 }
-validate623.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate631.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createSchedule"] = validate627;
-const schema327 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleBody"};
-const schema328 = {"type":"object","additionalProperties":false,"required":["name","shiftLengthHours","handoffTime","participantIds"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","maxLength":64,"description":"IANA zone; default UTC."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","maxLength":64},"description":"User ids of members, in rotation order."},"workspaceId":{"type":["string","null"],"maxLength":64}}};
+exports["body:createSchedule"] = validate635;
+const schema332 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleBody"};
+const schema333 = {"type":"object","additionalProperties":false,"required":["name","shiftLengthHours","handoffTime","participantIds"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","maxLength":64,"description":"IANA zone; default UTC."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","maxLength":64},"description":"User ids of members, in rotation order."},"workspaceId":{"type":["string","null"],"maxLength":64}}};
 const pattern3 = new RegExp("^([01][0-9]|2[0-3]):[0-5][0-9]$", "u");
 
-function validate628(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate636(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate628.evaluated;
+const evaluated0 = validate636.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30840,7 +31217,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data6 = data.workspaceId;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema328.properties.workspaceId.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema333.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -30873,39 +31250,39 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate628.errors = vErrors;
+validate636.errors = vErrors;
 return errors === 0;
 }
-validate628.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate636.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate627(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate635(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate627.evaluated;
+const evaluated0 = validate635.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate628(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate628.errors : vErrors.concat(validate628.errors);
+if(!(validate636(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate636.errors : vErrors.concat(validate636.errors);
 errors = vErrors.length;
 }
-validate627.errors = vErrors;
+validate635.errors = vErrors;
 return errors === 0;
 }
-validate627.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate635.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createSchedule"] = validate630;
-const schema329 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleResponse"};
-const schema330 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Schedule"}}};
+exports["response:createSchedule"] = validate638;
+const schema334 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleResponse"};
+const schema335 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Schedule"}}};
 
-function validate631(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate639(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate631.evaluated;
+const evaluated0 = validate639.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30936,8 +31313,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate586(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate586.errors : vErrors.concat(validate586.errors);
+if(!(validate594(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate594.errors : vErrors.concat(validate594.errors);
 errors = vErrors.length;
 }
 }
@@ -30952,39 +31329,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate631.errors = vErrors;
+validate639.errors = vErrors;
 return errors === 0;
 }
-validate631.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate639.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate630(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate638(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate630.evaluated;
+const evaluated0 = validate638.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate631(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate631.errors : vErrors.concat(validate631.errors);
+if(!(validate639(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate639.errors : vErrors.concat(validate639.errors);
 errors = vErrors.length;
 }
-validate630.errors = vErrors;
+validate638.errors = vErrors;
 return errors === 0;
 }
-validate630.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate638.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteSchedule"] = validate634;
-const schema331 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteScheduleResponse"};
-const schema332 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteSchedule"] = validate642;
+const schema336 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteScheduleResponse"};
+const schema337 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate635(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate643(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate635.evaluated;
+const evaluated0 = validate643.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31031,39 +31408,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate635.errors = vErrors;
+validate643.errors = vErrors;
 return errors === 0;
 }
-validate635.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate643.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate634(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate642(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate634.evaluated;
+const evaluated0 = validate642.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate635(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate635.errors : vErrors.concat(validate635.errors);
+if(!(validate643(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate643.errors : vErrors.concat(validate643.errors);
 errors = vErrors.length;
 }
-validate634.errors = vErrors;
+validate642.errors = vErrors;
 return errors === 0;
 }
-validate634.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate642.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listOrganizations"] = validate638;
-const schema333 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListOrganizationsResponse"};
-const schema334 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
+exports["response:listOrganizations"] = validate646;
+const schema338 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListOrganizationsResponse"};
+const schema339 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
 
-function validate639(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate647(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate639.evaluated;
+const evaluated0 = validate647.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31098,8 +31475,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate455(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate455.errors : vErrors.concat(validate455.errors);
+if(!(validate463(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate463.errors : vErrors.concat(validate463.errors);
 errors = vErrors.length;
 }
 }
@@ -31126,39 +31503,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate639.errors = vErrors;
+validate647.errors = vErrors;
 return errors === 0;
 }
-validate639.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate647.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate638(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate646(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate638.evaluated;
+const evaluated0 = validate646.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate639(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate639.errors : vErrors.concat(validate639.errors);
+if(!(validate647(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate647.errors : vErrors.concat(validate647.errors);
 errors = vErrors.length;
 }
-validate638.errors = vErrors;
+validate646.errors = vErrors;
 return errors === 0;
 }
-validate638.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate646.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setActiveOrganization"] = validate642;
-const schema335 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationBody"};
-const schema336 = {"type":"object","additionalProperties":false,"required":["organizationId"],"properties":{"organizationId":{"type":"string","maxLength":64}}};
+exports["body:setActiveOrganization"] = validate650;
+const schema340 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationBody"};
+const schema341 = {"type":"object","additionalProperties":false,"required":["organizationId"],"properties":{"organizationId":{"type":"string","maxLength":64}}};
 
-function validate643(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate651(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate643.evaluated;
+const evaluated0 = validate651.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31224,39 +31601,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate643.errors = vErrors;
+validate651.errors = vErrors;
 return errors === 0;
 }
-validate643.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate651.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate642(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate650(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate642.evaluated;
+const evaluated0 = validate650.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate643(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate643.errors : vErrors.concat(validate643.errors);
+if(!(validate651(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate651.errors : vErrors.concat(validate651.errors);
 errors = vErrors.length;
 }
-validate642.errors = vErrors;
+validate650.errors = vErrors;
 return errors === 0;
 }
-validate642.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate650.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setActiveOrganization"] = validate645;
-const schema337 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationResponse"};
-const schema338 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OrganizationMembership"}}};
+exports["response:setActiveOrganization"] = validate653;
+const schema342 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationResponse"};
+const schema343 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OrganizationMembership"}}};
 
-function validate646(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate654(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate646.evaluated;
+const evaluated0 = validate654.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31287,8 +31664,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate455(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate455.errors : vErrors.concat(validate455.errors);
+if(!(validate463(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate463.errors : vErrors.concat(validate463.errors);
 errors = vErrors.length;
 }
 }
@@ -31303,39 +31680,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate646.errors = vErrors;
+validate654.errors = vErrors;
 return errors === 0;
 }
-validate646.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate654.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate645(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate653(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate645.evaluated;
+const evaluated0 = validate653.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate646(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate646.errors : vErrors.concat(validate646.errors);
+if(!(validate654(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate654.errors : vErrors.concat(validate654.errors);
 errors = vErrors.length;
 }
-validate645.errors = vErrors;
+validate653.errors = vErrors;
 return errors === 0;
 }
-validate645.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate653.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:requestPasswordReset"] = validate649;
-const schema339 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetBody"};
-const schema340 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"type":"string","maxLength":320}}};
+exports["body:requestPasswordReset"] = validate657;
+const schema344 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetBody"};
+const schema345 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"type":"string","maxLength":320}}};
 
-function validate650(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate658(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate650.evaluated;
+const evaluated0 = validate658.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31401,40 +31778,40 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate650.errors = vErrors;
+validate658.errors = vErrors;
 return errors === 0;
 }
-validate650.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate658.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate649(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate657(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate649.evaluated;
+const evaluated0 = validate657.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate650(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate650.errors : vErrors.concat(validate650.errors);
+if(!(validate658(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate658.errors : vErrors.concat(validate658.errors);
 errors = vErrors.length;
 }
-validate649.errors = vErrors;
+validate657.errors = vErrors;
 return errors === 0;
 }
-validate649.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate657.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:requestPasswordReset"] = validate652;
-const schema341 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetResponse"};
-const schema342 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordResetRequested"}}};
-const schema343 = {"type":"object","additionalProperties":false,"required":["accepted"],"properties":{"accepted":{"type":"boolean","const":true,"description":"Always true: the answer does not say whether the address is known."}}};
+exports["response:requestPasswordReset"] = validate660;
+const schema346 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetResponse"};
+const schema347 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordResetRequested"}}};
+const schema348 = {"type":"object","additionalProperties":false,"required":["accepted"],"properties":{"accepted":{"type":"boolean","const":true,"description":"Always true: the answer does not say whether the address is known."}}};
 
-function validate654(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate662(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate654.evaluated;
+const evaluated0 = validate662.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31498,16 +31875,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate654.errors = vErrors;
+validate662.errors = vErrors;
 return errors === 0;
 }
-validate654.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate662.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate653(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate661(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate653.evaluated;
+const evaluated0 = validate661.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31538,8 +31915,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate654(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate654.errors : vErrors.concat(validate654.errors);
+if(!(validate662(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate662.errors : vErrors.concat(validate662.errors);
 errors = vErrors.length;
 }
 }
@@ -31554,39 +31931,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate653.errors = vErrors;
+validate661.errors = vErrors;
 return errors === 0;
 }
-validate653.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate661.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate652(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate660(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate652.evaluated;
+const evaluated0 = validate660.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate653(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate653.errors : vErrors.concat(validate653.errors);
+if(!(validate661(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate661.errors : vErrors.concat(validate661.errors);
 errors = vErrors.length;
 }
-validate652.errors = vErrors;
+validate660.errors = vErrors;
 return errors === 0;
 }
-validate652.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate660.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:resetPassword"] = validate657;
-const schema344 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordBody"};
-const schema345 = {"type":"object","additionalProperties":false,"required":["token","password"],"properties":{"token":{"type":"string","maxLength":200,"description":"The token of the e-mailed link (`pr_…`)."},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
+exports["body:resetPassword"] = validate665;
+const schema349 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordBody"};
+const schema350 = {"type":"object","additionalProperties":false,"required":["token","password"],"properties":{"token":{"type":"string","maxLength":200,"description":"The token of the e-mailed link (`pr_…`)."},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
 
-function validate658(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate666(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate658.evaluated;
+const evaluated0 = validate666.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31687,39 +32064,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate658.errors = vErrors;
+validate666.errors = vErrors;
 return errors === 0;
 }
-validate658.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate666.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate657(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate665(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate657.evaluated;
+const evaluated0 = validate665.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate658(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate658.errors : vErrors.concat(validate658.errors);
+if(!(validate666(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate666.errors : vErrors.concat(validate666.errors);
 errors = vErrors.length;
 }
-validate657.errors = vErrors;
+validate665.errors = vErrors;
 return errors === 0;
 }
-validate657.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate665.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:resetPassword"] = validate660;
-const schema346 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordResponse"};
-const schema347 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:resetPassword"] = validate668;
+const schema351 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordResponse"};
+const schema352 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate661(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate669(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate661.evaluated;
+const evaluated0 = validate669.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31766,40 +32143,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate661.errors = vErrors;
+validate669.errors = vErrors;
 return errors === 0;
 }
-validate661.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate669.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate660(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate668(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate660.evaluated;
+const evaluated0 = validate668.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate661(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate661.errors : vErrors.concat(validate661.errors);
+if(!(validate669(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate669.errors : vErrors.concat(validate669.errors);
 errors = vErrors.length;
 }
-validate660.errors = vErrors;
+validate668.errors = vErrors;
 return errors === 0;
 }
-validate660.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate668.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listProbes"] = validate664;
-const schema348 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListProbesResponse"};
-const schema349 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Probe"}}}};
-const schema350 = {"type":"object","description":"A private probe. There is no region field.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The probe's latest contact; null if it never connected."},"version":{"type":["string","null"],"description":"The probe software version it last reported; null before it connected."},"hostname":{"type":["string","null"],"description":"The hostname it last reported; null before it connected."},"monitorCount":{"type":"integer","description":"Monitors that run from this probe."},"revoked":{"type":"boolean","description":"A revoked probe receives no work."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listProbes"] = validate672;
+const schema353 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListProbesResponse"};
+const schema354 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Probe"}}}};
+const schema355 = {"type":"object","description":"A private probe. There is no region field.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The probe's latest contact; null if it never connected."},"version":{"type":["string","null"],"description":"The probe software version it last reported; null before it connected."},"hostname":{"type":["string","null"],"description":"The hostname it last reported; null before it connected."},"monitorCount":{"type":"integer","description":"Monitors that run from this probe."},"revoked":{"type":"boolean","description":"A revoked probe receives no work."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate666(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate674(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate666.evaluated;
+const evaluated0 = validate674.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31926,7 +32303,7 @@ errors++;
 if(data.lastSeenAt !== undefined){
 let data2 = data.lastSeenAt;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err11 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema350.properties.lastSeenAt.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema355.properties.lastSeenAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -31951,7 +32328,7 @@ errors++;
 if(data.version !== undefined){
 let data3 = data.version;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema350.properties.version.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema355.properties.version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -31964,7 +32341,7 @@ errors++;
 if(data.hostname !== undefined){
 let data4 = data.hostname;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema350.properties.hostname.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema355.properties.hostname.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -32035,16 +32412,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate666.errors = vErrors;
+validate674.errors = vErrors;
 return errors === 0;
 }
-validate666.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate674.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate665(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate673(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate665.evaluated;
+const evaluated0 = validate673.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32079,8 +32456,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate666(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate666.errors : vErrors.concat(validate666.errors);
+if(!(validate674(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate674.errors : vErrors.concat(validate674.errors);
 errors = vErrors.length;
 }
 }
@@ -32107,40 +32484,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate665.errors = vErrors;
+validate673.errors = vErrors;
 return errors === 0;
 }
-validate665.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate673.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate664(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate672(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate664.evaluated;
+const evaluated0 = validate672.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate665(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate665.errors : vErrors.concat(validate665.errors);
+if(!(validate673(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate673.errors : vErrors.concat(validate673.errors);
 errors = vErrors.length;
 }
-validate664.errors = vErrors;
+validate672.errors = vErrors;
 return errors === 0;
 }
-validate664.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate672.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:searchResources"] = validate669;
-const schema351 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SearchResourcesResponse"};
-const schema352 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/SearchHit"}}}};
-const schema353 = {"type":"object","description":"One search match. It never holds a sealed, hashed or secret value.","additionalProperties":false,"required":["type","id","title","subtitle","snippet","matchedField","workspaceId","path"],"properties":{"type":{"type":"string","enum":["monitor","incident","postmortem","host","status_page","workspace","channel","maintenance","error_project","error_issue","analytics_site","member","invitation","api_key","agent","probe"]},"id":{"type":"string","description":"The record's id (for `postmortem`, the incident's; for `member`, the membership's)."},"title":{"type":"string","description":"Name, title or e-mail address (members and invitations: the e-mail address)."},"subtitle":{"type":["string","null"],"description":"A second line to tell hits apart: kind and status, role, a key's prefix, a project's platform, a page's slug."},"snippet":{"type":["string","null"],"description":"The text that matched when it is not the title: the matching tags\nof a monitor, an incident's monitor name, up to 200 characters of\na postmortem around the first matching word (`…` where cut), a\nhost's address, a channel's e-mail address, a member's name, a\nkey's prefix. Null when the title matched.\n"},"matchedField":{"type":"string","enum":["title","tags","monitorName","body","address","slug","clientReference","email","platform","culprit","domain","name","prefix","hostname"],"description":"Which field matched: `title` (the hit's title) or the other field `snippet` shows."},"workspaceId":{"type":["string","null"],"description":"The record's workspace (a workspace hit: its own id); null for what belongs to the organisation (hosts, organisation-wide channels, members, invitations, API keys, agents not in a workspace, probes)."},"path":{"type":"string","description":"Where the record is read, relative to `/api/v1`: its single read (`/monitors/{id}`), or the list that holds it where it has none (`/channels`); see the table of `searchResources`."}}};
+exports["response:searchResources"] = validate677;
+const schema356 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SearchResourcesResponse"};
+const schema357 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/SearchHit"}}}};
+const schema358 = {"type":"object","description":"One search match. It never holds a sealed, hashed or secret value.","additionalProperties":false,"required":["type","id","title","subtitle","snippet","matchedField","workspaceId","path"],"properties":{"type":{"type":"string","enum":["monitor","incident","postmortem","host","status_page","workspace","channel","maintenance","error_project","error_issue","analytics_site","member","invitation","api_key","agent","probe"]},"id":{"type":"string","description":"The record's id (for `postmortem`, the incident's; for `member`, the membership's)."},"title":{"type":"string","description":"Name, title or e-mail address (members and invitations: the e-mail address)."},"subtitle":{"type":["string","null"],"description":"A second line to tell hits apart: kind and status, role, a key's prefix, a project's platform, a page's slug."},"snippet":{"type":["string","null"],"description":"The text that matched when it is not the title: the matching tags\nof a monitor, an incident's monitor name, up to 200 characters of\na postmortem around the first matching word (`…` where cut), a\nhost's address, a channel's e-mail address, a member's name, a\nkey's prefix. Null when the title matched.\n"},"matchedField":{"type":"string","enum":["title","tags","monitorName","body","address","slug","clientReference","email","platform","culprit","domain","name","prefix","hostname"],"description":"Which field matched: `title` (the hit's title) or the other field `snippet` shows."},"workspaceId":{"type":["string","null"],"description":"The record's workspace (a workspace hit: its own id); null for what belongs to the organisation (hosts, organisation-wide channels, members, invitations, API keys, agents not in a workspace, probes)."},"path":{"type":"string","description":"Where the record is read, relative to `/api/v1`: its single read (`/monitors/{id}`), or the list that holds it where it has none (`/channels`); see the table of `searchResources`."}}};
 
-function validate671(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate679(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate671.evaluated;
+const evaluated0 = validate679.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32253,7 +32630,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((((((((((data0 === "monitor") || (data0 === "incident")) || (data0 === "postmortem")) || (data0 === "host")) || (data0 === "status_page")) || (data0 === "workspace")) || (data0 === "channel")) || (data0 === "maintenance")) || (data0 === "error_project")) || (data0 === "error_issue")) || (data0 === "analytics_site")) || (data0 === "member")) || (data0 === "invitation")) || (data0 === "api_key")) || (data0 === "agent")) || (data0 === "probe"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema353.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema358.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -32290,7 +32667,7 @@ errors++;
 if(data.subtitle !== undefined){
 let data3 = data.subtitle;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: schema353.properties.subtitle.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: schema358.properties.subtitle.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -32303,7 +32680,7 @@ errors++;
 if(data.snippet !== undefined){
 let data4 = data.snippet;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/snippet",schemaPath:"#/properties/snippet/type",keyword:"type",params:{type: schema353.properties.snippet.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/snippet",schemaPath:"#/properties/snippet/type",keyword:"type",params:{type: schema358.properties.snippet.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -32326,7 +32703,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((((((((((data5 === "title") || (data5 === "tags")) || (data5 === "monitorName")) || (data5 === "body")) || (data5 === "address")) || (data5 === "slug")) || (data5 === "clientReference")) || (data5 === "email")) || (data5 === "platform")) || (data5 === "culprit")) || (data5 === "domain")) || (data5 === "name")) || (data5 === "prefix")) || (data5 === "hostname"))){
-const err16 = {instancePath:instancePath+"/matchedField",schemaPath:"#/properties/matchedField/enum",keyword:"enum",params:{allowedValues: schema353.properties.matchedField.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/matchedField",schemaPath:"#/properties/matchedField/enum",keyword:"enum",params:{allowedValues: schema358.properties.matchedField.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -32339,7 +32716,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data6 = data.workspaceId;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema353.properties.workspaceId.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema358.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -32372,16 +32749,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate671.errors = vErrors;
+validate679.errors = vErrors;
 return errors === 0;
 }
-validate671.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate679.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate670(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate678(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate670.evaluated;
+const evaluated0 = validate678.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32416,8 +32793,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate671(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate671.errors : vErrors.concat(validate671.errors);
+if(!(validate679(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate679.errors : vErrors.concat(validate679.errors);
 errors = vErrors.length;
 }
 }
@@ -32444,40 +32821,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate670.errors = vErrors;
+validate678.errors = vErrors;
 return errors === 0;
 }
-validate670.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate678.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate669(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate677(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate669.evaluated;
+const evaluated0 = validate677.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate670(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate670.errors : vErrors.concat(validate670.errors);
+if(!(validate678(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate678.errors : vErrors.concat(validate678.errors);
 errors = vErrors.length;
 }
-validate669.errors = vErrors;
+validate677.errors = vErrors;
 return errors === 0;
 }
-validate669.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate677.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listSessions"] = validate674;
-const schema354 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListSessionsResponse"};
-const schema355 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Session"}}}};
-const schema356 = {"type":"object","description":"A signed-in session of the caller (never its token).","additionalProperties":false,"required":["id","current","createdAt","lastSeenAt","expiresAt","userAgent","ipAddress"],"properties":{"id":{"type":"string"},"current":{"type":"boolean","description":"True for the session making this request."},"createdAt":{"type":"string","format":"date-time","description":"When it signed in."},"lastSeenAt":{"type":"string","format":"date-time","description":"Its last request (to the minute)."},"expiresAt":{"type":"string","format":"date-time","description":"When it ends unless used again: 14 days after its last use, at most 30 days after sign-in."},"userAgent":{"type":["string","null"],"description":"The User-Agent it signed in with (first 200 characters)."},"ipAddress":{"type":["string","null"],"description":"The client address it signed in from."}}};
+exports["response:listSessions"] = validate682;
+const schema359 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListSessionsResponse"};
+const schema360 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Session"}}}};
+const schema361 = {"type":"object","description":"A signed-in session of the caller (never its token).","additionalProperties":false,"required":["id","current","createdAt","lastSeenAt","expiresAt","userAgent","ipAddress"],"properties":{"id":{"type":"string"},"current":{"type":"boolean","description":"True for the session making this request."},"createdAt":{"type":"string","format":"date-time","description":"When it signed in."},"lastSeenAt":{"type":"string","format":"date-time","description":"Its last request (to the minute)."},"expiresAt":{"type":"string","format":"date-time","description":"When it ends unless used again: 14 days after its last use, at most 30 days after sign-in."},"userAgent":{"type":["string","null"],"description":"The User-Agent it signed in with (first 200 characters)."},"ipAddress":{"type":["string","null"],"description":"The client address it signed in from."}}};
 
-function validate676(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate684(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate676.evaluated;
+const evaluated0 = validate684.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32669,7 +33046,7 @@ errors++;
 if(data.userAgent !== undefined){
 let data5 = data.userAgent;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/userAgent",schemaPath:"#/properties/userAgent/type",keyword:"type",params:{type: schema356.properties.userAgent.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/userAgent",schemaPath:"#/properties/userAgent/type",keyword:"type",params:{type: schema361.properties.userAgent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -32682,7 +33059,7 @@ errors++;
 if(data.ipAddress !== undefined){
 let data6 = data.ipAddress;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/ipAddress",schemaPath:"#/properties/ipAddress/type",keyword:"type",params:{type: schema356.properties.ipAddress.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/ipAddress",schemaPath:"#/properties/ipAddress/type",keyword:"type",params:{type: schema361.properties.ipAddress.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -32703,16 +33080,16 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate676.errors = vErrors;
+validate684.errors = vErrors;
 return errors === 0;
 }
-validate676.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate684.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate675(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate683(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate675.evaluated;
+const evaluated0 = validate683.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32747,8 +33124,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate676(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate676.errors : vErrors.concat(validate676.errors);
+if(!(validate684(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate684.errors : vErrors.concat(validate684.errors);
 errors = vErrors.length;
 }
 }
@@ -32775,39 +33152,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate675.errors = vErrors;
+validate683.errors = vErrors;
 return errors === 0;
 }
-validate675.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate683.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate674(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate682(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate674.evaluated;
+const evaluated0 = validate682.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate675(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate675.errors : vErrors.concat(validate675.errors);
+if(!(validate683(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate683.errors : vErrors.concat(validate683.errors);
 errors = vErrors.length;
 }
-validate674.errors = vErrors;
+validate682.errors = vErrors;
 return errors === 0;
 }
-validate674.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate682.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:signIn"] = validate679;
-const schema357 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInBody"};
-const schema358 = {"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024}}};
+exports["body:signIn"] = validate687;
+const schema362 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInBody"};
+const schema363 = {"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024}}};
 
-function validate680(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate688(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate680.evaluated;
+const evaluated0 = validate688.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32908,40 +33285,40 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate680.errors = vErrors;
+validate688.errors = vErrors;
 return errors === 0;
 }
-validate680.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate688.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate679(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate687(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate679.evaluated;
+const evaluated0 = validate687.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate680(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate680.errors : vErrors.concat(validate680.errors);
+if(!(validate688(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate688.errors : vErrors.concat(validate688.errors);
 errors = vErrors.length;
 }
-validate679.errors = vErrors;
+validate687.errors = vErrors;
 return errors === 0;
 }
-validate679.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate687.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:signIn"] = validate682;
-const schema359 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInResponse"};
-const schema360 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
-const schema361 = {"type":"object","description":"A new session; `token` is shown only here.","additionalProperties":false,"required":["token","session","organizationId","membershipId"],"properties":{"token":{"type":"string","description":"vs_… — send as `Authorization: Bearer`; also set as the cookie."},"session":{"$ref":"#/components/schemas/Session"},"organizationId":{"type":"string","description":"The active organisation."},"membershipId":{"type":"string"}}};
+exports["response:signIn"] = validate690;
+const schema364 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInResponse"};
+const schema365 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
+const schema366 = {"type":"object","description":"A new session; `token` is shown only here.","additionalProperties":false,"required":["token","session","organizationId","membershipId"],"properties":{"token":{"type":"string","description":"vs_… — send as `Authorization: Bearer`; also set as the cookie."},"session":{"$ref":"#/components/schemas/Session"},"organizationId":{"type":"string","description":"The active organisation."},"membershipId":{"type":"string"}}};
 
-function validate684(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate692(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate684.evaluated;
+const evaluated0 = validate692.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33014,8 +33391,8 @@ errors++;
 }
 }
 if(data.session !== undefined){
-if(!(validate676(data.session, {instancePath:instancePath+"/session",parentData:data,parentDataProperty:"session",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate676.errors : vErrors.concat(validate676.errors);
+if(!(validate684(data.session, {instancePath:instancePath+"/session",parentData:data,parentDataProperty:"session",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate684.errors : vErrors.concat(validate684.errors);
 errors = vErrors.length;
 }
 }
@@ -33054,16 +33431,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate684.errors = vErrors;
+validate692.errors = vErrors;
 return errors === 0;
 }
-validate684.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate692.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate683(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate691(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate683.evaluated;
+const evaluated0 = validate691.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33094,8 +33471,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate684(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate684.errors : vErrors.concat(validate684.errors);
+if(!(validate692(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate692.errors : vErrors.concat(validate692.errors);
 errors = vErrors.length;
 }
 }
@@ -33110,40 +33487,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate683.errors = vErrors;
+validate691.errors = vErrors;
 return errors === 0;
 }
-validate683.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate691.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate682(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate690(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate682.evaluated;
+const evaluated0 = validate690.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate683(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate683.errors : vErrors.concat(validate683.errors);
+if(!(validate691(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate691.errors : vErrors.concat(validate691.errors);
 errors = vErrors.length;
 }
-validate682.errors = vErrors;
+validate690.errors = vErrors;
 return errors === 0;
 }
-validate682.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate690.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:revokeSession"] = validate688;
-const schema362 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeSessionResponse"};
-const schema363 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/RevokedSession"}}};
-const schema364 = {"type":"object","additionalProperties":false,"required":["id","deleted","current"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true},"current":{"type":"boolean","description":"True when it was the session making the request (signed out)."}}};
+exports["response:revokeSession"] = validate696;
+const schema367 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeSessionResponse"};
+const schema368 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/RevokedSession"}}};
+const schema369 = {"type":"object","additionalProperties":false,"required":["id","deleted","current"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true},"current":{"type":"boolean","description":"True when it was the session making the request (signed out)."}}};
 
-function validate690(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate690.evaluated;
+const evaluated0 = validate698.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33251,16 +33628,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate690.errors = vErrors;
+validate698.errors = vErrors;
 return errors === 0;
 }
-validate690.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate689(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate697(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate689.evaluated;
+const evaluated0 = validate697.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33291,8 +33668,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate690(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate690.errors : vErrors.concat(validate690.errors);
+if(!(validate698(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate698.errors : vErrors.concat(validate698.errors);
 errors = vErrors.length;
 }
 }
@@ -33307,40 +33684,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate689.errors = vErrors;
+validate697.errors = vErrors;
 return errors === 0;
 }
-validate689.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate697.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate688(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate696(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate688.evaluated;
+const evaluated0 = validate696.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate689(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate689.errors : vErrors.concat(validate689.errors);
+if(!(validate697(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate697.errors : vErrors.concat(validate697.errors);
 errors = vErrors.length;
 }
-validate688.errors = vErrors;
+validate696.errors = vErrors;
 return errors === 0;
 }
-validate688.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate696.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getSetup"] = validate693;
-const schema365 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSetupResponse"};
-const schema366 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Setup"}}};
-const schema367 = {"type":"object","description":"The setup checklist, derived on every read.","additionalProperties":false,"required":["hasMonitor","hasConfirmedChannel","hasStatusPage","hasColleague","dismissedAt"],"properties":{"hasMonitor":{"type":"boolean"},"hasConfirmedChannel":{"type":"boolean","description":"True only when an alert could actually be delivered."},"hasStatusPage":{"type":"boolean"},"hasColleague":{"type":"boolean","description":"Counts memberships, never invitations."},"dismissedAt":{"type":["string","null"],"format":"date-time","description":"When the checklist was dismissed for the organisation; null while not dismissed."}}};
+exports["response:getSetup"] = validate701;
+const schema370 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSetupResponse"};
+const schema371 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Setup"}}};
+const schema372 = {"type":"object","description":"The setup checklist, derived on every read.","additionalProperties":false,"required":["hasMonitor","hasConfirmedChannel","hasStatusPage","hasColleague","dismissedAt"],"properties":{"hasMonitor":{"type":"boolean"},"hasConfirmedChannel":{"type":"boolean","description":"True only when an alert could actually be delivered."},"hasStatusPage":{"type":"boolean"},"hasColleague":{"type":"boolean","description":"Counts memberships, never invitations."},"dismissedAt":{"type":["string","null"],"format":"date-time","description":"When the checklist was dismissed for the organisation; null while not dismissed."}}};
 
-function validate695(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate703(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate695.evaluated;
+const evaluated0 = validate703.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33461,7 +33838,7 @@ errors++;
 if(data.dismissedAt !== undefined){
 let data4 = data.dismissedAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/dismissedAt",schemaPath:"#/properties/dismissedAt/type",keyword:"type",params:{type: schema367.properties.dismissedAt.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/dismissedAt",schemaPath:"#/properties/dismissedAt/type",keyword:"type",params:{type: schema372.properties.dismissedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -33494,16 +33871,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate695.errors = vErrors;
+validate703.errors = vErrors;
 return errors === 0;
 }
-validate695.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate703.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate694(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate702(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate694.evaluated;
+const evaluated0 = validate702.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33534,8 +33911,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate695(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate695.errors : vErrors.concat(validate695.errors);
+if(!(validate703(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate703.errors : vErrors.concat(validate703.errors);
 errors = vErrors.length;
 }
 }
@@ -33550,39 +33927,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate694.errors = vErrors;
+validate702.errors = vErrors;
 return errors === 0;
 }
-validate694.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate702.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate693(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate701(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate693.evaluated;
+const evaluated0 = validate701.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate694(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate694.errors : vErrors.concat(validate694.errors);
+if(!(validate702(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate702.errors : vErrors.concat(validate702.errors);
 errors = vErrors.length;
 }
-validate693.errors = vErrors;
+validate701.errors = vErrors;
 return errors === 0;
 }
-validate693.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate701.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:dismissSetup"] = validate698;
-const schema368 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DismissSetupResponse"};
-const schema369 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:dismissSetup"] = validate706;
+const schema373 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DismissSetupResponse"};
+const schema374 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate699(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate707(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate699.evaluated;
+const evaluated0 = validate707.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33629,39 +34006,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate699.errors = vErrors;
+validate707.errors = vErrors;
 return errors === 0;
 }
-validate699.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate707.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate706(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate698.evaluated;
+const evaluated0 = validate706.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate699(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate699.errors : vErrors.concat(validate699.errors);
+if(!(validate707(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate707.errors : vErrors.concat(validate707.errors);
 errors = vErrors.length;
 }
-validate698.errors = vErrors;
+validate706.errors = vErrors;
 return errors === 0;
 }
-validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate706.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:signUp"] = validate702;
-const schema370 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpBody"};
-const schema371 = {"type":"object","additionalProperties":false,"required":["email","password","name","organizationName"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"name":{"type":"string","minLength":1,"maxLength":80},"organizationName":{"type":"string","minLength":1,"maxLength":80}}};
+exports["body:signUp"] = validate710;
+const schema375 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpBody"};
+const schema376 = {"type":"object","additionalProperties":false,"required":["email","password","name","organizationName"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"name":{"type":"string","minLength":1,"maxLength":80},"organizationName":{"type":"string","minLength":1,"maxLength":80}}};
 
-function validate703(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate711(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate703.evaluated;
+const evaluated0 = validate711.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33852,39 +34229,39 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate703.errors = vErrors;
+validate711.errors = vErrors;
 return errors === 0;
 }
-validate703.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate711.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate702(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate710(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate702.evaluated;
+const evaluated0 = validate710.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate703(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate703.errors : vErrors.concat(validate703.errors);
+if(!(validate711(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate711.errors : vErrors.concat(validate711.errors);
 errors = vErrors.length;
 }
-validate702.errors = vErrors;
+validate710.errors = vErrors;
 return errors === 0;
 }
-validate702.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate710.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:signUp"] = validate705;
-const schema372 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpResponse"};
-const schema373 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
+exports["response:signUp"] = validate713;
+const schema377 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpResponse"};
+const schema378 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
 
-function validate706(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate714(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate706.evaluated;
+const evaluated0 = validate714.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33915,8 +34292,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate684(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate684.errors : vErrors.concat(validate684.errors);
+if(!(validate692(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate692.errors : vErrors.concat(validate692.errors);
 errors = vErrors.length;
 }
 }
@@ -33931,39 +34308,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate706.errors = vErrors;
+validate714.errors = vErrors;
 return errors === 0;
 }
-validate706.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate714.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate705(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate713(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate705.evaluated;
+const evaluated0 = validate713.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate706(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate706.errors : vErrors.concat(validate706.errors);
+if(!(validate714(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate714.errors : vErrors.concat(validate714.errors);
 errors = vErrors.length;
 }
-validate705.errors = vErrors;
+validate713.errors = vErrors;
 return errors === 0;
 }
-validate705.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate713.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createSmsEnrolment"] = validate709;
-const schema374 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
-const schema375 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+14155552671`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
+exports["body:createSmsEnrolment"] = validate717;
+const schema379 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
+const schema380 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+14155552671`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
 
-function validate710(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate718(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate710.evaluated;
+const evaluated0 = validate718.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34074,40 +34451,40 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate710.errors = vErrors;
+validate718.errors = vErrors;
 return errors === 0;
 }
-validate710.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate718.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate709(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate717(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate709.evaluated;
+const evaluated0 = validate717.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate710(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate710.errors : vErrors.concat(validate710.errors);
+if(!(validate718(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate718.errors : vErrors.concat(validate718.errors);
 errors = vErrors.length;
 }
-validate709.errors = vErrors;
+validate717.errors = vErrors;
 return errors === 0;
 }
-validate709.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate717.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createSmsEnrolment"] = validate712;
-const schema376 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentResponse"};
-const schema377 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SmsEnrolment"}}};
-const schema378 = {"type":"object","description":"A pending SMS enrolment.","additionalProperties":false,"required":["country","caveat"],"properties":{"country":{"type":"string","description":"The number's country, ISO 3166-1 alpha-2 (`GB`)."},"caveat":{"type":["string","null"],"enum":["sender-replaced","registration-pending","unverified",null],"description":"A known limitation of delivery to that country, or null."}}};
+exports["response:createSmsEnrolment"] = validate720;
+const schema381 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentResponse"};
+const schema382 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SmsEnrolment"}}};
+const schema383 = {"type":"object","description":"A pending SMS enrolment.","additionalProperties":false,"required":["country","caveat"],"properties":{"country":{"type":"string","description":"The number's country, ISO 3166-1 alpha-2 (`GB`)."},"caveat":{"type":["string","null"],"enum":["sender-replaced","registration-pending","unverified",null],"description":"A known limitation of delivery to that country, or null."}}};
 
-function validate714(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate722(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate714.evaluated;
+const evaluated0 = validate722.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34162,7 +34539,7 @@ errors++;
 if(data.caveat !== undefined){
 let data1 = data.caveat;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/type",keyword:"type",params:{type: schema378.properties.caveat.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/type",keyword:"type",params:{type: schema383.properties.caveat.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -34172,7 +34549,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data1 === "sender-replaced") || (data1 === "registration-pending")) || (data1 === "unverified")) || (data1 === null))){
-const err5 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/enum",keyword:"enum",params:{allowedValues: schema378.properties.caveat.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/enum",keyword:"enum",params:{allowedValues: schema383.properties.caveat.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -34193,16 +34570,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate714.errors = vErrors;
+validate722.errors = vErrors;
 return errors === 0;
 }
-validate714.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate722.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate713(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate721(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate713.evaluated;
+const evaluated0 = validate721.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34233,8 +34610,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate714(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate714.errors : vErrors.concat(validate714.errors);
+if(!(validate722(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate722.errors : vErrors.concat(validate722.errors);
 errors = vErrors.length;
 }
 }
@@ -34249,39 +34626,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate713.errors = vErrors;
+validate721.errors = vErrors;
 return errors === 0;
 }
-validate713.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate721.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate712(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate712.evaluated;
+const evaluated0 = validate720.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate713(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate713.errors : vErrors.concat(validate713.errors);
+if(!(validate721(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate721.errors : vErrors.concat(validate721.errors);
 errors = vErrors.length;
 }
-validate712.errors = vErrors;
+validate720.errors = vErrors;
 return errors === 0;
 }
-validate712.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:confirmSmsEnrolment"] = validate717;
-const schema379 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentBody"};
-const schema380 = {"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","maxLength":32,"description":"The six-digit code (checked by the handler: `verification_code_malformed`)."}}};
+exports["body:confirmSmsEnrolment"] = validate725;
+const schema384 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentBody"};
+const schema385 = {"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","maxLength":32,"description":"The six-digit code (checked by the handler: `verification_code_malformed`)."}}};
 
-function validate718(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate726(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate718.evaluated;
+const evaluated0 = validate726.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34347,39 +34724,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate718.errors = vErrors;
+validate726.errors = vErrors;
 return errors === 0;
 }
-validate718.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate726.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate717(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate717.evaluated;
+const evaluated0 = validate725.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate718(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate718.errors : vErrors.concat(validate718.errors);
+if(!(validate726(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate726.errors : vErrors.concat(validate726.errors);
 errors = vErrors.length;
 }
-validate717.errors = vErrors;
+validate725.errors = vErrors;
 return errors === 0;
 }
-validate717.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate725.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:confirmSmsEnrolment"] = validate720;
-const schema381 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentResponse"};
-const schema382 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:confirmSmsEnrolment"] = validate728;
+const schema386 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentResponse"};
+const schema387 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate721(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate721.evaluated;
+const evaluated0 = validate729.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34426,39 +34803,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate721.errors = vErrors;
+validate729.errors = vErrors;
 return errors === 0;
 }
-validate721.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate729.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate728(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate720.evaluated;
+const evaluated0 = validate728.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate721(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate721.errors : vErrors.concat(validate721.errors);
+if(!(validate729(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate729.errors : vErrors.concat(validate729.errors);
 errors = vErrors.length;
 }
-validate720.errors = vErrors;
+validate728.errors = vErrors;
 return errors === 0;
 }
-validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate728.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:uploadSourceMap"] = validate724;
-const schema383 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
-const schema384 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"maxLength":8000000,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
+exports["body:uploadSourceMap"] = validate732;
+const schema388 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
+const schema389 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"maxLength":8000000,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
 
-function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate733(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate725.evaluated;
+const evaluated0 = validate733.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34689,40 +35066,40 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate725.errors = vErrors;
+validate733.errors = vErrors;
 return errors === 0;
 }
-validate725.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate733.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate724(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate732(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate724.evaluated;
+const evaluated0 = validate732.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate725(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate725.errors : vErrors.concat(validate725.errors);
+if(!(validate733(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate733.errors : vErrors.concat(validate733.errors);
 errors = vErrors.length;
 }
-validate724.errors = vErrors;
+validate732.errors = vErrors;
 return errors === 0;
 }
-validate724.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate732.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:uploadSourceMap"] = validate727;
-const schema385 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapResponse"};
-const schema386 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SourceMap"}}};
-const schema387 = {"type":"object","description":"An uploaded source map.","additionalProperties":false,"required":["id","projectRef","filename","debugId","release","sizeBytes","createdAt"],"properties":{"id":{"type":"string"},"projectRef":{"type":"integer","description":"The project's number."},"filename":{"type":"string","description":"The minified file the map belongs to."},"debugId":{"type":["string","null"],"description":"The debug id, or null when matched by release and file name only."},"release":{"type":["string","null"]},"sizeBytes":{"type":"integer","description":"Size of the map after decoding."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:uploadSourceMap"] = validate735;
+const schema390 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapResponse"};
+const schema391 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SourceMap"}}};
+const schema392 = {"type":"object","description":"An uploaded source map.","additionalProperties":false,"required":["id","projectRef","filename","debugId","release","sizeBytes","createdAt"],"properties":{"id":{"type":"string"},"projectRef":{"type":"integer","description":"The project's number."},"filename":{"type":"string","description":"The minified file the map belongs to."},"debugId":{"type":["string","null"],"description":"The debug id, or null when matched by release and file name only."},"release":{"type":["string","null"]},"sizeBytes":{"type":"integer","description":"Size of the map after decoding."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate737(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate729.evaluated;
+const evaluated0 = validate737.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34852,7 +35229,7 @@ errors++;
 if(data.debugId !== undefined){
 let data3 = data.debugId;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: schema387.properties.debugId.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: schema392.properties.debugId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -34865,7 +35242,7 @@ errors++;
 if(data.release !== undefined){
 let data4 = data.release;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema387.properties.release.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema392.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -34924,16 +35301,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate729.errors = vErrors;
+validate737.errors = vErrors;
 return errors === 0;
 }
-validate729.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate737.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate728(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate736(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate728.evaluated;
+const evaluated0 = validate736.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34964,8 +35341,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate729(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate729.errors : vErrors.concat(validate729.errors);
+if(!(validate737(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate737.errors : vErrors.concat(validate737.errors);
 errors = vErrors.length;
 }
 }
@@ -34980,41 +35357,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate728.errors = vErrors;
+validate736.errors = vErrors;
 return errors === 0;
 }
-validate728.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate736.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate727(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate735(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate727.evaluated;
+const evaluated0 = validate735.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate728(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate728.errors : vErrors.concat(validate728.errors);
+if(!(validate736(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate736.errors : vErrors.concat(validate736.errors);
 errors = vErrors.length;
 }
-validate727.errors = vErrors;
+validate735.errors = vErrors;
 return errors === 0;
 }
-validate727.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate735.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listStatusPages"] = validate732;
-const schema388 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPagesResponse"};
-const schema389 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPage"}}}};
-const schema390 = {"type":"object","description":"A status page.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string","description":"Part of the public address; never changes."},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time","description":"When the custom domain was verified; null until then."},"subscribersEnabled":{"type":"boolean","description":"True when visitors may subscribe to updates."},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"}}};
-const schema391 = {"type":"object","description":"The workspace a status page belongs to.","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
+exports["response:listStatusPages"] = validate740;
+const schema393 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPagesResponse"};
+const schema394 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPage"}}}};
+const schema395 = {"type":"object","description":"A status page.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string","description":"Part of the public address; never changes."},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time","description":"When the custom domain was verified; null until then."},"subscribersEnabled":{"type":"boolean","description":"True when visitors may subscribe to updates."},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"}}};
+const schema396 = {"type":"object","description":"The workspace a status page belongs to.","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
 
-function validate735(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate743(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate735.evaluated;
+const evaluated0 = validate743.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35089,16 +35466,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate735.errors = vErrors;
+validate743.errors = vErrors;
 return errors === 0;
 }
-validate735.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate743.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate734(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate742(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate734.evaluated;
+const evaluated0 = validate742.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35207,7 +35584,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema390.properties, key0))){
+if(!(func5.call(schema395.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -35267,7 +35644,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "public") || (data3 === "password")) || (data3 === "private"))){
-const err15 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema390.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema395.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -35280,7 +35657,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data4 = data.customDomain;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema390.properties.customDomain.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema395.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -35293,7 +35670,7 @@ errors++;
 if(data.domainVerifiedAt !== undefined){
 let data5 = data.domainVerifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema390.properties.domainVerifiedAt.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema395.properties.domainVerifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35341,8 +35718,8 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate735(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate735.errors : vErrors.concat(validate735.errors);
+if(!(validate743(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate743.errors : vErrors.concat(validate743.errors);
 errors = vErrors.length;
 }
 }
@@ -35382,16 +35759,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate734.errors = vErrors;
+validate742.errors = vErrors;
 return errors === 0;
 }
-validate734.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate742.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate733(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate741(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate733.evaluated;
+const evaluated0 = validate741.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35426,8 +35803,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate734(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate734.errors : vErrors.concat(validate734.errors);
+if(!(validate742(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate742.errors : vErrors.concat(validate742.errors);
 errors = vErrors.length;
 }
 }
@@ -35454,39 +35831,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate733.errors = vErrors;
+validate741.errors = vErrors;
 return errors === 0;
 }
-validate733.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate741.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate732(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate740(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate732.evaluated;
+const evaluated0 = validate740.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate733(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate733.errors : vErrors.concat(validate733.errors);
+if(!(validate741(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate741.errors : vErrors.concat(validate741.errors);
 errors = vErrors.length;
 }
-validate732.errors = vErrors;
+validate740.errors = vErrors;
 return errors === 0;
 }
-validate732.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate740.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createStatusPage"] = validate739;
-const schema392 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
-const schema393 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string","maxLength":64}}};
+exports["body:createStatusPage"] = validate747;
+const schema397 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
+const schema398 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string","maxLength":64}}};
 
-function validate740(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate748(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate740.evaluated;
+const evaluated0 = validate748.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35597,41 +35974,41 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate740.errors = vErrors;
+validate748.errors = vErrors;
 return errors === 0;
 }
-validate740.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate748.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate739(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate747(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate739.evaluated;
+const evaluated0 = validate747.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate740(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate740.errors : vErrors.concat(validate740.errors);
+if(!(validate748(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate748.errors : vErrors.concat(validate748.errors);
 errors = vErrors.length;
 }
-validate739.errors = vErrors;
+validate747.errors = vErrors;
 return errors === 0;
 }
-validate739.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate747.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createStatusPage"] = validate742;
-const schema394 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageResponse"};
-const schema395 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
-const schema396 = {"type":"object","description":"A status page with its settings and components.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt","headline","description","logoUrl","customCss","hasPassword","themeAccent","language","historyDays","showResponseTimes","showIncidentHistory","hideServiceBranding","groupByHost","components","url","domainVerification"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time"},"subscribersEnabled":{"type":"boolean"},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"},"headline":{"type":["string","null"]},"description":{"type":["string","null"]},"logoUrl":{"type":["string","null"]},"customCss":{"type":["string","null"]},"hasPassword":{"type":"boolean","description":"True when a page password is set; the password itself is never returned."},"themeAccent":{"type":"string","description":"Accent colour, `#rrggbb`."},"language":{"type":"string","description":"The language of the page's own words: `en`, `de`, `fr` or `es`."},"historyDays":{"type":"integer","description":"Days of history shown."},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"components":{"type":"array","description":"In page order.","items":{"$ref":"#/components/schemas/StatusPageComponent"}},"url":{"type":"string","description":"The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified)."},"domainVerification":{"description":"The DNS record that proves control of `customDomain`; null without a custom domain.","oneOf":[{"$ref":"#/components/schemas/StatusPageDomainVerification"},{"type":"null"}]}}};
-const schema397 = {"type":"object","description":"A monitor placed on a status page.","additionalProperties":false,"required":["id","monitorId","displayName","position"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"description":"The name shown on the page; null shows the monitor's name."},"position":{"type":"integer","description":"0-based order on the page."}}};
+exports["response:createStatusPage"] = validate750;
+const schema399 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageResponse"};
+const schema400 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+const schema401 = {"type":"object","description":"A status page with its settings and components.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt","headline","description","logoUrl","customCss","hasPassword","themeAccent","language","historyDays","showResponseTimes","showIncidentHistory","hideServiceBranding","groupByHost","components","url","domainVerification"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time"},"subscribersEnabled":{"type":"boolean"},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"},"headline":{"type":["string","null"]},"description":{"type":["string","null"]},"logoUrl":{"type":["string","null"]},"customCss":{"type":["string","null"]},"hasPassword":{"type":"boolean","description":"True when a page password is set; the password itself is never returned."},"themeAccent":{"type":"string","description":"Accent colour, `#rrggbb`."},"language":{"type":"string","description":"The language of the page's own words: `en`, `de`, `fr` or `es`."},"historyDays":{"type":"integer","description":"Days of history shown."},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"components":{"type":"array","description":"In page order.","items":{"$ref":"#/components/schemas/StatusPageComponent"}},"url":{"type":"string","description":"The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified)."},"domainVerification":{"description":"The DNS record that proves control of `customDomain`; null without a custom domain.","oneOf":[{"$ref":"#/components/schemas/StatusPageDomainVerification"},{"type":"null"}]}}};
+const schema402 = {"type":"object","description":"A monitor placed on a status page.","additionalProperties":false,"required":["id","monitorId","displayName","position"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"description":"The name shown on the page; null shows the monitor's name."},"position":{"type":"integer","description":"0-based order on the page."}}};
 
-function validate746(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate754(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate746.evaluated;
+const evaluated0 = validate754.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35718,7 +36095,7 @@ errors++;
 if(data.displayName !== undefined){
 let data2 = data.displayName;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema397.properties.displayName.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema402.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -35752,17 +36129,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate746.errors = vErrors;
+validate754.errors = vErrors;
 return errors === 0;
 }
-validate746.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate754.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema398 = {"type":"object","description":"How a custom domain is proved, and what the last lookup found.","additionalProperties":false,"required":["domain","recordName","recordType","recordValue","verified","verifiedAt","checkedAt","found","error"],"properties":{"domain":{"type":"string"},"recordName":{"type":"string","description":"`_vigil.<domain>`."},"recordType":{"type":"string","const":"TXT"},"recordValue":{"type":"string","description":"The value the TXT record must hold exactly (`vigil-verify=…`)."},"verified":{"type":"boolean"},"verifiedAt":{"type":["string","null"],"format":"date-time"},"checkedAt":{"type":["string","null"],"format":"date-time","description":"When the record was last looked up; null before the first check."},"found":{"type":"array","description":"The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check.","items":{"type":"string"}},"error":{"type":["string","null"],"description":"Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check."}}};
+const schema403 = {"type":"object","description":"How a custom domain is proved, and what the last lookup found.","additionalProperties":false,"required":["domain","recordName","recordType","recordValue","verified","verifiedAt","checkedAt","found","error"],"properties":{"domain":{"type":"string"},"recordName":{"type":"string","description":"`_vigil.<domain>`."},"recordType":{"type":"string","const":"TXT"},"recordValue":{"type":"string","description":"The value the TXT record must hold exactly (`vigil-verify=…`)."},"verified":{"type":"boolean"},"verifiedAt":{"type":["string","null"],"format":"date-time"},"checkedAt":{"type":["string","null"],"format":"date-time","description":"When the record was last looked up; null before the first check."},"found":{"type":"array","description":"The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check.","items":{"type":"string"}},"error":{"type":["string","null"],"description":"Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check."}}};
 
-function validate748(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate756(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate748.evaluated;
+const evaluated0 = validate756.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35861,7 +36238,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema398.properties, key0))){
+if(!(func5.call(schema403.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -35946,7 +36323,7 @@ errors++;
 if(data.verifiedAt !== undefined){
 let data5 = data.verifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/verifiedAt",schemaPath:"#/properties/verifiedAt/type",keyword:"type",params:{type: schema398.properties.verifiedAt.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/verifiedAt",schemaPath:"#/properties/verifiedAt/type",keyword:"type",params:{type: schema403.properties.verifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -35971,7 +36348,7 @@ errors++;
 if(data.checkedAt !== undefined){
 let data6 = data.checkedAt;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/checkedAt",schemaPath:"#/properties/checkedAt/type",keyword:"type",params:{type: schema398.properties.checkedAt.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/checkedAt",schemaPath:"#/properties/checkedAt/type",keyword:"type",params:{type: schema403.properties.checkedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -36024,7 +36401,7 @@ errors++;
 if(data.error !== undefined){
 let data9 = data.error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema398.properties.error.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema403.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -36045,16 +36422,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate748.errors = vErrors;
+validate756.errors = vErrors;
 return errors === 0;
 }
-validate748.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate756.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate744(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate752(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate744.evaluated;
+const evaluated0 = validate752.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36313,7 +36690,7 @@ vErrors.push(err24);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema396.properties, key0))){
+if(!(func5.call(schema401.properties, key0))){
 const err25 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
@@ -36373,7 +36750,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data3 === "public") || (data3 === "password")) || (data3 === "private"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema396.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema401.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -36386,7 +36763,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data4 = data.customDomain;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err31 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema396.properties.customDomain.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema401.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -36399,7 +36776,7 @@ errors++;
 if(data.domainVerifiedAt !== undefined){
 let data5 = data.domainVerifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err32 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema396.properties.domainVerifiedAt.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema401.properties.domainVerifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -36447,8 +36824,8 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate735(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate735.errors : vErrors.concat(validate735.errors);
+if(!(validate743(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate743.errors : vErrors.concat(validate743.errors);
 errors = vErrors.length;
 }
 }
@@ -36480,7 +36857,7 @@ errors++;
 if(data.headline !== undefined){
 let data10 = data.headline;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err38 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema396.properties.headline.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema401.properties.headline.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -36493,7 +36870,7 @@ errors++;
 if(data.description !== undefined){
 let data11 = data.description;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err39 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema396.properties.description.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema401.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -36506,7 +36883,7 @@ errors++;
 if(data.logoUrl !== undefined){
 let data12 = data.logoUrl;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err40 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema396.properties.logoUrl.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema401.properties.logoUrl.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -36519,7 +36896,7 @@ errors++;
 if(data.customCss !== undefined){
 let data13 = data.customCss;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err41 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema396.properties.customCss.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema401.properties.customCss.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -36631,8 +37008,8 @@ let data22 = data.components;
 if(Array.isArray(data22)){
 const len0 = data22.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate746(data22[i0], {instancePath:instancePath+"/components/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate746.errors : vErrors.concat(validate746.errors);
+if(!(validate754(data22[i0], {instancePath:instancePath+"/components/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate754.errors : vErrors.concat(validate754.errors);
 errors = vErrors.length;
 }
 }
@@ -36666,8 +37043,8 @@ const _errs51 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs52 = errors;
-if(!(validate748(data25, {instancePath:instancePath+"/domainVerification",parentData:data,parentDataProperty:"domainVerification",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate748.errors : vErrors.concat(validate748.errors);
+if(!(validate756(data25, {instancePath:instancePath+"/domainVerification",parentData:data,parentDataProperty:"domainVerification",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate756.errors : vErrors.concat(validate756.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs52 === errors;
@@ -36730,175 +37107,175 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate744.errors = vErrors;
-return errors === 0;
-}
-validate744.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate743(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate743.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate744(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate744.errors : vErrors.concat(validate744.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate743.errors = vErrors;
-return errors === 0;
-}
-validate743.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate742(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate742.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate743(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate743.errors : vErrors.concat(validate743.errors);
-errors = vErrors.length;
-}
-validate742.errors = vErrors;
-return errors === 0;
-}
-validate742.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:getStatusPage"] = validate752;
-const schema399 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetStatusPageResponse"};
-const schema400 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
-
-function validate753(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate753.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate744(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate744.errors : vErrors.concat(validate744.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate753.errors = vErrors;
-return errors === 0;
-}
-validate753.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate752(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate752.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate753(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate753.errors : vErrors.concat(validate753.errors);
-errors = vErrors.length;
-}
 validate752.errors = vErrors;
 return errors === 0;
 }
 validate752.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateStatusPage"] = validate756;
-const schema401 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageBody"};
-const schema402 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"headline":{"type":["string","null"],"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"logoUrl":{"type":["string","null"],"maxLength":2000,"description":"An http or https URL."},"password":{"type":["string","null"],"maxLength":128,"description":"8 to 128 characters; null or an empty string removes it."},"customCss":{"type":["string","null"],"maxLength":50000},"themeAccent":{"type":"string","pattern":"^#[0-9a-fA-F]{6}$"},"language":{"type":"string","minLength":2,"maxLength":35,"description":"`en`, `de`, `fr` or `es`."},"visibility":{"type":"string","enum":["public","password","private"]},"historyDays":{"type":"integer","minimum":1,"maximum":365},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"subscribersEnabled":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"customDomain":{"type":["string","null"],"maxLength":253,"description":"A host name to serve the page at; null clears it."}}};
-const pattern4 = new RegExp("^#[0-9a-fA-F]{6}$", "u");
 
-function validate757(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate751(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate757.evaluated;
+const evaluated0 = validate751.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate752(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate752.errors : vErrors.concat(validate752.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate751.errors = vErrors;
+return errors === 0;
+}
+validate751.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate750(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate750.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate751(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate751.errors : vErrors.concat(validate751.errors);
+errors = vErrors.length;
+}
+validate750.errors = vErrors;
+return errors === 0;
+}
+validate750.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:getStatusPage"] = validate760;
+const schema404 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetStatusPageResponse"};
+const schema405 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+
+function validate761(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate761.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate752(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate752.errors : vErrors.concat(validate752.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate761.errors = vErrors;
+return errors === 0;
+}
+validate761.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate760(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate760.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate761(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate761.errors : vErrors.concat(validate761.errors);
+errors = vErrors.length;
+}
+validate760.errors = vErrors;
+return errors === 0;
+}
+validate760.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["body:updateStatusPage"] = validate764;
+const schema406 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageBody"};
+const schema407 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"headline":{"type":["string","null"],"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"logoUrl":{"type":["string","null"],"maxLength":2000,"description":"An http or https URL."},"password":{"type":["string","null"],"maxLength":128,"description":"8 to 128 characters; null or an empty string removes it."},"customCss":{"type":["string","null"],"maxLength":50000},"themeAccent":{"type":"string","pattern":"^#[0-9a-fA-F]{6}$"},"language":{"type":"string","minLength":2,"maxLength":35,"description":"`en`, `de`, `fr` or `es`."},"visibility":{"type":"string","enum":["public","password","private"]},"historyDays":{"type":"integer","minimum":1,"maximum":365},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"subscribersEnabled":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"customDomain":{"type":["string","null"],"maxLength":253,"description":"A host name to serve the page at; null clears it."}}};
+const pattern4 = new RegExp("^#[0-9a-fA-F]{6}$", "u");
+
+function validate765(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate765.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36917,7 +37294,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema402.properties, key0))){
+if(!(func5.call(schema407.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -36966,7 +37343,7 @@ errors++;
 if(data.headline !== undefined){
 let data1 = data.headline;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema402.properties.headline.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema407.properties.headline.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -36991,7 +37368,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema402.properties.description.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema407.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -37016,7 +37393,7 @@ errors++;
 if(data.logoUrl !== undefined){
 let data3 = data.logoUrl;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema402.properties.logoUrl.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema407.properties.logoUrl.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -37041,7 +37418,7 @@ errors++;
 if(data.password !== undefined){
 let data4 = data.password;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: schema402.properties.password.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: schema407.properties.password.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -37066,7 +37443,7 @@ errors++;
 if(data.customCss !== undefined){
 let data5 = data.customCss;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema402.properties.customCss.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema407.properties.customCss.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -37161,7 +37538,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data8 === "public") || (data8 === "password")) || (data8 === "private"))){
-const err21 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema402.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema407.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -37269,7 +37646,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data15 = data.customDomain;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err30 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema402.properties.customDomain.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema407.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -37302,39 +37679,39 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate757.errors = vErrors;
+validate765.errors = vErrors;
 return errors === 0;
 }
-validate757.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate765.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate756(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate756.evaluated;
+const evaluated0 = validate764.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate757(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate757.errors : vErrors.concat(validate757.errors);
+if(!(validate765(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate765.errors : vErrors.concat(validate765.errors);
 errors = vErrors.length;
 }
-validate756.errors = vErrors;
+validate764.errors = vErrors;
 return errors === 0;
 }
-validate756.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate764.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateStatusPage"] = validate759;
-const schema403 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageResponse"};
-const schema404 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+exports["response:updateStatusPage"] = validate767;
+const schema408 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageResponse"};
+const schema409 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
 
-function validate760(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate768(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate760.evaluated;
+const evaluated0 = validate768.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37365,8 +37742,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate744(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate744.errors : vErrors.concat(validate744.errors);
+if(!(validate752(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate752.errors : vErrors.concat(validate752.errors);
 errors = vErrors.length;
 }
 }
@@ -37381,39 +37758,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate760.errors = vErrors;
+validate768.errors = vErrors;
 return errors === 0;
 }
-validate760.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate768.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate759(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate767(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate759.evaluated;
+const evaluated0 = validate767.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate760(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate760.errors : vErrors.concat(validate760.errors);
+if(!(validate768(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate768.errors : vErrors.concat(validate768.errors);
 errors = vErrors.length;
 }
-validate759.errors = vErrors;
+validate767.errors = vErrors;
 return errors === 0;
 }
-validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate767.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteStatusPage"] = validate763;
-const schema405 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteStatusPageResponse"};
-const schema406 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteStatusPage"] = validate771;
+const schema410 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteStatusPageResponse"};
+const schema411 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate772(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate764.evaluated;
+const evaluated0 = validate772.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37460,39 +37837,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate764.errors = vErrors;
+validate772.errors = vErrors;
 return errors === 0;
 }
-validate764.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate772.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate763(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate771(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate763.evaluated;
+const evaluated0 = validate771.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate764(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate764.errors : vErrors.concat(validate764.errors);
+if(!(validate772(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate772.errors : vErrors.concat(validate772.errors);
 errors = vErrors.length;
 }
-validate763.errors = vErrors;
+validate771.errors = vErrors;
 return errors === 0;
 }
-validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate771.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:addStatusPageComponent"] = validate767;
-const schema407 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
-const schema408 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string","maxLength":64},"displayName":{"type":["string","null"],"maxLength":100}}};
+exports["body:addStatusPageComponent"] = validate775;
+const schema412 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
+const schema413 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string","maxLength":64},"displayName":{"type":["string","null"],"maxLength":100}}};
 
-function validate768(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate776(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate768.evaluated;
+const evaluated0 = validate776.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37550,7 +37927,7 @@ errors++;
 if(data.displayName !== undefined){
 let data1 = data.displayName;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema408.properties.displayName.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema413.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -37583,39 +37960,39 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate768.errors = vErrors;
+validate776.errors = vErrors;
 return errors === 0;
 }
-validate768.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate776.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate767(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate775(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate767.evaluated;
+const evaluated0 = validate775.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate768(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate768.errors : vErrors.concat(validate768.errors);
+if(!(validate776(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate776.errors : vErrors.concat(validate776.errors);
 errors = vErrors.length;
 }
-validate767.errors = vErrors;
+validate775.errors = vErrors;
 return errors === 0;
 }
-validate767.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate775.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:addStatusPageComponent"] = validate770;
-const schema409 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentResponse"};
-const schema410 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageComponent"}}};
+exports["response:addStatusPageComponent"] = validate778;
+const schema414 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentResponse"};
+const schema415 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageComponent"}}};
 
-function validate771(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate779(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate771.evaluated;
+const evaluated0 = validate779.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37646,8 +38023,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate746(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate746.errors : vErrors.concat(validate746.errors);
+if(!(validate754(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate754.errors : vErrors.concat(validate754.errors);
 errors = vErrors.length;
 }
 }
@@ -37662,39 +38039,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate771.errors = vErrors;
+validate779.errors = vErrors;
 return errors === 0;
 }
-validate771.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate779.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate770(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate778(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate770.evaluated;
+const evaluated0 = validate778.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate771(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate771.errors : vErrors.concat(validate771.errors);
+if(!(validate779(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate779.errors : vErrors.concat(validate779.errors);
 errors = vErrors.length;
 }
-validate770.errors = vErrors;
+validate778.errors = vErrors;
 return errors === 0;
 }
-validate770.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate778.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeStatusPageComponent"] = validate774;
-const schema411 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
-const schema412 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","maxLength":64,"description":"The component's id, or its monitor's id (alternative to query `component`)."}}};
+exports["body:removeStatusPageComponent"] = validate782;
+const schema416 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
+const schema417 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","maxLength":64,"description":"The component's id, or its monitor's id (alternative to query `component`)."}}};
 
-function validate775(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate783(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate775.evaluated;
+const evaluated0 = validate783.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37750,39 +38127,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate775.errors = vErrors;
+validate783.errors = vErrors;
 return errors === 0;
 }
-validate775.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate783.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate774(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate782(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate774.evaluated;
+const evaluated0 = validate782.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate775(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate775.errors : vErrors.concat(validate775.errors);
+if(!(validate783(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate783.errors : vErrors.concat(validate783.errors);
 errors = vErrors.length;
 }
-validate774.errors = vErrors;
+validate782.errors = vErrors;
 return errors === 0;
 }
-validate774.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate782.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeStatusPageComponent"] = validate777;
-const schema413 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentResponse"};
-const schema414 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeStatusPageComponent"] = validate785;
+const schema418 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentResponse"};
+const schema419 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate778(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate778.evaluated;
+const evaluated0 = validate786.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37829,39 +38206,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate778.errors = vErrors;
+validate786.errors = vErrors;
 return errors === 0;
 }
-validate778.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate786.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate777(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate785(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate777.evaluated;
+const evaluated0 = validate785.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate778(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate778.errors : vErrors.concat(validate778.errors);
+if(!(validate786(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate786.errors : vErrors.concat(validate786.errors);
 errors = vErrors.length;
 }
-validate777.errors = vErrors;
+validate785.errors = vErrors;
 return errors === 0;
 }
-validate777.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate785.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:verifyStatusPageDomain"] = validate781;
-const schema415 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStatusPageDomainResponse"};
-const schema416 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDomainVerification"}}};
+exports["response:verifyStatusPageDomain"] = validate789;
+const schema420 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStatusPageDomainResponse"};
+const schema421 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDomainVerification"}}};
 
-function validate782(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate790(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate782.evaluated;
+const evaluated0 = validate790.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37892,8 +38269,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate748(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate748.errors : vErrors.concat(validate748.errors);
+if(!(validate756(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate756.errors : vErrors.concat(validate756.errors);
 errors = vErrors.length;
 }
 }
@@ -37908,40 +38285,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate782.errors = vErrors;
+validate790.errors = vErrors;
 return errors === 0;
 }
-validate782.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate790.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate781(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate789(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate781.evaluated;
+const evaluated0 = validate789.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate782(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate782.errors : vErrors.concat(validate782.errors);
+if(!(validate790(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate790.errors : vErrors.concat(validate790.errors);
 errors = vErrors.length;
 }
-validate781.errors = vErrors;
+validate789.errors = vErrors;
 return errors === 0;
 }
-validate781.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate789.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listStatusPageSubscribers"] = validate785;
-const schema417 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPageSubscribersResponse"};
-const schema418 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPageSubscriber"}}}};
-const schema419 = {"type":"object","description":"Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates.","additionalProperties":false,"required":["id","kind","target","confirmed","confirmedAt","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook"]},"target":{"type":"string","description":"The e-mail address, or the webhook URL's host."},"confirmed":{"type":"boolean","description":"False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once."},"confirmedAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listStatusPageSubscribers"] = validate793;
+const schema422 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPageSubscribersResponse"};
+const schema423 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPageSubscriber"}}}};
+const schema424 = {"type":"object","description":"Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates.","additionalProperties":false,"required":["id","kind","target","confirmed","confirmedAt","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook"]},"target":{"type":"string","description":"The e-mail address, or the webhook URL's host."},"confirmed":{"type":"boolean","description":"False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once."},"confirmedAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate787(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate795(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate787.evaluated;
+const evaluated0 = validate795.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38046,7 +38423,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((data1 === "email") || (data1 === "webhook"))){
-const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema419.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema424.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -38083,7 +38460,7 @@ errors++;
 if(data.confirmedAt !== undefined){
 let data4 = data.confirmedAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/confirmedAt",schemaPath:"#/properties/confirmedAt/type",keyword:"type",params:{type: schema419.properties.confirmedAt.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/confirmedAt",schemaPath:"#/properties/confirmedAt/type",keyword:"type",params:{type: schema424.properties.confirmedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -38141,16 +38518,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate787.errors = vErrors;
+validate795.errors = vErrors;
 return errors === 0;
 }
-validate787.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate795.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate794(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate786.evaluated;
+const evaluated0 = validate794.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38185,8 +38562,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate787(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate787.errors : vErrors.concat(validate787.errors);
+if(!(validate795(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate795.errors : vErrors.concat(validate795.errors);
 errors = vErrors.length;
 }
 }
@@ -38213,39 +38590,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate786.errors = vErrors;
+validate794.errors = vErrors;
 return errors === 0;
 }
-validate786.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate794.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate785(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate793(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate785.evaluated;
+const evaluated0 = validate793.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate786(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate786.errors : vErrors.concat(validate786.errors);
+if(!(validate794(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate794.errors : vErrors.concat(validate794.errors);
 errors = vErrors.length;
 }
-validate785.errors = vErrors;
+validate793.errors = vErrors;
 return errors === 0;
 }
-validate785.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate793.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeStatusPageSubscriber"] = validate790;
-const schema420 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
-const schema421 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","maxLength":64,"description":"The subscriber's id (alternative to query `subscriber`)."}}};
+exports["body:removeStatusPageSubscriber"] = validate798;
+const schema425 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
+const schema426 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","maxLength":64,"description":"The subscriber's id (alternative to query `subscriber`)."}}};
 
-function validate791(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate799(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate791.evaluated;
+const evaluated0 = validate799.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38301,39 +38678,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate791.errors = vErrors;
+validate799.errors = vErrors;
 return errors === 0;
 }
-validate791.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate799.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate790(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate798(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate790.evaluated;
+const evaluated0 = validate798.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate791(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate791.errors : vErrors.concat(validate791.errors);
+if(!(validate799(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate799.errors : vErrors.concat(validate799.errors);
 errors = vErrors.length;
 }
-validate790.errors = vErrors;
+validate798.errors = vErrors;
 return errors === 0;
 }
-validate790.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate798.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeStatusPageSubscriber"] = validate793;
-const schema422 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberResponse"};
-const schema423 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeStatusPageSubscriber"] = validate801;
+const schema427 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberResponse"};
+const schema428 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate794(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate802(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate794.evaluated;
+const evaluated0 = validate802.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38380,40 +38757,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate794.errors = vErrors;
+validate802.errors = vErrors;
 return errors === 0;
 }
-validate794.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate802.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate793(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate801(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate793.evaluated;
+const evaluated0 = validate801.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate794(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate794.errors : vErrors.concat(validate794.errors);
+if(!(validate802(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate802.errors : vErrors.concat(validate802.errors);
 errors = vErrors.length;
 }
-validate793.errors = vErrors;
+validate801.errors = vErrors;
 return errors === 0;
 }
-validate793.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate801.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getSummary"] = validate797;
-const schema424 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSummaryResponse"};
-const schema425 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Summary"}}};
-const schema426 = {"type":"object","additionalProperties":false,"required":["total","up","degraded","down","paused","pending","openIncidents","suppressedIncidents"],"properties":{"total":{"type":"integer","description":"Visible monitors."},"up":{"type":"integer"},"degraded":{"type":"integer"},"down":{"type":"integer"},"paused":{"type":"integer"},"pending":{"type":"integer"},"openIncidents":{"type":"integer","description":"Unresolved incidents that are not the blast radius of another one."},"suppressedIncidents":{"type":"integer","description":"Unresolved incidents that are suppressed or have a rootIncidentId."}}};
+exports["response:getSummary"] = validate805;
+const schema429 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSummaryResponse"};
+const schema430 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Summary"}}};
+const schema431 = {"type":"object","additionalProperties":false,"required":["total","up","degraded","down","paused","pending","openIncidents","suppressedIncidents"],"properties":{"total":{"type":"integer","description":"Visible monitors."},"up":{"type":"integer"},"degraded":{"type":"integer"},"down":{"type":"integer"},"paused":{"type":"integer"},"pending":{"type":"integer"},"openIncidents":{"type":"integer","description":"Unresolved incidents that are not the blast radius of another one."},"suppressedIncidents":{"type":"integer","description":"Unresolved incidents that are suppressed or have a rootIncidentId."}}};
 
-function validate799(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate807(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate799.evaluated;
+const evaluated0 = validate807.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38628,16 +39005,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate799.errors = vErrors;
+validate807.errors = vErrors;
 return errors === 0;
 }
-validate799.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate807.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate798(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate806(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate798.evaluated;
+const evaluated0 = validate806.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38668,8 +39045,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate799(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate799.errors : vErrors.concat(validate799.errors);
+if(!(validate807(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate807.errors : vErrors.concat(validate807.errors);
 errors = vErrors.length;
 }
 }
@@ -38684,40 +39061,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate798.errors = vErrors;
+validate806.errors = vErrors;
 return errors === 0;
 }
-validate798.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate806.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate797(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate805(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate797.evaluated;
+const evaluated0 = validate805.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate798(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate798.errors : vErrors.concat(validate798.errors);
+if(!(validate806(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate806.errors : vErrors.concat(validate806.errors);
 errors = vErrors.length;
 }
-validate797.errors = vErrors;
+validate805.errors = vErrors;
 return errors === 0;
 }
-validate797.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate805.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:uploadSymbols"] = validate802;
-const schema427 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSymbolsResponse"};
-const schema428 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SymbolUpload"}}};
-const schema429 = {"type":"object","description":"A stored build of symbols.","additionalProperties":false,"required":["id","platform","release","debugIds","replaced"],"properties":{"id":{"type":"string"},"platform":{"type":"string","enum":["ios","android"]},"release":{"type":["string","null"]},"debugIds":{"type":"array","description":"The Mach-O UUIDs (iOS); empty for Android.","items":{"type":"string"}},"replaced":{"type":"boolean","description":"True when this upload replaced the symbols of the same build."}}};
+exports["response:uploadSymbols"] = validate810;
+const schema432 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSymbolsResponse"};
+const schema433 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SymbolUpload"}}};
+const schema434 = {"type":"object","description":"A stored build of symbols.","additionalProperties":false,"required":["id","platform","release","debugIds","replaced"],"properties":{"id":{"type":"string"},"platform":{"type":"string","enum":["ios","android"]},"release":{"type":["string","null"]},"debugIds":{"type":"array","description":"The Mach-O UUIDs (iOS); empty for Android.","items":{"type":"string"}},"replaced":{"type":"boolean","description":"True when this upload replaced the symbols of the same build."}}};
 
-function validate804(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate812(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate804.evaluated;
+const evaluated0 = validate812.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38812,7 +39189,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data1 === "ios") || (data1 === "android"))){
-const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/enum",keyword:"enum",params:{allowedValues: schema429.properties.platform.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/enum",keyword:"enum",params:{allowedValues: schema434.properties.platform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -38825,7 +39202,7 @@ errors++;
 if(data.release !== undefined){
 let data2 = data.release;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema429.properties.release.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema434.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -38886,16 +39263,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate804.errors = vErrors;
+validate812.errors = vErrors;
 return errors === 0;
 }
-validate804.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate812.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate803(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate811(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate803.evaluated;
+const evaluated0 = validate811.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38926,8 +39303,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate804(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate804.errors : vErrors.concat(validate804.errors);
+if(!(validate812(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate812.errors : vErrors.concat(validate812.errors);
 errors = vErrors.length;
 }
 }
@@ -38942,40 +39319,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate803.errors = vErrors;
+validate811.errors = vErrors;
 return errors === 0;
 }
-validate803.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate811.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate802(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate810(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate802.evaluated;
+const evaluated0 = validate810.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate803(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate803.errors : vErrors.concat(validate803.errors);
+if(!(validate811(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate811.errors : vErrors.concat(validate811.errors);
 errors = vErrors.length;
 }
-validate802.errors = vErrors;
+validate810.errors = vErrors;
 return errors === 0;
 }
-validate802.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate810.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listWorkspaces"] = validate807;
-const schema430 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListWorkspacesResponse"};
-const schema431 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Workspace"}}}};
-const schema432 = {"type":"object","additionalProperties":false,"required":["id","name","slug","clientReference","isDefault","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80},"slug":{"type":"string","description":"Derived from the name at creation; never changes."},"clientReference":{"type":["string","null"]},"isDefault":{"type":"boolean","description":"The default workspace cannot be deleted."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listWorkspaces"] = validate815;
+const schema435 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListWorkspacesResponse"};
+const schema436 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Workspace"}}}};
+const schema437 = {"type":"object","additionalProperties":false,"required":["id","name","slug","clientReference","isDefault","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80},"slug":{"type":"string","description":"Derived from the name at creation; never changes."},"clientReference":{"type":["string","null"]},"isDefault":{"type":"boolean","description":"The default workspace cannot be deleted."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate809(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate817(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate809.evaluated;
+const evaluated0 = validate817.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39117,7 +39494,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data3 = data.clientReference;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema432.properties.clientReference.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema437.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -39175,239 +39552,11 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate809.errors = vErrors;
+validate817.errors = vErrors;
 return errors === 0;
 }
-validate809.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate817.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate808(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate808.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data0 = data.data;
-if(Array.isArray(data0)){
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate809(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate809.errors : vErrors.concat(validate809.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate808.errors = vErrors;
-return errors === 0;
-}
-validate808.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate807(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate807.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate808(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate808.errors : vErrors.concat(validate808.errors);
-errors = vErrors.length;
-}
-validate807.errors = vErrors;
-return errors === 0;
-}
-validate807.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["body:createWorkspace"] = validate812;
-const schema433 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
-const schema434 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Your own reference for the workspace (e.g. a client number)."}}};
-
-function validate813(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate813.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.name === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "name") || (key0 === "clientReference"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.name !== undefined){
-let data0 = data.name;
-if(typeof data0 === "string"){
-if(func1(data0) > 80){
-const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 80},message:"must NOT have more than 80 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(func1(data0) < 1){
-const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.clientReference !== undefined){
-let data1 = data.clientReference;
-if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema434.properties.clientReference.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 200){
-const err6 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-validate813.errors = vErrors;
-return errors === 0;
-}
-validate813.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate812(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate812.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate813(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate813.errors : vErrors.concat(validate813.errors);
-errors = vErrors.length;
-}
-validate812.errors = vErrors;
-return errors === 0;
-}
-validate812.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:createWorkspace"] = validate815;
-const schema435 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceResponse"};
-const schema436 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
 
 function validate816(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39443,19 +39592,35 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate809(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate809.errors : vErrors.concat(validate809.errors);
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate817(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate817.errors : vErrors.concat(validate817.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -39484,14 +39649,14 @@ return errors === 0;
 }
 validate815.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateWorkspace"] = validate819;
-const schema437 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
-const schema438 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
+exports["body:createWorkspace"] = validate820;
+const schema438 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
+const schema439 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Your own reference for the workspace (e.g. a client number)."}}};
 
-function validate820(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate821(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate820.evaluated;
+const evaluated0 = validate821.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39559,7 +39724,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data1 = data.clientReference;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema438.properties.clientReference.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema439.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -39592,39 +39757,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate820.errors = vErrors;
+validate821.errors = vErrors;
 return errors === 0;
 }
-validate820.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate821.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate819(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate820(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate819.evaluated;
+const evaluated0 = validate820.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate820(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate820.errors : vErrors.concat(validate820.errors);
+if(!(validate821(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate821.errors : vErrors.concat(validate821.errors);
 errors = vErrors.length;
 }
-validate819.errors = vErrors;
+validate820.errors = vErrors;
 return errors === 0;
 }
-validate819.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate820.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateWorkspace"] = validate822;
-const schema439 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceResponse"};
-const schema440 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
+exports["response:createWorkspace"] = validate823;
+const schema440 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceResponse"};
+const schema441 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
 
-function validate823(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate824(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate823.evaluated;
+const evaluated0 = validate824.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39655,8 +39820,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate809(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate809.errors : vErrors.concat(validate809.errors);
+if(!(validate817(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate817.errors : vErrors.concat(validate817.errors);
 errors = vErrors.length;
 }
 }
@@ -39671,39 +39836,251 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate823.errors = vErrors;
+validate824.errors = vErrors;
 return errors === 0;
 }
-validate823.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate824.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate822(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate823(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate822.evaluated;
+const evaluated0 = validate823.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate823(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate823.errors : vErrors.concat(validate823.errors);
+if(!(validate824(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate824.errors : vErrors.concat(validate824.errors);
 errors = vErrors.length;
 }
-validate822.errors = vErrors;
+validate823.errors = vErrors;
 return errors === 0;
 }
-validate822.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate823.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteWorkspace"] = validate826;
-const schema441 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteWorkspaceResponse"};
-const schema442 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["body:updateWorkspace"] = validate827;
+const schema442 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
+const schema443 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
+
+function validate828(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate828.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "name") || (key0 === "clientReference"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func1(data0) > 80){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 80},message:"must NOT have more than 80 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.clientReference !== undefined){
+let data1 = data.clientReference;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema443.properties.clientReference.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 200){
+const err6 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate828.errors = vErrors;
+return errors === 0;
+}
+validate828.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate827(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate827.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate828(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate828.errors : vErrors.concat(validate828.errors);
+errors = vErrors.length;
+}
+validate827.errors = vErrors;
+return errors === 0;
+}
+validate827.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:updateWorkspace"] = validate830;
+const schema444 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceResponse"};
+const schema445 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
+
+function validate831(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate831.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate817(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate817.errors : vErrors.concat(validate817.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate831.errors = vErrors;
+return errors === 0;
+}
+validate831.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate830(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate830.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate831(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate831.errors : vErrors.concat(validate831.errors);
+errors = vErrors.length;
+}
+validate830.errors = vErrors;
+return errors === 0;
+}
+validate830.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:deleteWorkspace"] = validate834;
+const schema446 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteWorkspaceResponse"};
+const schema447 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+
+function validate835(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate835.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39750,30 +40127,30 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate827.errors = vErrors;
+validate835.errors = vErrors;
 return errors === 0;
 }
-validate827.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate835.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate826(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate834(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate826.evaluated;
+const evaluated0 = validate834.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate827(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate827.errors : vErrors.concat(validate827.errors);
+if(!(validate835(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate835.errors : vErrors.concat(validate835.errors);
 errors = vErrors.length;
 }
-validate826.errors = vErrors;
+validate834.errors = vErrors;
 return errors === 0;
 }
-validate826.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate834.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 return exports;
 })();
@@ -42273,7 +42650,7 @@ return errors === 0;
 }
 validate104.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteInvitation"] = validate105;
+exports["query:acceptInvitation"] = validate105;
 const schema72 = {"type":"object","properties":{}};
 
 function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42301,13 +42678,41 @@ return errors === 0;
 }
 validate105.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMaintenanceWindows"] = validate106;
-const schema73 = {"type":"object","properties":{"past":{"type":"boolean","default":false}}};
+exports["query:deleteInvitation"] = validate106;
+const schema73 = {"type":"object","properties":{}};
 
 function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate106.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate106.errors = vErrors;
+return errors === 0;
+}
+validate106.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listMaintenanceWindows"] = validate107;
+const schema74 = {"type":"object","properties":{"past":{"type":"boolean","default":false}}};
+
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42357,18 +42762,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":{"past":true},"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":{"past":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createMaintenanceWindow"] = validate107;
-const schema74 = {"type":"object","properties":{}};
+exports["query:createMaintenanceWindow"] = validate108;
+const schema75 = {"type":"object","properties":{}};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42385,18 +42790,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteMaintenanceWindow"] = validate108;
-const schema75 = {"type":"object","properties":{"id":{"type":"string","maxLength":64}},"required":["id"]};
+exports["query:deleteMaintenanceWindow"] = validate109;
+const schema76 = {"type":"object","properties":{"id":{"type":"string","maxLength":64}},"required":["id"]};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42468,40 +42873,12 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate108.errors = vErrors;
-return errors === 0;
-}
-validate108.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getMe"] = validate109;
-const schema76 = {"type":"object","properties":{}};
-
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate109.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate109.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:changePassword"] = validate110;
+exports["query:getMe"] = validate110;
 const schema77 = {"type":"object","properties":{}};
 
 function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42529,7 +42906,7 @@ return errors === 0;
 }
 validate110.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMembers"] = validate111;
+exports["query:changePassword"] = validate111;
 const schema78 = {"type":"object","properties":{}};
 
 function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42557,7 +42934,7 @@ return errors === 0;
 }
 validate111.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:inviteMember"] = validate112;
+exports["query:listMembers"] = validate112;
 const schema79 = {"type":"object","properties":{}};
 
 function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42585,7 +42962,7 @@ return errors === 0;
 }
 validate112.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateMember"] = validate113;
+exports["query:inviteMember"] = validate113;
 const schema80 = {"type":"object","properties":{}};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42613,7 +42990,7 @@ return errors === 0;
 }
 validate113.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeMember"] = validate114;
+exports["query:updateMember"] = validate114;
 const schema81 = {"type":"object","properties":{}};
 
 function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42641,13 +43018,41 @@ return errors === 0;
 }
 validate114.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMonitors"] = validate115;
-const schema82 = {"type":"object","properties":{"tag":{"type":"string","maxLength":4096}}};
+exports["query:removeMember"] = validate115;
+const schema82 = {"type":"object","properties":{}};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate115.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate115.errors = vErrors;
+return errors === 0;
+}
+validate115.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listMonitors"] = validate116;
+const schema83 = {"type":"object","properties":{"tag":{"type":"string","maxLength":4096}}};
+
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42709,18 +43114,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":{"tag":true},"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"props":{"tag":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createMonitor"] = validate116;
-const schema83 = {"type":"object","properties":{}};
+exports["query:createMonitor"] = validate117;
+const schema84 = {"type":"object","properties":{}};
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42737,18 +43142,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMonitorGraphs"] = validate117;
-const schema84 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
+exports["query:listMonitorGraphs"] = validate118;
+const schema85 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42797,40 +43202,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate117.errors = vErrors;
-return errors === 0;
-}
-validate117.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getMonitor"] = validate118;
-const schema85 = {"type":"object","properties":{}};
-
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate118.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate118.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateMonitor"] = validate119;
+exports["query:getMonitor"] = validate119;
 const schema86 = {"type":"object","properties":{}};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42858,7 +43235,7 @@ return errors === 0;
 }
 validate119.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteMonitor"] = validate120;
+exports["query:updateMonitor"] = validate120;
 const schema87 = {"type":"object","properties":{}};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42886,7 +43263,7 @@ return errors === 0;
 }
 validate120.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMonitorChannels"] = validate121;
+exports["query:deleteMonitor"] = validate121;
 const schema88 = {"type":"object","properties":{}};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42914,7 +43291,7 @@ return errors === 0;
 }
 validate121.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setMonitorChannels"] = validate122;
+exports["query:listMonitorChannels"] = validate122;
 const schema89 = {"type":"object","properties":{}};
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42942,13 +43319,41 @@ return errors === 0;
 }
 validate122.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorGraph"] = validate123;
-const schema90 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
+exports["query:setMonitorChannels"] = validate123;
+const schema90 = {"type":"object","properties":{}};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate123.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate123.errors = vErrors;
+return errors === 0;
+}
+validate123.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:getMonitorGraph"] = validate124;
+const schema91 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
+
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42997,18 +43402,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorHistory"] = validate124;
-const schema91 = {"type":"object","properties":{"days":{"type":"integer","default":30}}};
+exports["query:getMonitorHistory"] = validate125;
+const schema92 = {"type":"object","properties":{"days":{"type":"integer","default":30}}};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43057,40 +43462,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate124.errors = vErrors;
-return errors === 0;
-}
-validate124.evaluated = {"props":{"days":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listMonitorHosts"] = validate125;
-const schema92 = {"type":"object","properties":{}};
-
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate125.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate125.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":{"days":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setMonitorHosts"] = validate126;
+exports["query:listMonitorHosts"] = validate126;
 const schema93 = {"type":"object","properties":{}};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43118,7 +43495,7 @@ return errors === 0;
 }
 validate126.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorPushUrl"] = validate127;
+exports["query:setMonitorHosts"] = validate127;
 const schema94 = {"type":"object","properties":{}};
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43146,7 +43523,7 @@ return errors === 0;
 }
 validate127.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getOnCall"] = validate128;
+exports["query:getMonitorPushUrl"] = validate128;
 const schema95 = {"type":"object","properties":{}};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43174,7 +43551,7 @@ return errors === 0;
 }
 validate128.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createEscalationPolicy"] = validate129;
+exports["query:getOnCall"] = validate129;
 const schema96 = {"type":"object","properties":{}};
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43202,7 +43579,7 @@ return errors === 0;
 }
 validate129.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteEscalationPolicy"] = validate130;
+exports["query:createEscalationPolicy"] = validate130;
 const schema97 = {"type":"object","properties":{}};
 
 function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43230,7 +43607,7 @@ return errors === 0;
 }
 validate130.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createOverride"] = validate131;
+exports["query:deleteEscalationPolicy"] = validate131;
 const schema98 = {"type":"object","properties":{}};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43258,7 +43635,7 @@ return errors === 0;
 }
 validate131.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteOverride"] = validate132;
+exports["query:createOverride"] = validate132;
 const schema99 = {"type":"object","properties":{}};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43286,7 +43663,7 @@ return errors === 0;
 }
 validate132.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createSchedule"] = validate133;
+exports["query:deleteOverride"] = validate133;
 const schema100 = {"type":"object","properties":{}};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43314,7 +43691,7 @@ return errors === 0;
 }
 validate133.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteSchedule"] = validate134;
+exports["query:createSchedule"] = validate134;
 const schema101 = {"type":"object","properties":{}};
 
 function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43342,7 +43719,7 @@ return errors === 0;
 }
 validate134.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listOrganizations"] = validate135;
+exports["query:deleteSchedule"] = validate135;
 const schema102 = {"type":"object","properties":{}};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43370,7 +43747,7 @@ return errors === 0;
 }
 validate135.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setActiveOrganization"] = validate136;
+exports["query:listOrganizations"] = validate136;
 const schema103 = {"type":"object","properties":{}};
 
 function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43398,7 +43775,7 @@ return errors === 0;
 }
 validate136.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:requestPasswordReset"] = validate137;
+exports["query:setActiveOrganization"] = validate137;
 const schema104 = {"type":"object","properties":{}};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43426,7 +43803,7 @@ return errors === 0;
 }
 validate137.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:resetPassword"] = validate138;
+exports["query:requestPasswordReset"] = validate138;
 const schema105 = {"type":"object","properties":{}};
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43454,7 +43831,7 @@ return errors === 0;
 }
 validate138.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listProbes"] = validate139;
+exports["query:resetPassword"] = validate139;
 const schema106 = {"type":"object","properties":{}};
 
 function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43482,13 +43859,41 @@ return errors === 0;
 }
 validate139.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:searchResources"] = validate140;
-const schema107 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string","maxLength":4096},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+exports["query:listProbes"] = validate140;
+const schema107 = {"type":"object","properties":{}};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate140.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate140.errors = vErrors;
+return errors === 0;
+}
+validate140.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:searchResources"] = validate141;
+const schema108 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string","maxLength":4096},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43665,40 +44070,12 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate140.errors = vErrors;
-return errors === 0;
-}
-validate140.evaluated = {"props":{"q":true,"type":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listSessions"] = validate141;
-const schema108 = {"type":"object","properties":{}};
-
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate141.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate141.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":{"q":true,"type":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:signIn"] = validate142;
+exports["query:listSessions"] = validate142;
 const schema109 = {"type":"object","properties":{}};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43726,7 +44103,7 @@ return errors === 0;
 }
 validate142.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:revokeSession"] = validate143;
+exports["query:signIn"] = validate143;
 const schema110 = {"type":"object","properties":{}};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43754,7 +44131,7 @@ return errors === 0;
 }
 validate143.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getSetup"] = validate144;
+exports["query:revokeSession"] = validate144;
 const schema111 = {"type":"object","properties":{}};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43782,7 +44159,7 @@ return errors === 0;
 }
 validate144.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:dismissSetup"] = validate145;
+exports["query:getSetup"] = validate145;
 const schema112 = {"type":"object","properties":{}};
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43810,7 +44187,7 @@ return errors === 0;
 }
 validate145.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:signUp"] = validate146;
+exports["query:dismissSetup"] = validate146;
 const schema113 = {"type":"object","properties":{}};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43838,7 +44215,7 @@ return errors === 0;
 }
 validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createSmsEnrolment"] = validate147;
+exports["query:signUp"] = validate147;
 const schema114 = {"type":"object","properties":{}};
 
 function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43866,7 +44243,7 @@ return errors === 0;
 }
 validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:confirmSmsEnrolment"] = validate148;
+exports["query:createSmsEnrolment"] = validate148;
 const schema115 = {"type":"object","properties":{}};
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43894,7 +44271,7 @@ return errors === 0;
 }
 validate148.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:uploadSourceMap"] = validate149;
+exports["query:confirmSmsEnrolment"] = validate149;
 const schema116 = {"type":"object","properties":{}};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43922,7 +44299,7 @@ return errors === 0;
 }
 validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listStatusPages"] = validate150;
+exports["query:uploadSourceMap"] = validate150;
 const schema117 = {"type":"object","properties":{}};
 
 function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43950,7 +44327,7 @@ return errors === 0;
 }
 validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createStatusPage"] = validate151;
+exports["query:listStatusPages"] = validate151;
 const schema118 = {"type":"object","properties":{}};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43978,7 +44355,7 @@ return errors === 0;
 }
 validate151.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getStatusPage"] = validate152;
+exports["query:createStatusPage"] = validate152;
 const schema119 = {"type":"object","properties":{}};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44006,7 +44383,7 @@ return errors === 0;
 }
 validate152.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateStatusPage"] = validate153;
+exports["query:getStatusPage"] = validate153;
 const schema120 = {"type":"object","properties":{}};
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44034,7 +44411,7 @@ return errors === 0;
 }
 validate153.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteStatusPage"] = validate154;
+exports["query:updateStatusPage"] = validate154;
 const schema121 = {"type":"object","properties":{}};
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44062,7 +44439,7 @@ return errors === 0;
 }
 validate154.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:addStatusPageComponent"] = validate155;
+exports["query:deleteStatusPage"] = validate155;
 const schema122 = {"type":"object","properties":{}};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44090,13 +44467,41 @@ return errors === 0;
 }
 validate155.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeStatusPageComponent"] = validate156;
-const schema123 = {"type":"object","properties":{"component":{"type":"string","maxLength":64}}};
+exports["query:addStatusPageComponent"] = validate156;
+const schema123 = {"type":"object","properties":{}};
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate156.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate156.errors = vErrors;
+return errors === 0;
+}
+validate156.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeStatusPageComponent"] = validate157;
+const schema124 = {"type":"object","properties":{"component":{"type":"string","maxLength":64}}};
+
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate157.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44158,40 +44563,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate156.errors = vErrors;
-return errors === 0;
-}
-validate156.evaluated = {"props":{"component":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:verifyStatusPageDomain"] = validate157;
-const schema124 = {"type":"object","properties":{}};
-
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate157.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate157.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate157.evaluated = {"props":{"component":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listStatusPageSubscribers"] = validate158;
+exports["query:verifyStatusPageDomain"] = validate158;
 const schema125 = {"type":"object","properties":{}};
 
 function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44219,13 +44596,41 @@ return errors === 0;
 }
 validate158.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeStatusPageSubscriber"] = validate159;
-const schema126 = {"type":"object","properties":{"subscriber":{"type":"string","maxLength":64}}};
+exports["query:listStatusPageSubscribers"] = validate159;
+const schema126 = {"type":"object","properties":{}};
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate159.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate159.errors = vErrors;
+return errors === 0;
+}
+validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeStatusPageSubscriber"] = validate160;
+const schema127 = {"type":"object","properties":{"subscriber":{"type":"string","maxLength":64}}};
+
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44287,40 +44692,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate159.errors = vErrors;
-return errors === 0;
-}
-validate159.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getSummary"] = validate160;
-const schema127 = {"type":"object","properties":{}};
-
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate160.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate160.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:uploadSymbols"] = validate161;
+exports["query:getSummary"] = validate161;
 const schema128 = {"type":"object","properties":{}};
 
 function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44348,7 +44725,7 @@ return errors === 0;
 }
 validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listWorkspaces"] = validate162;
+exports["query:uploadSymbols"] = validate162;
 const schema129 = {"type":"object","properties":{}};
 
 function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44376,7 +44753,7 @@ return errors === 0;
 }
 validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createWorkspace"] = validate163;
+exports["query:listWorkspaces"] = validate163;
 const schema130 = {"type":"object","properties":{}};
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44404,7 +44781,7 @@ return errors === 0;
 }
 validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateWorkspace"] = validate164;
+exports["query:createWorkspace"] = validate164;
 const schema131 = {"type":"object","properties":{}};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44432,7 +44809,7 @@ return errors === 0;
 }
 validate164.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteWorkspace"] = validate165;
+exports["query:updateWorkspace"] = validate165;
 const schema132 = {"type":"object","properties":{}};
 
 function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44460,6 +44837,34 @@ return errors === 0;
 }
 validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
+exports["query:deleteWorkspace"] = validate166;
+const schema133 = {"type":"object","properties":{}};
+
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate166.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate166.errors = vErrors;
+return errors === 0;
+}
+validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
 return exports;
 })();
 
@@ -44486,6 +44891,7 @@ const bodyValidators = Object.freeze({
   "removeHostMonitor": strictModule["body:removeHostMonitor"],
   "updateIncident": strictModule["body:updateIncident"],
   "setIncidentPostmortem": strictModule["body:setIncidentPostmortem"],
+  "acceptInvitation": strictModule["body:acceptInvitation"],
   "createMaintenanceWindow": strictModule["body:createMaintenanceWindow"],
   "changePassword": strictModule["body:changePassword"],
   "inviteMember": strictModule["body:inviteMember"],
@@ -44569,6 +44975,7 @@ const queryValidators = Object.freeze({
   "updateIncident": queryModule["query:updateIncident"],
   "listIncidentEvents": queryModule["query:listIncidentEvents"],
   "setIncidentPostmortem": queryModule["query:setIncidentPostmortem"],
+  "acceptInvitation": queryModule["query:acceptInvitation"],
   "deleteInvitation": queryModule["query:deleteInvitation"],
   "listMaintenanceWindows": queryModule["query:listMaintenanceWindows"],
   "createMaintenanceWindow": queryModule["query:createMaintenanceWindow"],
@@ -44685,6 +45092,7 @@ const responseValidators = Object.freeze({
   "updateIncident": strictModule["response:updateIncident"],
   "listIncidentEvents": strictModule["response:listIncidentEvents"],
   "setIncidentPostmortem": strictModule["response:setIncidentPostmortem"],
+  "acceptInvitation": strictModule["response:acceptInvitation"],
   "deleteInvitation": strictModule["response:deleteInvitation"],
   "listMaintenanceWindows": strictModule["response:listMaintenanceWindows"],
   "createMaintenanceWindow": strictModule["response:createMaintenanceWindow"],

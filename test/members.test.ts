@@ -1,3 +1,5 @@
+import createClient from 'openapi-fetch';
+import type { paths } from '../gen/openapi';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { startSmtpServer, type SmtpReceiver } from './support/receivers';
@@ -96,6 +98,35 @@ test('an invitation: one e-mail with a one-time link, no account until accepted;
   expect(audit).toContain('member.joined');
   expect(audit).not.toContain('trust no one');
   expect(audit).not.toContain(link.split('/invitations/')[1]);
+});
+
+test("acceptInvitation: the contract's operation for the link, called through a client generated from the contract (no credential)", async () => {
+  const inv = await invite(owner, 'fox@example.test', 'viewer');
+  const link = linkIn((await until('the mail', async () => smtp.messages.find((m) => m.to.includes('fox@example.test'))))!.text)!;
+  const token = link.split('/invitations/')[1];
+  const vigil = createClient<paths>({ baseUrl: `${server.url}/api/v1` });
+  // Bad input names the field and keeps the invitation; an unknown token is 404.
+  const short = await vigil.POST('/invitations/accept', { body: { token, name: 'Fox', password: 'short' } });
+  expect(short.response.status).toBe(400);
+  expect(short.error).toMatchObject({ code: 'invalid_field', details: { field: 'password' } });
+  const unknown = await vigil.POST('/invitations/accept', { body: { token: 'inv_nope', name: 'Fox', password: 'long enough pass' } });
+  expect(unknown.response.status).toBe(404);
+  expect(unknown.error?.code).toBe('invitation_not_found');
+  const tooLong = await vigil.POST('/invitations/accept', { body: { token, name: 'x'.repeat(81), password: 'long enough pass' } });
+  expect(tooLong.error?.details?.field).toBe('name');
+
+  const done = await vigil.POST('/invitations/accept', { body: { token, name: 'Fox Mulder', password: 'i want to believe' } });
+  expect(done.response.status).toBe(201);
+  expect(ok('acceptInvitation', { status: 201, headers: done.response.headers, body: done.data }, 201)).toEqual({
+    organizationId: org.organizationId, membershipId: expect.stringMatching(/^mem_/), userId: expect.stringMatching(/^usr_/), role: 'viewer',
+  });
+  expect(ok('listMembers', await owner.get('/members')).invitations.find((i: { id: string }) => i.id === inv.id)).toBeUndefined();
+  // One use: the link and the operation both refuse it now.
+  expect((await vigil.POST('/invitations/accept', { body: { token } })).response.status).toBe(404);
+  expect((await fetch(link)).status).toBe(404);
+  // The same through Connect.
+  const rpc = await fetch(`${server.url}/rpc/vigil.v1.MemberService/AcceptInvitation`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+  expect(rpc.status).toBe(404);
 });
 
 test('inviting again replaces the pending invitation; a member is 409; withdrawing kills the link', async () => {

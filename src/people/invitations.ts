@@ -14,7 +14,7 @@ import { hashToken, newToken } from '../crypto/tokens';
 import { parseEmailAddress, sendMail } from '../alerting/channels/email';
 import { deliveryContext } from '../alerting/context';
 import { audit } from '../domain/audit';
-import type { Services } from '../pipeline/context';
+import type { Ctx, Services } from '../pipeline/context';
 import { ApiError, conflict, invalid } from '../pipeline/errors';
 import { mayChange, requireGrantable } from '../auth/confinement';
 import { checkMemberCap, confinement, invitationOut, mayHandle } from './members';
@@ -139,6 +139,17 @@ export async function acceptInvitation(db: Db, token: string, input: AcceptInput
     });
     return { organizationId: inv.organization_id, organization: invitation.organization, membershipId, userId: user.id, role: inv.role, email: user.email };
   });
+}
+
+/**
+ * POST /invitations/accept: the JSON twin of the invitation page's form. It
+ * spends the same per-address point as the page (`link_address`), so the
+ * two together are held to one limit, and answers the new membership.
+ */
+export async function acceptInvitationByToken(ctx: Pick<Ctx, 'db' | 'limits' | 'client'>, body: AcceptInput & { token: string }) {
+  await ctx.limits.consume(`address:${ctx.client.address ?? ''}`, 'link_address');
+  const done = await acceptInvitation(ctx.db, body.token, { name: body.name, password: body.password });
+  return { organizationId: done.organizationId, membershipId: done.membershipId, userId: done.userId, role: done.role as 'owner' | 'admin' | 'member' | 'viewer' };
 }
 
 function invitationNotFound(): ApiError {

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/members.proto.
  */
 export const file_vigil_v1_members: GenFile = /*@__PURE__*/
-  fileDesc("ChZ2aWdpbC92MS9tZW1iZXJzLnByb3RvEgh2aWdpbC52MSIUChJMaXN0TWVtYmVyc1JlcXVlc3QiOgoTTGlzdE1lbWJlcnNSZXNwb25zZRIjCgRkYXRhGAEgASgLMhUudmlnaWwudjEuTWVtYmVyc0RhdGEiWwoLTWVtYmVyc0RhdGESIQoHbWVtYmVycxgBIAMoCzIQLnZpZ2lsLnYxLk1lbWJlchIpCgtpbnZpdGF0aW9ucxgCIAMoCzIULnZpZ2lsLnYxLkludml0YXRpb24iSQoTSW52aXRlTWVtYmVyUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIMCgRyb2xlGAIgASgJEhUKDXdvcmtzcGFjZV9pZHMYAyADKAkiOgoUSW52aXRlTWVtYmVyUmVzcG9uc2USIgoEZGF0YRgBIAEoCzIULnZpZ2lsLnYxLkludml0YXRpb24iLwoTVXBkYXRlTWVtYmVyUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRyb2xlGAIgASgJIjMKFFVwZGF0ZU1lbWJlclJlc3BvbnNlEhsKBGRhdGEYASABKAsyDS52aWdpbC52MS5BY2siIQoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIKCgJpZBgBIAEoCSI8ChRSZW1vdmVNZW1iZXJSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0IiUKF0RlbGV0ZUludml0YXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkAKGERlbGV0ZUludml0YXRpb25SZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0IoMCCgZNZW1iZXISCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRINCgVlbWFpbBgDIAEoCRIRCgRuYW1lGAQgASgJSACIAQESDAoEcm9sZRgFIAEoCRIrCg13b3Jrc3BhY2VfaWRzGAYgASgLMhQudmlnaWwudjEuU3RyaW5nTGlzdBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CgxsYXN0X3NlZW5fYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQFCBwoFX25hbWVCDwoNX2xhc3Rfc2Vlbl9hdCLqAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRyb2xlGAMgASgJEisKDXdvcmtzcGFjZV9pZHMYBCABKAsyFC52aWdpbC52MS5TdHJpbmdMaXN0EhcKCmludml0ZWRfYnkYBSABKAlIAIgBARIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEINCgtfaW52aXRlZF9ieTKjAwoNTWVtYmVyU2VydmljZRJKCgtMaXN0TWVtYmVycxIcLnZpZ2lsLnYxLkxpc3RNZW1iZXJzUmVxdWVzdBodLnZpZ2lsLnYxLkxpc3RNZW1iZXJzUmVzcG9uc2USTQoMSW52aXRlTWVtYmVyEh0udmlnaWwudjEuSW52aXRlTWVtYmVyUmVxdWVzdBoeLnZpZ2lsLnYxLkludml0ZU1lbWJlclJlc3BvbnNlEk0KDFVwZGF0ZU1lbWJlchIdLnZpZ2lsLnYxLlVwZGF0ZU1lbWJlclJlcXVlc3QaHi52aWdpbC52MS5VcGRhdGVNZW1iZXJSZXNwb25zZRJNCgxSZW1vdmVNZW1iZXISHS52aWdpbC52MS5SZW1vdmVNZW1iZXJSZXF1ZXN0Gh4udmlnaWwudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USWQoQRGVsZXRlSW52aXRhdGlvbhIhLnZpZ2lsLnYxLkRlbGV0ZUludml0YXRpb25SZXF1ZXN0GiIudmlnaWwudjEuRGVsZXRlSW52aXRhdGlvblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_vigil_v1_common]);
+  fileDesc("ChZ2aWdpbC92MS9tZW1iZXJzLnByb3RvEgh2aWdpbC52MSIUChJMaXN0TWVtYmVyc1JlcXVlc3QiOgoTTGlzdE1lbWJlcnNSZXNwb25zZRIjCgRkYXRhGAEgASgLMhUudmlnaWwudjEuTWVtYmVyc0RhdGEiWwoLTWVtYmVyc0RhdGESIQoHbWVtYmVycxgBIAMoCzIQLnZpZ2lsLnYxLk1lbWJlchIpCgtpbnZpdGF0aW9ucxgCIAMoCzIULnZpZ2lsLnYxLkludml0YXRpb24iSQoTSW52aXRlTWVtYmVyUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIMCgRyb2xlGAIgASgJEhUKDXdvcmtzcGFjZV9pZHMYAyADKAkiOgoUSW52aXRlTWVtYmVyUmVzcG9uc2USIgoEZGF0YRgBIAEoCzIULnZpZ2lsLnYxLkludml0YXRpb24iLwoTVXBkYXRlTWVtYmVyUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRyb2xlGAIgASgJIjMKFFVwZGF0ZU1lbWJlclJlc3BvbnNlEhsKBGRhdGEYASABKAsyDS52aWdpbC52MS5BY2siIQoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIKCgJpZBgBIAEoCSI8ChRSZW1vdmVNZW1iZXJSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0IiUKF0RlbGV0ZUludml0YXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkAKGERlbGV0ZUludml0YXRpb25SZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0ImgKF0FjY2VwdEludml0YXRpb25SZXF1ZXN0Eg0KBXRva2VuGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIVCghwYXNzd29yZBgDIAEoCUgBiAEBQgcKBV9uYW1lQgsKCV9wYXNzd29yZCJGChhBY2NlcHRJbnZpdGF0aW9uUmVzcG9uc2USKgoEZGF0YRgBIAEoCzIcLnZpZ2lsLnYxLkFjY2VwdGVkSW52aXRhdGlvbiJjChJBY2NlcHRlZEludml0YXRpb24SFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhUKDW1lbWJlcnNoaXBfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCRIMCgRyb2xlGAQgASgJIoMCCgZNZW1iZXISCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRINCgVlbWFpbBgDIAEoCRIRCgRuYW1lGAQgASgJSACIAQESDAoEcm9sZRgFIAEoCRIrCg13b3Jrc3BhY2VfaWRzGAYgASgLMhQudmlnaWwudjEuU3RyaW5nTGlzdBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CgxsYXN0X3NlZW5fYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQFCBwoFX25hbWVCDwoNX2xhc3Rfc2Vlbl9hdCLqAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRyb2xlGAMgASgJEisKDXdvcmtzcGFjZV9pZHMYBCABKAsyFC52aWdpbC52MS5TdHJpbmdMaXN0EhcKCmludml0ZWRfYnkYBSABKAlIAIgBARIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEINCgtfaW52aXRlZF9ieTL+AwoNTWVtYmVyU2VydmljZRJKCgtMaXN0TWVtYmVycxIcLnZpZ2lsLnYxLkxpc3RNZW1iZXJzUmVxdWVzdBodLnZpZ2lsLnYxLkxpc3RNZW1iZXJzUmVzcG9uc2USTQoMSW52aXRlTWVtYmVyEh0udmlnaWwudjEuSW52aXRlTWVtYmVyUmVxdWVzdBoeLnZpZ2lsLnYxLkludml0ZU1lbWJlclJlc3BvbnNlEk0KDFVwZGF0ZU1lbWJlchIdLnZpZ2lsLnYxLlVwZGF0ZU1lbWJlclJlcXVlc3QaHi52aWdpbC52MS5VcGRhdGVNZW1iZXJSZXNwb25zZRJNCgxSZW1vdmVNZW1iZXISHS52aWdpbC52MS5SZW1vdmVNZW1iZXJSZXF1ZXN0Gh4udmlnaWwudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USWQoQRGVsZXRlSW52aXRhdGlvbhIhLnZpZ2lsLnYxLkRlbGV0ZUludml0YXRpb25SZXF1ZXN0GiIudmlnaWwudjEuRGVsZXRlSW52aXRhdGlvblJlc3BvbnNlElkKEEFjY2VwdEludml0YXRpb24SIS52aWdpbC52MS5BY2NlcHRJbnZpdGF0aW9uUmVxdWVzdBoiLnZpZ2lsLnYxLkFjY2VwdEludml0YXRpb25SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_vigil_v1_common]);
 
 /**
  * @generated from message vigil.v1.ListMembersRequest
@@ -235,6 +235,92 @@ export const DeleteInvitationResponseSchema: GenMessage<DeleteInvitationResponse
   messageDesc(file_vigil_v1_members, 10);
 
 /**
+ * @generated from message vigil.v1.AcceptInvitationRequest
+ */
+export type AcceptInvitationRequest = Message<"vigil.v1.AcceptInvitationRequest"> & {
+  /**
+   * The token of the e-mailed link (at most 200 characters).
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * A newcomer's name, 1 to 80 characters after trimming; ignored for someone with an account.
+   *
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * A newcomer's password, 8 to 128 characters; ignored for someone with an account.
+   *
+   * @generated from field: optional string password = 3;
+   */
+  password?: string | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.AcceptInvitationRequest.
+ * Use `create(AcceptInvitationRequestSchema)` to create a new message.
+ */
+export const AcceptInvitationRequestSchema: GenMessage<AcceptInvitationRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_members, 11);
+
+/**
+ * @generated from message vigil.v1.AcceptInvitationResponse
+ */
+export type AcceptInvitationResponse = Message<"vigil.v1.AcceptInvitationResponse"> & {
+  /**
+   * @generated from field: vigil.v1.AcceptedInvitation data = 1;
+   */
+  data?: AcceptedInvitation | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.AcceptInvitationResponse.
+ * Use `create(AcceptInvitationResponseSchema)` to create a new message.
+ */
+export const AcceptInvitationResponseSchema: GenMessage<AcceptInvitationResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_members, 12);
+
+/**
+ * The membership an accepted invitation made.
+ *
+ * @generated from message vigil.v1.AcceptedInvitation
+ */
+export type AcceptedInvitation = Message<"vigil.v1.AcceptedInvitation"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string membership_id = 2;
+   */
+  membershipId: string;
+
+  /**
+   * @generated from field: string user_id = 3;
+   */
+  userId: string;
+
+  /**
+   * owner, admin, member or viewer.
+   *
+   * @generated from field: string role = 4;
+   */
+  role: string;
+};
+
+/**
+ * Describes the message vigil.v1.AcceptedInvitation.
+ * Use `create(AcceptedInvitationSchema)` to create a new message.
+ */
+export const AcceptedInvitationSchema: GenMessage<AcceptedInvitation> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_members, 13);
+
+/**
  * A membership of a person in the organisation.
  *
  * @generated from message vigil.v1.Member
@@ -294,7 +380,7 @@ export type Member = Message<"vigil.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_members, 11);
+  messageDesc(file_vigil_v1_members, 14);
 
 /**
  * A pending invitation.
@@ -347,7 +433,7 @@ export type Invitation = Message<"vigil.v1.Invitation"> & {
  * Use `create(InvitationSchema)` to create a new message.
  */
 export const InvitationSchema: GenMessage<Invitation> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_members, 12);
+  messageDesc(file_vigil_v1_members, 15);
 
 /**
  * Members and invitations.
@@ -404,6 +490,16 @@ export const MemberService: GenService<{
     methodKind: "unary";
     input: typeof DeleteInvitationRequestSchema;
     output: typeof DeleteInvitationResponseSchema;
+  },
+  /**
+   * POST /invitations/accept (201). No credential (the link's token); bucket W.
+   *
+   * @generated from rpc vigil.v1.MemberService.AcceptInvitation
+   */
+  acceptInvitation: {
+    methodKind: "unary";
+    input: typeof AcceptInvitationRequestSchema;
+    output: typeof AcceptInvitationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_vigil_v1_members, 0);
