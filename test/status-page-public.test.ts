@@ -165,6 +165,29 @@ test('maintenance shown on the page (and only when showOnStatusPage); a window i
   const summary = JSON.parse((await get(`/status/${p.slug}/api/v2/summary.json`)).text);
   expect(summary.scheduled_maintenances.map((w: { name: string; status: string }) => [w.name, w.status])).toEqual([['Right now', 'in_progress'], ['Database upgrade', 'scheduled']]);
   expect(summary.components[0].status).toBe('under_maintenance');
+  expect(Date.parse(summary.components[0].updated_at)).toBeGreaterThanOrEqual(Date.parse(summary.components[0].created_at));
+});
+
+test('summary.json: a component is never updated before it was created; updated_at follows its status changes after that', async () => {
+  // The monitor's status began before the component was placed on the page.
+  const m = await httpMonitor('older');
+  await checkNow(server, api, m);
+  await new Promise((r) => setTimeout(r, 1100));
+  const p = await page('Timestamps', {}, [[m, 'Older']]);
+  const stamps = async () => {
+    const c = JSON.parse((await get(`/status/${p.slug}/api/v2/summary.json`)).text).components.find((x: { name: string }) => x.name === 'Older');
+    return { created: Date.parse(c.created_at), updated: Date.parse(c.updated_at) };
+  };
+  const placed = await stamps();
+  expect(placed.updated).toBeGreaterThanOrEqual(placed.created);
+  expect(placed.updated).toBe(placed.created);
+  // A status change after placement moves updated_at to when it happened.
+  failing.add('older');
+  expect((await checkNow(server, api, m)).status).toBe('down');
+  const changed = await stamps();
+  expect(changed.created).toBe(placed.created);
+  expect(changed.updated).toBeGreaterThan(placed.created);
+  failing.delete('older');
 });
 
 test('uptime cells from the daily roll-ups; response times when asked; grouped by host without the host\'s address', async () => {

@@ -22,7 +22,15 @@ export type Overall = 'operational' | 'degraded' | 'partial_outage' | 'major_out
 
 export interface DayCell { date: string; uptime: number | null; downtimeSeconds: number }
 export interface ComponentView {
-  id: string; name: string; status: ComponentStatus; group: string | null; createdAt: Date; updatedAt: Date;
+  id: string; name: string; status: ComponentStatus; group: string | null;
+  /** When the monitor was placed on the page. */
+  createdAt: Date;
+  /**
+   * When what the page shows of the component last changed: its status began
+   * (the monitor's status, or the maintenance in force), or the component
+   * was placed, whichever is later. Never before `createdAt`.
+   */
+  updatedAt: Date;
   days: DayCell[]; uptime: number | null;
   /** Hourly average response time over the last 24 hours (null hours without data); empty unless the page shows them. */
   responseTimes: (number | null)[];
@@ -101,14 +109,21 @@ export async function loadPageModel(db: Db, slug: string, now = new Date()): Pro
 
   // Maintenance in force or still ahead, and which components it covers.
   const maintenance: MaintenanceView[] = [];
-  const inMaintenance = new Set<string>();
+  /** Components under maintenance now, and since when (the earliest start of the occurrences in force). */
+  const inMaintenance = new Map<string, Date>();
   for (const w of windows) {
     const timing = { startsAt: w.starts_at, endsAt: w.ends_at, timezone: w.timezone, recurrenceRule: w.recurrence_rule };
     const next = nextOccurrence(timing, now);
     if (!next) continue;
     const componentIds = w.monitor_ids.map((m) => componentOf.get(m)).filter((c): c is string => !!c);
-    const active = activeOccurrence(timing, now) !== null;
-    if (active) for (const c of componentIds) inMaintenance.add(c);
+    const occurrence = activeOccurrence(timing, now);
+    const active = occurrence !== null;
+    if (occurrence) {
+      for (const c of componentIds) {
+        const since = inMaintenance.get(c);
+        if (!since || occurrence.startsAt < since) inMaintenance.set(c, occurrence.startsAt);
+      }
+    }
     maintenance.push({ id: w.id, title: w.title, description: w.description, startsAt: next.startsAt, endsAt: next.endsAt, active, componentIds, createdAt: w.created_at });
   }
   maintenance.sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime());
@@ -137,10 +152,14 @@ export async function loadPageModel(db: Db, slug: string, now = new Date()): Pro
         return h && h.response_count > 0 ? h.response_sum_ms / h.response_count : null;
       })
       : [];
-    const status: ComponentStatus = inMaintenance.has(r.id) && r.status !== 'down' ? 'under_maintenance' : STATUS_OF[r.status] ?? 'pending';
+    const maintained = inMaintenance.has(r.id) && r.status !== 'down';
+    const status: ComponentStatus = maintained ? 'under_maintenance' : STATUS_OF[r.status] ?? 'pending';
+    // A monitor's status usually began before it was placed on the page: the component was not updated before it existed.
+    const statusSince = maintained ? inMaintenance.get(r.id)! : r.status_since;
+    const updatedAt = statusSince > r.created_at ? statusSince : r.created_at;
     return {
       id: r.id, name: r.display_name ?? r.name, status, group: p.group_by_host ? hostOf.get(r.monitor_id) ?? null : null,
-      createdAt: r.created_at, updatedAt: r.status_since, days, uptime: checks > 0 ? (checks - failures) / checks : null, responseTimes,
+      createdAt: r.created_at, updatedAt, days, uptime: checks > 0 ? (checks - failures) / checks : null, responseTimes,
     };
   });
 

@@ -55,6 +55,7 @@ export function summaryJson(m: PageModel, place: Place): string {
         start_date: null, group_id: null, page_id: m.page.id, group: true, only_show_if_degraded: false, components: members.map((c) => c.id),
       };
     }),
+    // created_at: when the monitor was placed on the page; updated_at: when its shown status last changed, never before created_at (model.ts).
     ...m.components.map((c, i) => ({
       id: c.id, name: c.name, status: COMPONENT[c.status], created_at: c.createdAt.toISOString(), updated_at: c.updatedAt.toISOString(),
       position: i + 1, description: null, showcase: true, start_date: null, group_id: c.group ? groupId(c.group) : null, page_id: m.page.id,
