@@ -240,6 +240,14 @@ test('custom domain: a TXT record proves it; one page per domain; tls/ask and Ho
   expect(ok('getStatusPage', await api.get(`/status-pages/${p.id}`)).domainVerifiedAt).toBe(done.verifiedAt);
   expect(await ask('status.example.com')).toBe(200);
   expect(await ask('other.example.com')).toBe(404);
+  // A private page is served nowhere: its domain gets no certificate either; a password page shows its form there, so it does.
+  ok('updateStatusPage', await api.patch(`/status-pages/${p.id}`, { visibility: 'private' }));
+  expect(await ask('status.example.com')).toBe(404);
+  expect(await ask('Status.Example.com.')).toBe(404);
+  ok('updateStatusPage', await api.patch(`/status-pages/${p.id}`, { visibility: 'password', password: 'a page password' }));
+  expect(await ask('status.example.com')).toBe(200);
+  ok('updateStatusPage', await api.patch(`/status-pages/${p.id}`, { visibility: 'public', password: null }));
+  expect(await ask('status.example.com')).toBe(200);
   const root = await viaHost();
   expect(root.status).toBe(200);
   expect(root.text).toContain('Domain API');

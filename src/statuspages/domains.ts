@@ -72,17 +72,37 @@ export async function verifyDomain(db: Db, caller: Caller, id: string, resolverS
   return verificationOut(row ?? { ...page, domain_checked_at: now, domain_found: found, domain_error: error })!;
 }
 
-/** Verified custom domains → page slug, for every process (cached until a page changes). */
-async function verifiedDomains(db: Db): Promise<Map<string, string>> {
+/** Verified custom domains → page slug and visibility, for every process (cached until a page changes). */
+async function verifiedDomains(db: Db): Promise<Map<string, { slug: string; visibility: string }>> {
   const rows = await cachedRows(db, 'status-page-domains', ['status_pages'], () => db.selectFrom('status_pages')
-    .select(['custom_domain', 'slug']).where('custom_domain', 'is not', null).where('domain_verified_at', 'is not', null).execute());
-  return new Map(rows.map((r) => [r.custom_domain!, r.slug]));
+    .select(['custom_domain', 'slug', 'visibility']).where('custom_domain', 'is not', null).where('domain_verified_at', 'is not', null).execute());
+  return new Map(rows.map((r) => [r.custom_domain!, { slug: r.slug, visibility: r.visibility }]));
 }
 
-/** The slug of the page served at `host` (a verified custom domain; port and trailing dot ignored), else null. */
-export async function pageForHost(db: Db, host: string | undefined): Promise<string | null> {
-  if (!host) return null;
+/** The page of a verified custom domain named by `host` (port and trailing dot ignored), else undefined. */
+async function pageOfDomain(db: Db, host: string | undefined) {
+  if (!host) return undefined;
   const name = host.toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
-  if (!name.includes('.')) return null;
-  return (await verifiedDomains(db)).get(name) ?? null;
+  if (!name.includes('.')) return undefined;
+  return (await verifiedDomains(db)).get(name);
+}
+
+/**
+ * The slug of the page served at `host` (a verified custom domain; port and
+ * trailing dot ignored), else null. A private page's domain still names it:
+ * the page answers 404 there, and nothing else of Vigil is served on it.
+ */
+export async function pageForHost(db: Db, host: string | undefined): Promise<string | null> {
+  return (await pageOfDomain(db, host))?.slug ?? null;
+}
+
+/**
+ * Whether the on-demand TLS `ask` may say yes to `domain`: a verified custom
+ * domain of a page that visitors can open there (public, or password: its
+ * form needs the certificate too). A private page is served nowhere, so its
+ * domain gets no certificate.
+ */
+export async function certificateAllowed(db: Db, domain: string | undefined): Promise<boolean> {
+  const page = await pageOfDomain(db, domain);
+  return page !== undefined && page.visibility !== 'private';
 }

@@ -14,7 +14,7 @@ import type { RateLimits } from '../pipeline/ratelimit';
 import type { Services } from '../pipeline/context';
 import { BODY_LIMITS, drainUnread, readBody, readForm } from '../transport/body';
 import { PageCache, variant, type Variant } from './cache';
-import { pageForHost } from './domains';
+import { certificateAllowed, pageForHost } from './domains';
 import { translator } from './i18n';
 import type { PageModel } from './model';
 import { renderMessage, renderPage, renderPasswordForm, type Place } from './render/page';
@@ -290,11 +290,11 @@ export function mountStatusPages(app: express.Express, deps: PublicDeps): PageCa
     routes(req, res, () => notFoundPage(req, res));
   });
 
-  // Caddy's on-demand TLS asks before it gets a certificate: only for a verified custom domain.
+  // Caddy's on-demand TLS asks before it gets a certificate: only for a verified custom domain of a page served there (not private).
   app.get('/tls/ask', async (req, res, next) => {
     try {
       const domain = typeof req.query.domain === 'string' ? req.query.domain : '';
-      const ok = domain !== '' && (await pageForHost(deps.db, domain)) !== null;
+      const ok = domain !== '' && (await certificateAllowed(deps.db, domain));
       res.status(ok ? 200 : 404).setHeader('Content-Type', 'text/plain; charset=utf-8');
       res.setHeader('Cache-Control', 'no-store');
       res.end(ok ? 'ok' : 'not a verified status page domain');
