@@ -1911,9 +1911,12 @@ export interface paths {
          *     messages may be delayed or filtered), `unverified` (delivery to that
          *     country has not been proven yet), or null.
          *
-         *     Refusals: 402 `sms_not_included` (the plan has no SMS); 400
+         *     Refusals: 402 `sms_not_included` (the plan has no SMS); 503
+         *     `sms_unavailable` (this server has no SMS provider configured:
+         *     nothing was sent or stored; Connect `unavailable`, also 503); 400
          *     `not_a_phone_number`, `sms_country_unsupported`, `sms_route_not_open`;
-         *     502 `verification_code_not_sent` (the SMS provider refused).
+         *     502 `verification_code_not_sent` (the SMS provider refused; Connect
+         *     `unavailable`).
          */
         post: operations["createSmsEnrolment"];
         delete?: never;
@@ -5082,6 +5085,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The server lacks what the operation needs, such as a provider it was never given (`sms_unavailable`). Connect answers `unavailable`. */
+        ServiceUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: never;
     requestBodies: never;
@@ -7658,6 +7670,8 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             /** @description `verification_code_not_sent`: the SMS provider refused. */
             502: components["responses"]["BadGateway"];
+            /** @description `sms_unavailable`: this server has no SMS provider configured. */
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     confirmSmsEnrolment: {

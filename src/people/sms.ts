@@ -12,7 +12,7 @@ import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import { hashToken, sameHash } from '../crypto/tokens';
-import { parsePhone, sendSms } from '../alerting/channels/sms';
+import { parsePhone, sendSms, smsConfigured } from '../alerting/channels/sms';
 import { SMS_COUNTRIES } from '../alerting/channels/smsCountries';
 import { deliveryContext } from '../alerting/context';
 import { audit } from '../domain/audit';
@@ -33,9 +33,21 @@ function smsNotIncluded(caller: Caller): ApiError {
 
 const codeHash = (membershipId: string, code: string) => hashToken(`${membershipId}:${code}`);
 
+/**
+ * 503 `sms_unavailable`: this server has no SMS provider (SMS_ACCOUNT_SID,
+ * SMS_AUTH_TOKEN, SMS_FROM), so no code could be sent. Not a provider's
+ * refusal (502 `verification_code_not_sent`): nobody was asked. Connect maps
+ * 503 to its standard `unavailable`, whose own HTTP status is 503 too, so
+ * every transport answers alike.
+ */
+function smsUnavailable(): ApiError {
+  return new ApiError(503, 'sms_unavailable', 'This server has no SMS provider configured, so it cannot send the code; ask its operator to set one up.');
+}
+
 /** POST /sms/enrolment. */
 export async function enrolSms(db: Db, services: Services, caller: Caller, body: { phone: string; name?: string }) {
   if (!caller.plan.sms_included) throw smsNotIncluded(caller);
+  if (!smsConfigured(deliveryContext(services))) throw smsUnavailable();
   const phone = parsePhone(body.phone);
   if (!phone) throw new ApiError(400, 'not_a_phone_number', 'That is not a phone number in international form (+14155552671).', {}, [{ field: 'phone', reason: 'is not a phone number' }]);
   const country = phone.country ?? '';

@@ -18,10 +18,11 @@ import { credentialsOf } from './credentials';
 import { bufferedFile, type FileAnswer } from './fileAnswer';
 import type { Credentials } from '../pipeline/run';
 
+/** API statuses as Connect codes. 503 is `unavailable`, the code Connect itself sends as 503 (a 502 becomes it too: Connect has no 502). */
 const CODES: Record<number, Code> = {
   400: Code.InvalidArgument, 401: Code.Unauthenticated, 402: Code.FailedPrecondition, 403: Code.PermissionDenied,
   404: Code.NotFound, 409: Code.AlreadyExists, 413: Code.ResourceExhausted, 429: Code.ResourceExhausted,
-  501: Code.Unimplemented, 502: Code.Unavailable,
+  501: Code.Unimplemented, 502: Code.Unavailable, 503: Code.Unavailable,
 };
 
 /** The API error as a Connect error; the spec's body rides along in `vigil-error` metadata. */
