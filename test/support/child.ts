@@ -1,9 +1,138 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import vm from 'node:vm';
 
 /** The project root. */
 export const ROOT = path.resolve(__dirname, '../..');
+
+// Cleanup of what tests start: every process a test spawns gets a process
+// group of its own (detached) and is registered here; so is every temporary
+// folder. A test's processes are stopped after it (afterEach), a file's after
+// the file (afterAll) — SIGTERM to the process, then SIGKILL to its whole
+// group (tsx's inner node, npm's shell, an embedded PostgreSQL) after a grace
+// — and whatever is left is killed when the jest process exits, even by
+// forceExit or a signal. The registry lives on the real process object: jest
+// hands each test file a copy of `process` whose 'exit' never fires, and the
+// hooks must be installed once per process, not once per file.
+
+const real = vm.runInThisContext('process') as NodeJS.Process;
+
+interface Tracked { child: ChildProcess; scope: 'test' | 'file' }
+interface Registry { children: Set<Tracked>; dirs: Set<string>; inTest: boolean }
+
+/** Is any process of group `pgid` still there? */
+function groupAlive(pgid: number): boolean {
+  try { real.kill(-pgid, 0); return true; } catch { return false; }
+}
+
+function killGroup(pgid: number): void {
+  try { real.kill(-pgid, 'SIGKILL'); } catch { /* gone */ }
+}
+
+function removeDir(dir: string): void {
+  try { fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 }); } catch { /* a last process may still write; nothing more to do */ }
+}
+
+/** Synchronous last resort, for 'exit' and signals: SIGKILL every group, remove every folder. */
+function killEverythingNow(r: Registry): void {
+  for (const t of r.children) if (t.child.pid) killGroup(t.child.pid);
+  r.children.clear();
+  for (const dir of r.dirs) removeDir(dir);
+  r.dirs.clear();
+}
+
+function registry(): Registry {
+  const holder = real as unknown as Record<symbol, Registry | undefined>;
+  const key = Symbol.for('vigil.test.cleanup');
+  const existing = holder[key];
+  if (existing) return existing;
+  const r: Registry = { children: new Set(), dirs: new Set(), inTest: false };
+  holder[key] = r;
+  real.on('exit', () => killEverythingNow(r));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const onSignal = () => {
+      killEverythingNow(r);
+      // Alone on this signal: die of it as the process would have without us.
+      if (real.listenerCount(signal) === 1) {
+        real.removeListener(signal, onSignal);
+        real.kill(real.pid, signal);
+      }
+    };
+    real.on(signal, onSignal);
+  }
+  return r;
+}
+
+const reg = registry();
+
+/**
+ * Stops tracked processes (all, or those a test started): SIGTERM to each,
+ * as a supervisor would; once it has exited, or after `graceMs`, SIGKILL to
+ * every process left in its group.
+ */
+export async function stopTracked(which: 'test' | 'all' = 'all', graceMs = 10_000): Promise<void> {
+  const chosen = [...reg.children].filter((t) => which === 'all' || t.scope === 'test');
+  for (const t of chosen) if (t.child.exitCode === null && t.child.signalCode === null) t.child.kill('SIGTERM');
+  const end = Date.now() + graceMs;
+  while (chosen.some((t) => t.child.exitCode === null && t.child.signalCode === null) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+  for (const t of chosen) {
+    if (t.child.pid) killGroup(t.child.pid);
+    reg.children.delete(t);
+  }
+}
+
+if (typeof afterAll === 'function') {
+  beforeEach(() => { reg.inTest = true; });
+  afterEach(async () => {
+    reg.inTest = false;
+    await stopTracked('test');
+  }, 60_000);
+  afterAll(async () => {
+    await stopTracked('all');
+    for (const dir of reg.dirs) removeDir(dir);
+    reg.dirs.clear();
+  }, 60_000);
+}
+
+/**
+ * Spawns a process for a test, in a process group of its own, registered for
+ * cleanup (see above): a process started inside a test is stopped after that
+ * test, one started in a beforeAll after the file, and any left over when
+ * jest exits. Signal it as usual (`child.kill`) to test its own behaviour.
+ */
+export function spawnTracked(command: string, args: readonly string[], options: SpawnOptions = {}): ChildProcess {
+  // CI looks for processes carrying its run's marker once the tests are over (.ci/run): keep it even in a clean env.
+  const marker = process.env.VIGIL_CI_RUN;
+  const env = options.env && marker ? { ...options.env, VIGIL_CI_RUN: marker } : options.env;
+  const child = spawn(command, args, { ...options, env, detached: true });
+  const tracked: Tracked = { child, scope: reg.inTest ? 'test' : 'file' };
+  reg.children.add(tracked);
+  // A process that ended with its whole group needs no cleanup; one whose group lives on (an orphaned postgres) still does.
+  child.once('exit', () => { if (child.pid && !groupAlive(child.pid)) reg.children.delete(tracked); });
+  return child;
+}
+
+/** Runs a command to its end (a tracked process, see spawnTracked); resolves with its output and exit code. */
+export function runTracked(command: string, args: readonly string[], options: SpawnOptions = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnTracked(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => { stdout += d; });
+  child.stderr!.on('data', (d) => { stderr += d; });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A new empty folder under the system's temporary folder, removed after the test file (or when jest exits). */
+export function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  reg.dirs.add(dir);
+  return dir;
+}
 
 /** A Vigil process the test started, as an operator would run it. */
 export interface ChildServer {
@@ -21,10 +150,11 @@ export interface ChildServer {
 
 /**
  * Starts `src/main.ts` in its own node process (node --import tsx, so the PID
- * is the server's) and resolves once it prints its address.
+ * is the server's; tracked, see spawnTracked) and resolves once it prints its
+ * address.
  */
 export function startChild(env: Record<string, string>, script = 'src/main.ts'): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', script], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -52,6 +182,28 @@ export function startChild(env: Record<string, string>, script = 'src/main.ts'):
     }, 50);
     child.once('exit', (code) => { clearInterval(poll); clearTimeout(timer); reject(new Error(`exited ${code}:\n${out}`)); });
   });
+}
+
+/**
+ * Starts `src/worker-main.ts` (node --import tsx; tracked, see spawnTracked)
+ * and resolves once it logs "worker started" (LOG_LEVEL info unless `env`
+ * says otherwise).
+ */
+export async function startWorkerChild(env: Record<string, string>): Promise<{ child: ChildProcess; output(): string; exited: Promise<number | null> }> {
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/worker-main.ts'], {
+    cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => { out += d; });
+  child.stderr!.on('data', (d) => { out += d; });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const end = Date.now() + 60_000;
+  while (!/worker started/.test(out)) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the worker exited:\n${out}`);
+    if (Date.now() > end) throw new Error(`no worker start within 60 s:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, output: () => out, exited };
 }
 
 function statusField(pid: number, field: string): number {
