@@ -7,15 +7,17 @@ import vm from 'node:vm';
 /** The project root. */
 export const ROOT = path.resolve(__dirname, '../..');
 
-// Cleanup of what tests start: every process a test spawns gets a process
-// group of its own (detached) and is registered here; so is every temporary
-// folder. A test's processes are stopped after it (afterEach), a file's after
-// the file (afterAll) — SIGTERM to the process, then SIGKILL to its whole
-// group (tsx's inner node, npm's shell, an embedded PostgreSQL) after a grace
-// — and whatever is left is killed when the jest process exits, even by
-// forceExit or a signal. The registry lives on the real process object: jest
-// hands each test file a copy of `process` whose 'exit' never fires, and the
-// hooks must be installed once per process, not once per file.
+// Cleanup of what tests start, whether they pass, fail or time out: every
+// process a test spawns gets a process group of its own (detached) and is
+// registered here; so is every temporary folder. A test's processes are
+// stopped after it (afterEach), a file's after the file (afterAll) — SIGTERM
+// to the process, then SIGKILL to its whole group (tsx's inner node, npm's
+// shell, an embedded PostgreSQL) once it exited or after a grace. Folders go
+// when the next test file starts. Whatever is left is killed and removed when
+// the jest process exits, even by forceExit or a signal. The registry lives
+// on the real process object: jest hands each test file a copy of `process`
+// whose 'exit' never fires, and the exit hooks must be installed once per
+// process, not once per file.
 
 const real = vm.runInThisContext('process') as NodeJS.Process;
 
@@ -84,16 +86,18 @@ export async function stopTracked(which: 'test' | 'all' = 'all', graceMs = 10_00
 }
 
 if (typeof afterAll === 'function') {
+  // A new test file in this process: whatever the files before it left is gone for good. Folders are removed
+  // here rather than in afterAll, which runs before the file's own afterAll hooks (that may still use them).
+  for (const t of reg.children) if (t.child.pid) killGroup(t.child.pid);
+  reg.children.clear();
+  for (const dir of reg.dirs) removeDir(dir);
+  reg.dirs.clear();
   beforeEach(() => { reg.inTest = true; });
   afterEach(async () => {
     reg.inTest = false;
     await stopTracked('test');
   }, 60_000);
-  afterAll(async () => {
-    await stopTracked('all');
-    for (const dir of reg.dirs) removeDir(dir);
-    reg.dirs.clear();
-  }, 60_000);
+  afterAll(() => stopTracked('all'), 60_000);
 }
 
 /**
@@ -114,22 +118,42 @@ export function spawnTracked(command: string, args: readonly string[], options: 
   return child;
 }
 
-/** Runs a command to its end (a tracked process, see spawnTracked); resolves with its output and exit code. */
-export function runTracked(command: string, args: readonly string[], options: SpawnOptions = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnTracked(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+/** What `execTracked` rejects with when the command fails: execFile's error shape. */
+export interface ExecFailure extends Error { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+
+/**
+ * Runs a command to its end as execFile would — resolves with its output,
+ * rejects (code, stdout, stderr) when it exits non-zero or outlives
+ * `timeoutMs` — but as a tracked process (see spawnTracked): one a failing
+ * test abandons is killed with its whole group.
+ */
+export function execTracked(command: string, args: readonly string[], options: SpawnOptions & { timeoutMs?: number } = {}): Promise<{ stdout: string; stderr: string }> {
+  const { timeoutMs, ...spawnOptions } = options;
+  const child = spawnTracked(command, args, { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => { stdout += d; });
   child.stderr!.on('data', (d) => { stderr += d; });
+  let timedOut = false;
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => { timedOut = true; killGroup(child.pid!); }, timeoutMs);
   return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.once('error', (e) => { clearTimeout(timer); reject(e); });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0 && !timedOut) return resolve({ stdout, stderr });
+      const why = timedOut ? `timed out after ${timeoutMs} ms` : `exited ${code ?? signal}`;
+      reject(Object.assign(new Error(`${command} ${args.join(' ')}: ${why}\n${stderr}`), { code, signal, stdout, stderr }) as ExecFailure);
+    });
   });
 }
 
-/** A new empty folder under the system's temporary folder, removed after the test file (or when jest exits). */
-export function tempDir(prefix: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+/**
+ * A new empty folder under `parent` (the system's temporary folder), removed
+ * once the test file is over (when the next one starts, or jest exits),
+ * whether its tests passed or not.
+ */
+export function tempDir(prefix: string, parent = os.tmpdir()): string {
+  const dir = fs.mkdtempSync(path.join(parent, prefix));
   reg.dirs.add(dir);
   return dir;
 }
