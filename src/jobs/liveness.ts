@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
-import type pg from 'pg';
+import pg from 'pg';
 import type { WorkerEvents } from 'graphile-worker';
 import type { Logger } from '../log';
 
@@ -106,10 +106,18 @@ export async function freeDeadWorkers(pool: pg.Pool, ownIds: string[], o: { stal
 
 /**
  * Starts heartbeating for the pool graphile-worker creates with `events`,
- * and freeing the jobs of dead processes. The first heartbeat is queued on
- * `pool` the moment the worker pool exists, ahead of its first fetch of jobs.
+ * and freeing the jobs of dead processes, on two connections of its own to
+ * the database of `pool`: a busy process (a mass outage's deliveries and
+ * checks queueing for the shared pool) must not look dead for want of a
+ * connection. The first heartbeat is sent the moment the worker pool exists.
  */
 export function startLiveness(pool: pg.Pool, log: Logger, o: LivenessOptions = {}): Liveness {
+  // pg keeps the password out of the options' enumerable properties: it is copied by name.
+  const own = new pg.Pool({ ...pool.options, password: pool.options.password, max: 2, idleTimeoutMillis: 60_000 });
+  own.on('error', () => { /* an idle connection died; the pool replaces it */ });
+  own.on('connect', (client) => { client.on('error', () => undefined); });
+  // Connected ahead, so that the first heartbeat goes out as soon as graphile-worker has created its pool.
+  void own.query('select 1').catch(() => undefined);
   const heartbeatMs = o.heartbeatMs ?? HEARTBEAT_MS;
   const timings = { staleSeconds: o.staleSeconds ?? STALE_SECONDS, unknownLockSeconds: o.unknownLockSeconds ?? UNKNOWN_LOCK_SECONDS };
   const events = new EventEmitter() as WorkerEvents;
@@ -121,7 +129,7 @@ export function startLiveness(pool: pg.Pool, log: Logger, o: LivenessOptions = {
   // Since when heartbeats have gone through without a failure (null: the last one failed).
   let healthySince: number | null = null;
 
-  const beat = () => pool.query(`insert into queue_workers (id, worker_ids, host, pid) values ($1, $2, $3, $4)
+  const beat = () => own.query(`insert into queue_workers (id, worker_ids, host, pid) values ($1, $2, $3, $4)
       on conflict (id) do update set worker_ids = excluded.worker_ids, heartbeat_at = now()`, [poolId, [...ids], os.hostname(), process.pid]);
   const schedule = () => {
     if (stopping) return;
@@ -144,7 +152,7 @@ export function startLiveness(pool: pg.Pool, log: Logger, o: LivenessOptions = {
       // before this process takes them for dead.
       if (Date.now() - healthySince < 2 * heartbeatMs) return;
       try {
-        const freed = await freeDeadWorkers(pool, [...ids], timings);
+        const freed = await freeDeadWorkers(own, [...ids], timings);
         if (freed.length > 0) log.warn('queue: freed the jobs of queue workers that stopped heartbeating', { workerIds: freed });
       } catch (e) {
         log.error('queue: freeing the jobs of dead workers', e);
@@ -167,7 +175,8 @@ export function startLiveness(pool: pg.Pool, log: Logger, o: LivenessOptions = {
       stopping ??= (async () => {
         clearTimeout(timer);
         await running;
-        if (poolId) await pool.query('delete from queue_workers where id = $1', [poolId]).catch((e) => log.warn('queue: removing the heartbeat row', { error: String(e) }));
+        if (poolId) await own.query('delete from queue_workers where id = $1', [poolId]).catch((e) => log.warn('queue: removing the heartbeat row', { error: String(e) }));
+        await own.end().catch(() => undefined);
       })();
       return stopping;
     },
