@@ -1,6 +1,5 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type pg from 'pg';
 import type { Config } from './config';
 import { createSecretBox, loadMasterKey } from './crypto/secrets';
 import { connectDb, ensureDatabase, type Db } from './db/connect';
@@ -73,7 +72,7 @@ interface Stoppable { stop(): Promise<unknown> }
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   // Everything started so far (null: not started), stopped in one order by `stopAll`.
   let embedded: EmbeddedServer | null = null;
-  let conn: { db: Db; pool: pg.Pool } | null = null;
+  let database: Db | null = null;
   let changes: ChangeFeed | null = null;
   let redis: { quit(): Promise<unknown> } | null = null;
   let limits: RateLimits | null = null;
@@ -91,7 +90,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const step = async (what: string, fn: () => Promise<unknown> | undefined) => {
     try { await fn(); } catch (e) { log.error(`shutdown: ${what}`, e); }
   };
-  const stopAll = async (graceMs: number) => {
+  let stopped: Promise<void> | null = null;
+  // Once: a second call (close() after a failed close, a second signal's path) waits for the first.
+  const stopAll = (graceMs: number) => (stopped ??= stopEverything(graceMs));
+  const stopEverything = async (graceMs: number) => {
     // Readiness fails and answers say `Connection: close` from now; requests in flight finish,
     // the worker stops claiming and its checks finish (or are handed back), running jobs finish.
     closing = true;
@@ -111,14 +113,14 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await step('rate limits', () => limits?.close());
     await step('redis', () => redis?.quit());
     await step('change feed', () => changes?.close());
-    await step('database pool', () => conn?.db.destroy());
+    await step('database pool', () => database?.destroy());
     await step('embedded PostgreSQL', () => embedded?.stop());
   };
 
   try {
     const dbUrl = await openDatabase(config, log, (e) => { embedded = e; });
     const { db, pool, clock } = connectDb(dbUrl, 30);
-    conn = { db, pool };
+    database = db;
     await migrateToLatest(db);
     await migrateQueue(pool, log);
     // Hot reads are cached while this feed tells us of other processes' writes.
