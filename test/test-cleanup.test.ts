@@ -22,7 +22,8 @@ test('a test that times out, and a test process that exits abruptly, leave no pr
   const reportFile = path.join(tempDir('vigil-cleanup-'), 'report.json');
   const jest = path.join(ROOT, 'node_modules/jest/bin/jest.js');
   const run = await execTracked(process.execPath, [jest, '--ci', '--runInBand', '--testMatch', '**/test/fixtures/cleanup/leaky.fixture.ts'], {
-    cwd: ROOT, env: { ...process.env, LEAK_REPORT: reportFile }, timeoutMs: 120_000,
+    // The run's PostgreSQL for its global setup: it must not start an embedded one that its abrupt exit would strand.
+    cwd: ROOT, env: { ...process.env, LEAK_REPORT: reportFile, TEST_DATABASE_URL: process.env.VIGIL_TEST_ADMIN_URL }, timeoutMs: 120_000,
   }).then(() => ({ code: 0, stderr: '' }), (e: { code: number | null; stderr: string }) => e);
   // The fixture's second test ends its process with code 3 before jest can report.
   expect({ code: run.code, stderr: run.code === 3 ? '' : run.stderr }).toEqual({ code: 3, stderr: '' });
