@@ -64,13 +64,11 @@ export async function migrateLiveness(pool: pg.Pool): Promise<void> {
 export interface Liveness {
   /** To hand to graphile-worker's `run` (`events`): its pool and workers are recorded as they are created. */
   events: WorkerEvents;
-  /** Every id this process's jobs may be locked with (its pool's and its workers'). */
-  ids(): string[];
   /** Stops the heartbeat and deletes this process's row; call it once the runner has stopped. Idempotent. */
   stop(): Promise<void>;
 }
 
-/** Timings (tests shorten them). */
+/** Timings, when not the defaults above. */
 export interface LivenessOptions { heartbeatMs?: number; staleSeconds?: number; unknownLockSeconds?: number }
 
 /**
@@ -170,7 +168,6 @@ export function startLiveness(pool: pg.Pool, log: Logger, o: LivenessOptions = {
 
   return {
     events,
-    ids: () => [...ids],
     stop() {
       stopping ??= (async () => {
         clearTimeout(timer);
