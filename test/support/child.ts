@@ -3,43 +3,60 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
+import { processesWith } from './procs';
 
 /** The project root. */
 export const ROOT = path.resolve(__dirname, '../..');
 
 // Cleanup of what tests start, whether they pass, fail or time out: every
-// process a test spawns gets a process group of its own (detached) and is
-// registered here; so is every temporary folder. A test's processes are
-// stopped after it (afterEach), a file's after the file (afterAll) — SIGTERM
-// to the process, then SIGKILL to its whole group (tsx's inner node, npm's
-// shell, an embedded PostgreSQL) once it exited or after a grace. Folders go
-// when the next test file starts. Whatever is left is killed and removed when
-// the jest process exits, even by forceExit or a signal. The registry lives
-// on the real process object: jest hands each test file a copy of `process`
-// whose 'exit' never fires, and the exit hooks must be installed once per
-// process, not once per file.
+// process a test spawns gets a process group of its own (detached) and a
+// token in its environment, which its descendants inherit, and is registered
+// here; so is every temporary folder. A test's processes are stopped after it
+// (afterEach), a file's after the file (afterAll) — SIGTERM to the process,
+// then SIGKILL to every process carrying its token (tsx's inner node, npm's
+// shell, an embedded PostgreSQL, wherever reparented) once it exited or after
+// a grace. The token, not a process or group id, says what is ours: ids wrap
+// quickly on a busy machine, and a dead process's id may be someone else's
+// by then. Folders go when the next test file starts. Whatever is left is
+// killed and removed when the jest process exits, even by forceExit or a
+// signal. The registry lives on the real process object: jest hands each
+// test file a copy of `process` whose 'exit' never fires, and the exit hooks
+// must be installed once per process, not once per file.
 
 const real = vm.runInThisContext('process') as NodeJS.Process;
 
-interface Tracked { child: ChildProcess; scope: 'test' | 'file' }
-interface Registry { children: Set<Tracked>; dirs: Set<string>; inTest: boolean }
+interface Tracked { child: ChildProcess; token: string; scope: 'test' | 'file' }
+interface Registry { children: Set<Tracked>; dirs: Set<string>; inTest: boolean; spawned: number }
 
-/** Is any process of group `pgid` still there? */
-function groupAlive(pgid: number): boolean {
-  try { real.kill(-pgid, 0); return true; } catch { return false; }
+const TOKEN = 'VIGIL_TEST_PROCESS';
+
+/** The processes of these tracked ones: each and its descendants, wherever reparented or regrouped. */
+function processesOf(tracked: Iterable<Tracked>): number[] {
+  return [...tracked].flatMap((t) => processesWith(`${TOKEN}=${t.token}`));
 }
 
-function killGroup(pgid: number): void {
-  try { real.kill(-pgid, 'SIGKILL'); } catch { /* gone */ }
+/** SIGKILL to every process of these tracked ones. */
+function kill(tracked: Iterable<Tracked>): void {
+  const list = [...tracked];
+  // Its whole group too while the process itself runs (its group id cannot be another's then): that reaches
+  // those that rewrote their environment, such as PostgreSQL's backends.
+  for (const t of list) {
+    if (t.child.pid && t.child.exitCode === null && t.child.signalCode === null) {
+      try { real.kill(-t.child.pid, 'SIGKILL'); } catch { /* gone */ }
+    }
+  }
+  for (const pid of processesOf(list)) {
+    try { real.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  }
 }
 
 function removeDir(dir: string): void {
   try { fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 }); } catch { /* a last process may still write; nothing more to do */ }
 }
 
-/** Synchronous last resort, for 'exit' and signals: SIGKILL every group, remove every folder. */
+/** Synchronous last resort, for 'exit' and signals: SIGKILL every tracked process, remove every folder. */
 function killEverythingNow(r: Registry): void {
-  for (const t of r.children) if (t.child.pid) killGroup(t.child.pid);
+  kill(r.children);
   r.children.clear();
   for (const dir of r.dirs) removeDir(dir);
   r.dirs.clear();
@@ -50,7 +67,7 @@ function registry(): Registry {
   const key = Symbol.for('vigil.test.cleanup');
   const existing = holder[key];
   if (existing) return existing;
-  const r: Registry = { children: new Set(), dirs: new Set(), inTest: false };
+  const r: Registry = { children: new Set(), dirs: new Set(), inTest: false, spawned: 0 };
   holder[key] = r;
   real.on('exit', () => killEverythingNow(r));
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
@@ -72,26 +89,21 @@ const reg = registry();
 /**
  * Stops tracked processes (all, or those a test started): SIGTERM to each,
  * as a supervisor would; once it has exited, or after `graceMs`, SIGKILL to
- * every process left in its group.
+ * every process of it left (see above).
  */
 export async function stopTracked(which: 'test' | 'all' = 'all', graceMs = 10_000): Promise<void> {
   const chosen = [...reg.children].filter((t) => which === 'all' || t.scope === 'test');
   for (const t of chosen) if (t.child.exitCode === null && t.child.signalCode === null) t.child.kill('SIGTERM');
   const end = Date.now() + graceMs;
   while (chosen.some((t) => t.child.exitCode === null && t.child.signalCode === null) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-  for (const t of chosen) {
-    if (t.child.pid) killGroup(t.child.pid);
-    reg.children.delete(t);
-  }
+  kill(chosen);
+  for (const t of chosen) reg.children.delete(t);
 }
 
 if (typeof afterAll === 'function') {
   // A new test file in this process: whatever the files before it left is gone for good. Folders are removed
   // here rather than in afterAll, which runs before the file's own afterAll hooks (that may still use them).
-  for (const t of reg.children) if (t.child.pid) killGroup(t.child.pid);
-  reg.children.clear();
-  for (const dir of reg.dirs) removeDir(dir);
-  reg.dirs.clear();
+  killEverythingNow(reg);
   beforeEach(() => { reg.inTest = true; });
   afterEach(async () => {
     reg.inTest = false;
@@ -107,14 +119,15 @@ if (typeof afterAll === 'function') {
  * jest exits. Signal it as usual (`child.kill`) to test its own behaviour.
  */
 export function spawnTracked(command: string, args: readonly string[], options: SpawnOptions = {}): ChildProcess {
-  // CI looks for processes carrying its run's marker once the tests are over (.ci/run): keep it even in a clean env.
+  const token = `${real.pid}-${++reg.spawned}`;
+  // CI also looks for processes carrying its run's marker once the tests are over (.ci/run): kept even in a clean env.
   const marker = process.env.VIGIL_CI_RUN;
-  const env = options.env && marker ? { ...options.env, VIGIL_CI_RUN: marker } : options.env;
+  const env = { ...(options.env ?? process.env), [TOKEN]: token, ...(marker ? { VIGIL_CI_RUN: marker } : {}) };
   const child = spawn(command, args, { ...options, env, detached: true });
-  const tracked: Tracked = { child, scope: reg.inTest ? 'test' : 'file' };
+  const tracked: Tracked = { child, token, scope: reg.inTest ? 'test' : 'file' };
   reg.children.add(tracked);
-  // A process that ended with its whole group needs no cleanup; one whose group lives on (an orphaned postgres) still does.
-  child.once('exit', () => { if (child.pid && !groupAlive(child.pid)) reg.children.delete(tracked); });
+  // A process that ended with all of its own needs no cleanup; one that left some behind (an orphaned postgres) still does.
+  child.once('exit', () => { if (processesOf([tracked]).length === 0) reg.children.delete(tracked); });
   return child;
 }
 
@@ -135,7 +148,7 @@ export function execTracked(command: string, args: readonly string[], options: S
   child.stdout!.on('data', (d) => { stdout += d; });
   child.stderr!.on('data', (d) => { stderr += d; });
   let timedOut = false;
-  const timer = timeoutMs === undefined ? undefined : setTimeout(() => { timedOut = true; killGroup(child.pid!); }, timeoutMs);
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => { timedOut = true; kill([...reg.children].filter((t) => t.child === child)); }, timeoutMs);
   return new Promise((resolve, reject) => {
     child.once('error', (e) => { clearTimeout(timer); reject(e); });
     child.once('close', (code, signal) => {

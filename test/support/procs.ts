@@ -27,6 +27,15 @@ export function descendants(pid: number): number[] {
   return out;
 }
 
+/** The live (not zombie) processes whose environment holds `entry` (`NAME=value`, exactly). */
+export function processesWith(entry: string): number[] {
+  return table().filter((p) => p.state !== 'Z' && environ(p.pid).includes(entry)).map((p) => p.pid);
+}
+
+function environ(pid: number): string[] {
+  try { return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0'); } catch { return []; }
+}
+
 /** The live (not zombie) processes of process group `pgid`, wherever they were reparented. */
 export function groupMembers(pgid: number): number[] {
   return table().filter((p) => p.pgrp === pgid && p.state !== 'Z').map((p) => p.pid);
