@@ -4,11 +4,11 @@
  * keeps them (bounded) while the server is away and delivers them when it
  * comes back, and stops when its agent is deleted.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
 import { ok, until } from './support/expect';
-import { ROOT } from './support/child';
+import { ROOT, spawnTracked } from './support/child';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 
 let server: TestServer;
@@ -24,7 +24,7 @@ interface AgentChild { child: ChildProcess; output(): string; exited: Promise<nu
 
 /** Starts `src/agent/main.ts` as `npm run agent` does (tsx), with these arguments. */
 function startAgent(args: string[]): AgentChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });

@@ -11,6 +11,7 @@ import { verifyWebhookSignature } from '../src/alerting/channels/webhook';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { startHttpReceiver, type HttpReceiver } from './support/receivers';
+import { tempDir } from './support/child';
 
 // An incident reaches a person, and only when it should: webhook deliveries on
 // open, acknowledge and resolve, retried until they land, kept across a
@@ -117,7 +118,7 @@ test('alerts queued while no worker runs are delivered after a restart', async (
   targetStatus = 500;
   const down = await checkNow(id);
   await until('the opening', async () => events('restart').includes('incident.opened'));
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-api-only-'));
+  const dir = tempDir('vigil-api-only-');
   const apiOnly = await startServer(loadConfig({ DATABASE_URL: server.databaseUrl, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WORKER: 'false', MASTER_KEY, RATE_LIMIT_WRITE: '100000' }), createLogger('silent'));
   try {
     const res = await fetch(`${apiOnly.url}/api/v1/incidents/${down.openIncidentId}`, {

@@ -8,6 +8,7 @@ import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { analyticsClock } from '../src/analytics/visitor';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
+import { tempDir } from './support/child';
 
 // Web analytics as real pages send it, in headless Chromium: the unchanged
 // @plausible-analytics/tracker (bundled by esbuild, pointed at Vigil's
@@ -217,7 +218,7 @@ function expectShopCounted(r: Report, extraEvents: { name: string; props: Record
 
 beforeAll(async () => {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
-  work = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-browser-analytics-'));
+  work = tempDir('vigil-browser-analytics-');
   web = http.createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     let body: string | Buffer | undefined;

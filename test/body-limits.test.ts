@@ -9,7 +9,7 @@ import { NOT_IMPLEMENTED } from '../src/api/notImplemented';
 import { connectDb } from '../src/db/connect';
 import { createProbe } from '../src/domain/probes';
 import { freshDatabase } from './support/harness';
-import { peakGrowth, startChild, type ChildServer } from './support/child';
+import { peakGrowth, startChild, type ChildServer, tempDir } from './support/child';
 import { startSmtpServer, type SmtpReceiver } from './support/receivers';
 
 // No body the server accepts makes it hold more than its limits: gzip bombs and
@@ -64,7 +64,7 @@ beforeAll(async () => {
   smtp = await startSmtpServer();
   const db = await freshDatabase();
   dropDb = db.drop;
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-body-'));
+  dataDir = tempDir('vigil-body-');
   server = await startChild({
     DATABASE_URL: db.url, DATA_DIR: dataDir, WORKER: 'false', SMTP_URL: `${smtp.url}?ignoreTLS=true`,
     RATE_LIMIT_READ: '1000000', RATE_LIMIT_WRITE: '1000000', RATE_LIMIT_STORE: 'memory',

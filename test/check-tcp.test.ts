@@ -2,11 +2,12 @@
  * The tcp check kind against real local sockets: open and closed ports, names,
  * DNS failures, the private-address policy and a connect that never completes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import net, { type AddressInfo } from 'node:net';
 import { tcp } from '../src/engine/kinds/tcp';
 import type { CheckContext } from '../src/engine/kinds/kind';
 import type { NetPolicy } from '../src/net/policy';
+import { spawnTracked } from './support/child';
 
 function ctx(policy: Partial<NetPolicy> = {}, signal = AbortSignal.timeout(15000)): CheckContext {
   return { monitorId: 'm', intervalSeconds: 60, now: new Date(), signal, net: { allowPrivate: true, extraCa: [], ...policy } };
@@ -60,7 +61,7 @@ describe('a connect that never completes', () => {
   beforeAll(async () => {
     const code = "const s=require('net').createServer();s.listen({port:0,host:'127.0.0.1',backlog:1},()=>{"
       + "process.stdout.write(s.address().port+'\\n');Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),0,0)})";
-    child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child = spawnTracked(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
     port = await new Promise<number>((r) => child.stdout!.once('data', (d) => r(Number(String(d).trim()))));
     for (let i = 0; i < 64; i++) {
       const s = net.connect(port, '127.0.0.1');

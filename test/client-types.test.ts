@@ -1,12 +1,11 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
 import { routes } from '../gen/routes';
 import { startTestServer, type TestServer } from './support/harness';
-import { ROOT } from './support/child';
+import { ROOT, tempDir, execTracked } from './support/child';
 
 // A new user's client, made with tooling the project did not write: types
 // generated from the served contract by openapi-typescript with its default
@@ -31,7 +30,7 @@ const asServed = (text: string) => text.replaceAll('http://127.0.0.1:8080', serv
 beforeAll(async () => {
   server = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
   key = (await server.org({ plan: 'enterprise' })).apiKey;
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-client-'));
+  dir = tempDir('vigil-client-');
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
   fs.writeFileSync(path.join(dir, 'openapi.json'), await (await fetch(`${server.url}/openapi.json`)).text());
   // Default options, as the README tells a user to run it.
@@ -56,7 +55,7 @@ function typeErrors(files: string[]): string[] {
 }
 
 // The server runs in this process: children that call it must not block its event loop.
-const run = promisify(execFile);
+const run = execTracked;
 
 async function runModule(file: string): Promise<string> {
   return (await run(process.execPath, ['--import', 'tsx', file], { cwd: dir, env: { ...process.env, VIGIL_KEY: key } })).stdout;

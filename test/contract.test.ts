@@ -3,13 +3,14 @@
  * checker notices when they do not, the route table mirrors every operation,
  * and the generated validators enforce the schemas.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { checkConsistency, PROJECT_ROOT } from '../scripts/gen/consistency';
 import { routes } from '../gen/routes';
 import { bodyValidators, queryValidators, responseValidators } from '../gen/validators.cjs';
+import { tempDir } from './support/child';
 
 const openapi = parse(readFileSync(join(PROJECT_ROOT, 'openapi.yaml'), 'utf8'));
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'];
@@ -25,7 +26,7 @@ describe('consistency check', () => {
   describe('on a copy with seeded mismatches', () => {
     let dir: string;
     beforeAll(() => {
-      dir = mkdtempSync(join(tmpdir(), 'vigil-contract-'));
+      dir = tempDir('vigil-contract-');
       cpSync(join(PROJECT_ROOT, 'proto'), join(dir, 'proto'), { recursive: true });
       cpSync(join(PROJECT_ROOT, 'buf.yaml'), join(dir, 'buf.yaml'));
       cpSync(join(PROJECT_ROOT, 'openapi.yaml'), join(dir, 'openapi.yaml'));

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WORKER_LEASE_SECONDS } from '../src/engine/claim';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { ROOT } from './support/child';
+import { ROOT, spawnTracked } from './support/child';
 
 // A worker killed with SIGKILL mid-check (an OOM kill, an eviction, a power
 // cut): its claims outlive it by seconds, not minutes — every monitor is
@@ -26,7 +26,7 @@ const arrivals = new Map<string, number[]>();
 
 interface Worker { child: ChildProcess; startedAt: number; exited: Promise<unknown> }
 function startWorker(): Promise<Worker> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker-main.ts'], {
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/worker-main.ts'], {
     cwd: ROOT, env: { ...process.env, DATABASE_URL: server.databaseUrl, MASTER_KEY, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

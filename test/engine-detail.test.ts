@@ -8,6 +8,7 @@ import { chainPem, makePki } from './support/certs';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { startAgent, type TestAgent } from './support/snmp-agent';
+import { tempDir } from './support/child';
 
 // lastCheckDetail and value graphs from real checks run by the engine: a TLS
 // server graded through the API, an SNMP agent's readings rolled up hourly.
@@ -29,7 +30,7 @@ beforeAll(async () => {
   });
   tlsServer.on('tlsClientError', () => {});
   await new Promise<void>((r) => tlsServer.listen(0, '127.0.0.1', () => r()));
-  caFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-ca-')), 'ca.pem');
+  caFile = path.join(tempDir('vigil-ca-'), 'ca.pem');
   fs.writeFileSync(caFile, pki.ca.cert);
   agent = await startAgent({
     communities: ['s3cret-community'],

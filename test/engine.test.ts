@@ -11,6 +11,7 @@ import { startServer } from '../src/server';
 import { responseValidators } from '../gen/validators.cjs';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { until } from './support/expect';
+import { tempDir } from './support/child';
 
 // The engine end to end: a monitor created through the API is checked by the
 // worker, its status moves, incidents open and resolve by themselves, the
@@ -214,7 +215,7 @@ test('history and graphs come from the roll-ups, every hour present', async () =
 });
 
 test('two workers on one database share the work: every due monitor checked exactly once', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-w2-'));
+  const dir = tempDir('vigil-w2-');
   const second = await startServer(loadConfig({ DATABASE_URL: server.databaseUrl, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WORKER: 'true', MASTER_KEY }), createLogger('silent'));
   try {
     const ids: string[] = [];

@@ -8,6 +8,7 @@ import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
+import { tempDir } from './support/child';
 
 // The unchanged @sentry/browser SDK, bundled and minified with a small
 // two-file app (test/fixtures/errors-browser) by esbuild, runs in headless
@@ -175,7 +176,7 @@ function expectNoCorsTrouble(b: Awaited<ReturnType<typeof runInBrowser>>) {
 
 beforeAll(async () => {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
-  work = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-browser-errors-'));
+  work = tempDir('vigil-browser-errors-');
   fs.cpSync(FIXTURE, path.join(work, 'src'), { recursive: true });
   // The shop: its own origin (localhost and another port), serving pages and bundles, never the maps.
   web = http.createServer((req, res) => {

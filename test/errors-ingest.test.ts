@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { ROOT } from './support/child';
+import { ROOT, tempDir, execTracked } from './support/child';
 
 // Error projects and Sentry-compatible ingestion: the unchanged @sentry/node
 // SDK reports to a project's DSN; envelopes with and without item lengths,
@@ -15,7 +13,7 @@ import { ROOT } from './support/child';
 // malformed 400 with a reason, oversize 413) and the rate limit the SDKs back
 // off from.
 
-const run = promisify(execFile);
+const run = execTracked;
 let server: TestServer;
 let org: { organizationId: string; workspaceId: string; apiKey: string };
 let api: ApiClient;
@@ -42,7 +40,7 @@ beforeAll(async () => {
   org = await server.org({ plan: 'business' });
   api = server.api(org.apiKey);
   // Inside the project, so that the script's `import '@sentry/node'` finds node_modules.
-  dir = fs.mkdtempSync(path.join(ROOT, 'node_modules', '.vigil-sentry-'));
+  dir = tempDir('.vigil-sentry-', path.join(ROOT, 'node_modules'));
 });
 afterAll(async () => {
   await server.close();
@@ -84,7 +82,7 @@ Sentry.setTag('feature', 'checkout');
 Sentry.captureMessage('Cache warm-up took too long', 'warning');
 await Sentry.flush(10000);
 `);
-  await run(process.execPath, [script], { cwd: ROOT, env: { ...process.env, DSN: p.dsn }, timeout: 30_000 });
+  await run(process.execPath, [script], { cwd: ROOT, env: { ...process.env, DSN: p.dsn }, timeoutMs: 30_000 });
   const events = await stored(p.id);
   expect(events).toHaveLength(2);
   // The SDK sends its two envelopes at once and group-commit batches may commit in
@@ -189,7 +187,7 @@ Sentry.init({ dsn: process.env.DSN, tracesSampleRate: 0, sendClientReports: true
 for (let i = 0; i < 60; i++) { Sentry.captureException(new Error('noisy ' + i)); await Sentry.flush(5000); }
 `);
   try {
-    await run(process.execPath, [script], { cwd: ROOT, env: { ...process.env, DSN: dsn }, timeout: 60_000 });
+    await run(process.execPath, [script], { cwd: ROOT, env: { ...process.env, DSN: dsn }, timeoutMs: 60_000 });
   } finally {
     proxy.close();
   }

@@ -6,6 +6,7 @@ import zlib from 'node:zlib';
 import { buildSync } from 'esbuild';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
+import { tempDir } from './support/child';
 
 // Source maps: a real esbuild-minified bundle throws; its event arrives with
 // minified frames; the map uploaded (by release + ~/file name, or by debug
@@ -31,7 +32,7 @@ module.exports = { checkout };
 `;
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-sourcemap-'));
+  dir = tempDir('vigil-sourcemap-');
   fs.writeFileSync(path.join(dir, 'app.js'), SOURCE);
   buildSync({ entryPoints: [path.join(dir, 'app.js')], bundle: true, minify: true, sourcemap: 'external', sourcesContent: true, platform: 'node', format: 'cjs', outfile: path.join(dir, 'bundle.js'), logLevel: 'silent' });
   map = JSON.parse(fs.readFileSync(path.join(dir, 'bundle.js.map'), 'utf8'));

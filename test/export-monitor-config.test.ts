@@ -8,6 +8,7 @@ import { ok, until } from './support/expect';
 import { startDnsServer, type DnsServer } from './support/dns-server';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { stubLookup, type LookupStub } from './support/lookup-stub';
+import { tempDir } from './support/child';
 
 // Exports carry no monitor config (spec: "Monitor `config` is never returned
 // by any read"; issue 24 item 9): not the config, and nothing read from it.
@@ -39,7 +40,7 @@ async function download(p: string): Promise<Buffer> {
 }
 
 function unzip(bytes: Buffer): Buffer[] {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-export-config-'));
+  const dir = tempDir('vigil-export-config-');
   const file = path.join(dir, 'x.zip');
   fs.writeFileSync(file, bytes);
   try {

@@ -16,6 +16,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { ExportEntityResponseSchema } from '../gen/proto/vigil/v1/export_pb';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { ok, until } from './support/expect';
+import { tempDir } from './support/child';
 
 const COLUMNS: Record<string, string[]> = {
   monitors: ['id', 'name', 'kind', 'workspaceId', 'workspaceName', 'status', 'enabled', 'intervalSeconds', 'confirmations', 'tags',
@@ -103,7 +104,7 @@ async function both(key: string, entity: string, query = ''): Promise<{ header: 
 const ids = (rows: Record<string, any>[], key = 'id') => rows.map((r) => r[key]).sort();
 
 function unzip(bytes: Buffer): Map<string, Buffer> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-export-'));
+  const dir = tempDir('vigil-export-');
   const file = path.join(dir, 'x.zip');
   fs.writeFileSync(file, bytes);
   try {

@@ -1,32 +1,14 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT } from './support/child';
+import { ROOT, spawnTracked, tempDir } from './support/child';
+import { alive, descendants } from './support/procs';
 
 // What a process supervisor or a container runtime does: signal only the PID
 // it started (`npm start`), not the process group. The whole service stops —
 // server, worker, embedded PostgreSQL — with nothing left listening or running.
 
-/** Every process below `pid` (children, grandchildren, …), read from /proc. */
-function descendants(pid: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // The command name may hold spaces and parentheses: the fields after the last ')' are fixed.
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch { /* gone meanwhile */ }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => { for (const [child, ppid] of parent) if (ppid === p) { out.push(child); walk(child); } };
-  walk(pid);
-  return out;
-}
-
-const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
 const listening = (port: number) => new Promise<boolean>((resolve) => {
   const s = net.connect(port, '127.0.0.1');
   s.once('connect', () => { s.destroy(); resolve(true); });
@@ -34,14 +16,14 @@ const listening = (port: number) => new Promise<boolean>((resolve) => {
 });
 
 let dataDir: string;
-beforeAll(() => { dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-signals-')); });
+beforeAll(() => { dataDir = tempDir('vigil-signals-'); });
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 test.each(['SIGTERM', 'SIGINT'] as const)('%s to the PID of `npm start` stops the server, the worker and the embedded PostgreSQL', async (signal) => {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL;
-  // detached: its own process group, so that only the PID is signalled, as a supervisor does.
-  const npm = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // Its own process group (spawnTracked), so that only the PID is signalled, as a supervisor does.
+  const npm = spawnTracked('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   npm.stdout!.on('data', (d) => { out += d; });
   npm.stderr!.on('data', (d) => { out += d; });

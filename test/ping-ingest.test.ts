@@ -10,11 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { spawn } from 'node:child_process';
 import { QUIET_RESULT_MS } from '../src/engine/ping';
 import { ok, until } from './support/expect';
 import { ApiClient, freshDatabase, startTestServer, type TestServer } from './support/harness';
-import { ROOT, startChild } from './support/child';
+import { ROOT, startChild, tempDir, spawnTracked } from './support/child';
 
 const MASTER_KEY = randomBytes(32).toString('base64');
 let server: TestServer;
@@ -189,7 +188,7 @@ test('a ping is answered alike by the fast path and by the app\'s router (anothe
 
 test('a ping is in the buffer before its answer: acknowledged pings survive kill -9 of the server, a worker applies them later; other processes\' deletes reach its token cache', async () => {
   const database = await freshDatabase();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-ping-test-'));
+  const dataDir = tempDir('vigil-ping-test-');
   const child = await startChild({ DATABASE_URL: database.url, DATA_DIR: dataDir, MASTER_KEY, WORKER: 'false', RATE_LIMIT_STORE: 'memory', RATE_LIMIT_WRITE: '1000000', RATE_LIMIT_READ: '1000000' });
   const c = new pg.Client({ connectionString: database.url });
   await c.connect();
@@ -234,7 +233,7 @@ test('a ping is in the buffer before its answer: acknowledged pings survive kill
     expect(pending).toBe(0); // nothing applied: no worker ran
 
     // A worker process started now applies them: every monitor up, its last ping no older than its latest acknowledged one.
-    const worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker-main.ts'], {
+    const worker = spawnTracked(process.execPath, ['--import', 'tsx', 'src/worker-main.ts'], {
       cwd: ROOT, env: { ...process.env, DATABASE_URL: database.url, MASTER_KEY, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -5,6 +5,7 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { startServer, type RunningServer } from '../src/server';
 import { ApiClient, startTestServer, type TestServer } from './support/harness';
+import { tempDir } from './support/child';
 
 // Limits are per organisation (not per key), answer 429 rate_limited with
 // Retry-After in whole seconds, and hold across processes sharing a store.
@@ -51,7 +52,7 @@ describe('single process (memory store)', () => {
 /** Two server processes' worth of Vigil on one database, sharing the limiter's store. */
 async function twoServers(env: Record<string, string>): Promise<{ a: TestServer; b: RunningServer; close: () => Promise<void> }> {
   const a = await startTestServer(env);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-rl-'));
+  const dir = tempDir('vigil-rl-');
   const b = await startServer(loadConfig({ ...env, DATABASE_URL: a.databaseUrl, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), createLogger('silent'));
   return { a, b, close: async () => { await b.close(); await a.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
 }

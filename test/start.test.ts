@@ -1,15 +1,15 @@
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { execTracked, spawnTracked, tempDir } from './support/child';
 
 // `npm start` on a fresh machine: no DATABASE_URL, an embedded PostgreSQL under
 // DATA_DIR, an owner key printed once, the operator CLI working beside it.
 
 const ROOT = path.resolve(__dirname, '..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
-const run = promisify(execFile);
+const run = execTracked;
 let dataDir: string;
 
 function envFor(): NodeJS.ProcessEnv {
@@ -21,7 +21,7 @@ function envFor(): NodeJS.ProcessEnv {
 
 /** Starts `src/main.ts` and resolves once it prints its address. */
 function start(): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(TSX, ['src/main.ts'], { cwd: ROOT, env: envFor(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnTracked(TSX, ['src/main.ts'], { cwd: ROOT, env: envFor(), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });
@@ -39,7 +39,7 @@ function stop(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => { child.once('exit', (code) => resolve(code)); child.kill('SIGTERM'); });
 }
 
-beforeAll(() => { dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-start-')); });
+beforeAll(() => { dataDir = tempDir('vigil-start-'); });
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 test('first start on an empty data folder: embedded database, owner key printed once, CLI beside it, clean stop', async () => {

@@ -10,6 +10,7 @@ import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { checkNow } from './support/monitors';
 import { startHttpReceiver, startSmtpServer, type HttpReceiver, type SmtpReceiver } from './support/receivers';
+import { tempDir } from './support/child';
 
 // Subscribers of a status page, end to end: e-mail double opt-in on a local
 // SMTP server (nothing before the link is followed), the news they get
@@ -244,7 +245,7 @@ test('news made while no worker runs is delivered once one does', async () => {
   await until('the opening', async () => hooks.requests.some((r) => r.path === '/later' && r.json?.type === 'incident.opened'));
 
   // An API-only process publishes an update: the news waits in the queue in PostgreSQL.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-api-only-'));
+  const dir = tempDir('vigil-api-only-');
   const apiOnly = await startServer(loadConfig({ DATABASE_URL: server.databaseUrl, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WORKER: 'false', MASTER_KEY, RATE_LIMIT_WRITE: '100000' }), createLogger('silent'));
   try {
     const res = await fetch(`${apiOnly.url}/api/v1/incidents/${incident}`, {

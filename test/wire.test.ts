@@ -13,7 +13,7 @@ import {
 import { WorkspaceService } from '../gen/proto/vigil/v1/workspaces_pb';
 import { AuditService, ListAuditEntriesResponseSchema } from '../gen/proto/vigil/v1/audit_pb';
 import { startTestServer, type TestServer } from './support/harness';
-import { ROOT } from './support/child';
+import { ROOT, tempDir } from './support/child';
 
 // One handler behind every wire format: REST JSON, REST protobuf (gzip both
 // ways) and Connect (binary and JSON) give the same data and the same errors.
@@ -211,7 +211,7 @@ describe('published contract', () => {
 
   test('the served protos, saved at their listed paths, build with buf generate as they are', async () => {
     const list = (await (await fetch(`${server.url}/api/proto`)).json()).data as { path: string; url: string }[];
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-protos-'));
+    const dir = tempDir('vigil-protos-');
     try {
       for (const f of list) {
         fs.mkdirSync(path.join(dir, path.dirname(f.path)), { recursive: true });

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startTestServer, type TestServer } from './support/harness';
+import { spawnTracked } from './support/child';
 
 // Scale-out roles: a server with WORKER=false only serves the API; a separate
 // `npm run worker` process on the same database does the checking.
@@ -32,7 +32,7 @@ test('an API-only server checks nothing; a worker process on the same database d
   expect((await api.get(`/monitors/${id}`)).body.data.status).toBe('pending');
 
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: server.databaseUrl, MASTER_KEY, LOG_LEVEL: 'warn' };
-  const worker = spawn(path.join(ROOT, 'node_modules/.bin/tsx'), ['src/worker-main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const worker = spawnTracked(path.join(ROOT, 'node_modules/.bin/tsx'), ['src/worker-main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   worker.stdout!.on('data', (d) => { out += d; });
   worker.stderr!.on('data', (d) => { out += d; });

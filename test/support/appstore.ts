@@ -14,6 +14,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import forge from 'node-forge';
 import { makeCa, makeIntermediate, makeLeaf } from './certs';
+import { tempDir } from './child';
 
 const marker = (oid: string) => ({ id: oid, critical: false, value: forge.asn1.toDer(forge.asn1.create(forge.asn1.Class.UNIVERSAL, forge.asn1.Type.NULL, false, '')).getBytes() });
 
@@ -44,7 +45,7 @@ export async function startFakeAppStore(bundleId: string, products: string): Pro
     const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(payload))}`;
     return `${input}.${b64url(crypto.sign('sha256', Buffer.from(input), leaf.key))}`;
   };
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-appstore-'));
+  const dir = tempDir('vigil-appstore-');
   fs.writeFileSync(path.join(dir, 'root.pem'), root.cert);
   const ec = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
   fs.writeFileSync(path.join(dir, 'key.p8'), ec);

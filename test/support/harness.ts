@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../../src/config';
 import { addMember, createOrganization } from '../../src/domain/organizations';
 import { createLogger, type Logger } from '../../src/log';
 import { startServer, type RunningServer } from '../../src/server';
+import { tempDir } from './child';
 
 /** The admin URL of the run's PostgreSQL (see global-setup.mjs). */
 export function adminUrl(): string {
@@ -49,7 +50,7 @@ export interface TestServer extends RunningServer {
 /** Starts Vigil on a fresh database (rate limits as configured in `env`). */
 export async function startTestServer(env: Record<string, string> = {}, opts: { log?: Logger } = {}): Promise<TestServer> {
   const database = await freshDatabase();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-test-data-'));
+  const dataDir = tempDir('vigil-test-data-');
   const config: Config = loadConfig({ DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_STORE: 'memory', WORKER: 'false', ...env });
   const server = await startServer(config, opts.log ?? createLogger('silent'));
   let n = 0;
