@@ -4,6 +4,7 @@ import type { Database } from './schema';
 import { preparingPool } from './prepared';
 import { ChangeClock } from './changes';
 import { ReadCache } from './readCache';
+import { commitTrackingPool } from './commits';
 
 // Timestamps arrive as Date (default); bigint counts (type 20) as numbers,
 // which are safe for every count Vigil keeps.
@@ -18,17 +19,27 @@ const caches = new WeakMap<object, ReadCache>();
 const clocks = new WeakMap<object, ChangeClock>();
 
 /**
+ * How long a statement waits for a connection of the pool (all busy, or
+ * PostgreSQL slow to accept one) before it fails; the API answers that
+ * failure 503 with Retry-After (src/pipeline/dbErrors.ts) instead of holding
+ * the request for ever.
+ */
+export const ACQUIRE_TIMEOUT_MS = 30_000;
+
+/**
  * Opens a pooled connection to `url`. Its change clock learns of every write
  * made through `db`; the read cache serves nothing until a change feed makes
  * the clock live (src/db/changeFeed.ts), so processes without one never cache.
  */
-export function connectDb(url: string, max = 10): { db: Db; pool: pg.Pool; clock: ChangeClock } {
-  const pool = new pg.Pool({ connectionString: url, max });
+export function connectDb(url: string, max = 10, acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): { db: Db; pool: pg.Pool; clock: ChangeClock } {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: acquireTimeoutMs });
   pool.on('error', () => { /* an idle client died; the pool replaces it */ });
   // A checked-out client's socket error is reported on its query; the listener keeps it from crashing the process.
   pool.on('connect', (client) => { client.on('error', () => undefined); });
   const clock = new ChangeClock();
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, clock) as unknown as pg.Pool }) });
+  // The runner asks whether an operation committed anything before repeating it (src/db/commits.ts).
+  const seam = commitTrackingPool(preparingPool(pool, clock));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: seam as unknown as pg.Pool }) });
   caches.set(db, new ReadCache(clock));
   clocks.set(db, clock);
   return { db, pool, clock };

@@ -15,19 +15,21 @@ import { messageToShape, shapeToMessage } from './wire';
 import { fillAbsentLists } from './absentLists';
 import { BODY_LIMITS, drainUnread, readBody } from './body';
 import { credentialsOf } from './credentials';
+import { asApiError } from './respond';
 import { bufferedFile, type FileAnswer } from './fileAnswer';
 import type { Credentials } from '../pipeline/run';
 
 const CODES: Record<number, Code> = {
   400: Code.InvalidArgument, 401: Code.Unauthenticated, 402: Code.FailedPrecondition, 403: Code.PermissionDenied,
   404: Code.NotFound, 409: Code.AlreadyExists, 413: Code.ResourceExhausted, 429: Code.ResourceExhausted,
-  501: Code.Unimplemented, 502: Code.Unavailable,
+  501: Code.Unimplemented, 502: Code.Unavailable, 503: Code.Unavailable,
 };
 
 /** The API error as a Connect error; the spec's body rides along in `vigil-error` metadata. */
-function toConnectError(err: unknown, log: (msg: string, e: unknown) => void): ConnectError {
-  if (!(err instanceof ApiError)) {
-    log('unhandled error', err);
+function toConnectError(reason: unknown, log: (msg: string, e: unknown) => void): ConnectError {
+  // The one rendering of unknown errors (src/transport/respond.ts): database failures keep their meaning here too.
+  const err = asApiError(reason, log);
+  if (err.status === 500) {
     return new ConnectError('Something went wrong on our side; it has been logged.', Code.Internal, new Headers({ 'vigil-error-code': 'internal' }));
   }
   const meta = new Headers({ 'vigil-error-code': err.code, 'vigil-error': JSON.stringify(err.toBody()) });
