@@ -6,8 +6,7 @@ import { connectDb, ensureDatabase, type Db } from './db/connect';
 import { startEmbedded, type EmbeddedServer } from './db/embedded';
 import { migrateToLatest } from './db/migrate';
 import { startChangeFeed, type ChangeFeed } from './db/changeFeed';
-import { createOrganization } from './domain/organizations';
-import { isEmpty } from './repo/organizations';
+import { bootstrapOrganization } from './domain/organizations';
 import { handlers } from './api';
 import { createLogger, type Logger } from './log';
 import { createRateLimits } from './pipeline/ratelimit';
@@ -60,11 +59,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await migrateQueue(pool, log);
     // Hot reads are cached while this feed tells us of other processes' writes.
     changes = await startChangeFeed(dbUrl, clock, (m, e) => log.error(m, e));
-    let bootstrapKey: string | null = null;
-    if (await isEmpty(db)) {
-      const org = await createOrganization(db, { name: 'My organisation', ownerEmail: 'owner@localhost', plan: config.bootstrapPlan });
-      bootstrapKey = org.apiKey;
-    }
+    // Exactly one of several processes started at once on an empty database creates the first organisation.
+    const bootstrapKey = (await bootstrapOrganization(db, config.bootstrapPlan))?.apiKey ?? null;
     if (config.rateLimitStore === 'redis') {
       const { Redis } = await import('ioredis');
       redis = new Redis(config.redisUrl!, { enableOfflineQueue: false, lazyConnect: false });
