@@ -52,7 +52,6 @@ async function openDatabase(config: Config, log: Logger): Promise<{ url: string;
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const { url: dbUrl, embedded } = await openDatabase(config, log);
   const { db, pool, clock } = connectDb(dbUrl, 30);
-  let redis: { quit(): Promise<unknown> } | undefined;
   let changes: ChangeFeed | undefined;
   try {
     await migrateToLatest(db);
@@ -61,11 +60,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     changes = await startChangeFeed(dbUrl, clock, (m, e) => log.error(m, e));
     // Exactly one of several processes started at once on an empty database creates the first organisation.
     const bootstrapKey = (await bootstrapOrganization(db, config.bootstrapPlan))?.apiKey ?? null;
-    if (config.rateLimitStore === 'redis') {
-      const { Redis } = await import('ioredis');
-      redis = new Redis(config.redisUrl!, { enableOfflineQueue: false, lazyConnect: false });
-    }
-    const limits = await createRateLimits(config, { pool, redis });
+    // The limiter opens (and closes) its own Redis client when REDIS_URL is set.
+    const limits = await createRateLimits(config, { pool, log });
     const secrets = createSecretBox(loadMasterKey(config.masterKey, config.dataDir));
     let baseUrl = config.baseUrl ?? '';
     const net = netPolicyFrom(config);
@@ -124,7 +120,6 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         // After the connections: samples acknowledged until then are applied now, or by the next worker.
         await agentDrain?.stop();
         await limits.close();
-        await redis?.quit().catch(() => undefined);
         await changes?.close();
         await db.destroy();
         await embedded?.stop();
