@@ -1,4 +1,7 @@
 import pg from 'pg';
+import { sql } from 'kysely';
+import { withRetries } from '../src/pipeline/run';
+import { asApiError } from '../src/transport/respond';
 import { freshDatabase, startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
 import { startChild, type ChildServer } from './support/child';
 
@@ -228,6 +231,52 @@ test('a write whose parent is gone names it: a 404 of the parent, not a foreign-
   const link = await api.post(`/hosts/${h}/monitors`, { monitorId: m });
   expect(link.status).toBe(404);
   expect(link.body).toMatchObject({ code: 'not_found', vars: { resource: 'monitor' }, details: { field: 'monitorId' } });
+});
+
+describe('an operation that loses a deadlock', () => {
+  const deadlock = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
+
+  test('is run again while it has committed nothing, and answers as the second attempt does', async () => {
+    let attempts = 0;
+    const result = await withRetries(async () => {
+      attempts++;
+      await srv.db.selectFrom('workspaces').select('id').where('id', '=', owner.workspaceId).execute();
+      if (attempts === 1) throw deadlock();
+      return 'second';
+    });
+    expect({ result, attempts }).toEqual({ result: 'second', attempts: 2 });
+  });
+
+  test('is not run again once a write of it was committed: 409 conflict_retry with Retry-After', async () => {
+    let attempts = 0;
+    const failed = await withRetries(async () => {
+      attempts++;
+      await srv.db.updateTable('workspaces').set({ client_reference: `r${attempts}` }).where('id', '=', owner.workspaceId).execute();
+      throw deadlock();
+    }).catch((e: unknown) => e);
+    expect(attempts).toBe(1);
+    const answer = asApiError(failed);
+    expect(answer.status).toBe(409);
+    expect(answer.code).toBe('conflict_retry');
+    expect(answer.headers['Retry-After']).toMatch(/^\d+$/);
+  });
+
+  test('a real deadlock between two operations: PostgreSQL aborts one, the runner repeats it, both succeed', async () => {
+    const [a, b] = [await make.workspace(), await make.workspace()];
+    let attempts = 0;
+    // Each takes its first row, then waits until the other holds its own: the second lock closes the cycle (first attempts only).
+    let held = 0;
+    const bothHeld = new Promise<void>((resolve) => { const t = setInterval(() => { if (held >= 2) { clearInterval(t); resolve(); } }, 10); });
+    const op = (first: string, second: string) => withRetries(() => srv.db.transaction().execute(async (tx) => {
+      const attempt = ++attempts;
+      await sql`select id from workspaces where id = ${first} for update`.execute(tx);
+      if (attempt <= 2) { held++; await bothHeld; }
+      await sql`select id from workspaces where id = ${second} for update`.execute(tx);
+      return 'done';
+    }));
+    expect(await Promise.all([op(a, b), op(b, a)])).toEqual(['done', 'done']);
+    expect(attempts).toBe(3);
+  }, 30_000);
 });
 
 describe('two servers started at once on an empty database', () => {

@@ -108,7 +108,7 @@ const ATTEMPTS = 3;
  * committed something first is not repeated; it answers 409 `conflict_retry`
  * (src/pipeline/dbErrors.ts) and the client repeats it.
  */
-async function withRetries<T>(run: () => Promise<T>): Promise<T> {
+export async function withRetries<T>(run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const outcome = await trackCommits(run);
     if ('result' in outcome) return outcome.result;
