@@ -64,8 +64,9 @@ interface Pair {
   listed?: boolean;
   /**
    * A refusal the contract gives when the deleted record is named in the
-   * body: a set of channel ids naming one that is gone is 400 `unknown_channel`
-   * (channelIds.N), raced or not.
+   * body, raced or not: a set of channel ids naming one that is gone is 400
+   * `unknown_channel` (channelIds.N); a maintenance window naming a monitor
+   * that is not (or no longer) in its workspace is 400 naming monitorIds.N.
    */
   refusal?: string;
 }
@@ -119,7 +120,7 @@ const PAIRS: Pair[] = [
     op: ({ m, c }) => api.put(`/monitors/${m}/channels`, { channelIds: [c] }), del: ({ m }) => api.delete(`/monitors/${m}`) },
   { name: 'setMonitorChannels vs deleteChannel', refusal: 'unknown_channel', setup: async () => ({ m: await make.monitor(), c: await make.channel() }),
     op: ({ m, c }) => api.put(`/monitors/${m}/channels`, { channelIds: [c] }), del: ({ c }) => api.delete(`/channels/${c}`) },
-  { name: 'createMaintenanceWindow vs deleteMonitor', setup: async () => ({ m: await make.monitor() }),
+  { name: 'createMaintenanceWindow vs deleteMonitor', refusal: 'invalid_field', setup: async () => ({ m: await make.monitor() }),
     op: ({ m }) => api.post('/maintenance', { title: 't', workspaceId: owner.workspaceId, monitorIds: [m], startsAt: later(1), endsAt: later(2) }),
     del: ({ m }) => api.delete(`/monitors/${m}`) },
   { name: 'createEscalationPolicy vs deleteMonitor', setup: async () => ({ m: await make.monitor(), c: await make.channel() }),
@@ -165,7 +166,7 @@ const PAIRS: Pair[] = [
     op: ({ w }) => api.post('/errors/projects', { name: 'e', workspaceId: w }), del: ({ w }) => api.delete(`/workspaces/${w}`) },
   { name: 'createAnalyticsSite vs deleteWorkspace', setup: async () => ({ w: await make.workspace() }),
     op: ({ w }) => api.post('/analytics', { domain: `s${uniq()}.example.test`, workspaceId: w }), del: ({ w }) => api.delete(`/workspaces/${w}`) },
-  { name: 'createMaintenanceWindow vs deleteWorkspace', setup: async () => {
+  { name: 'createMaintenanceWindow vs deleteWorkspace', refusal: 'invalid_field', setup: async () => {
     const w = await make.workspace();
     return { w, m: await make.monitor(w) };
   }, op: ({ w, m }) => api.post('/maintenance', { title: 't', workspaceId: w, monitorIds: [m], startsAt: later(1), endsAt: later(2) }),
