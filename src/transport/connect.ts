@@ -34,7 +34,8 @@ function toConnectError(reason: unknown, log: (msg: string, e: unknown) => void)
   }
   const meta = new Headers({ 'vigil-error-code': err.code, 'vigil-error': JSON.stringify(err.toBody()) });
   for (const [k, v] of Object.entries(err.headers)) meta.set(k, v);
-  return new ConnectError(err.message, CODES[err.status] ?? Code.Unknown, meta);
+  // A request that lost a race it may simply repeat is Connect's Aborted (retry at a higher level), not AlreadyExists.
+  return new ConnectError(err.message, err.code === 'conflict_retry' ? Code.Aborted : CODES[err.status] ?? Code.Unknown, meta);
 }
 
 function malformed(method: DescMethod, reason: string): ApiError {
