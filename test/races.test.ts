@@ -13,7 +13,7 @@ import { startChild, type ChildServer } from './support/child';
 // Also: two servers started at once on an empty database both come up and
 // exactly one creates the first organisation and prints its key.
 
-const ROUNDS = Number(process.env.RACE_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.RACE_ROUNDS ?? 4);
 const PAIR_ROUNDS = Number(process.env.RACE_PAIR_ROUNDS ?? 8);
 
 let srv: TestServer;
