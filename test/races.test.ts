@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { sql } from 'kysely';
-import { withRetries } from '../src/pipeline/run';
+import { clockOf, withTransactionRetries } from '../src/db/connect';
 import { asApiError } from '../src/transport/respond';
 import { freshDatabase, startTestServer, type ApiClient, type ApiResponse, type TestServer } from './support/harness';
 import { startChild, type ChildServer } from './support/child';
@@ -234,50 +234,60 @@ test('a write whose parent is gone names it: a 404 of the parent, not a foreign-
   expect(link.body).toMatchObject({ code: 'not_found', vars: { resource: 'monitor' }, details: { field: 'monitorId' } });
 });
 
-describe('an operation that loses a deadlock', () => {
+describe('a transaction of the API that loses a deadlock', () => {
   const deadlock = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
+  // The handle the runner gives handlers (src/db/retry.ts).
+  const apiDb = () => withTransactionRetries(srv.db);
 
-  test('is run again while it has committed nothing, and answers as the second attempt does', async () => {
+  test('is run again, and answers as the next attempt does', async () => {
     let attempts = 0;
-    const result = await withRetries(async () => {
+    const result = await apiDb().transaction().execute(async (tx) => {
       attempts++;
-      await srv.db.selectFrom('workspaces').select('id').where('id', '=', owner.workspaceId).execute();
+      await tx.updateTable('workspaces').set({ client_reference: `attempt ${attempts}` }).where('id', '=', owner.workspaceId).execute();
       if (attempts === 1) throw deadlock();
       return 'second';
     });
     expect({ result, attempts }).toEqual({ result: 'second', attempts: 2 });
+    // The first attempt left nothing behind.
+    const ws = await srv.db.selectFrom('workspaces').select('client_reference').where('id', '=', owner.workspaceId).executeTakeFirstOrThrow();
+    expect(ws.client_reference).toBe('attempt 2');
   });
 
-  test('is not run again once a write of it was committed: 409 conflict_retry with Retry-After', async () => {
+  test('losing every time is 409 conflict_retry with Retry-After', async () => {
     let attempts = 0;
-    const failed = await withRetries(async () => {
-      attempts++;
-      await srv.db.updateTable('workspaces').set({ client_reference: `r${attempts}` }).where('id', '=', owner.workspaceId).execute();
-      throw deadlock();
-    }).catch((e: unknown) => e);
-    expect(attempts).toBe(1);
+    const failed = await apiDb().transaction().execute(async () => { attempts++; throw deadlock(); }).catch((e: unknown) => e);
+    expect(attempts).toBe(3);
     const answer = asApiError(failed);
     expect(answer.status).toBe(409);
     expect(answer.code).toBe('conflict_retry');
     expect(answer.headers['Retry-After']).toMatch(/^\d+$/);
+    // Other failures are not run again.
+    attempts = 0;
+    await apiDb().transaction().execute(async () => { attempts++; throw new Error('no'); }).catch(() => undefined);
+    expect(attempts).toBe(1);
   });
 
-  test('a real deadlock between two operations: PostgreSQL aborts one, the runner repeats it, both succeed', async () => {
+  test('a real deadlock between two transactions: PostgreSQL aborts one, it runs again, both succeed', async () => {
     const [a, b] = [await make.workspace(), await make.workspace()];
     let attempts = 0;
     // Each takes its first row, then waits until the other holds its own: the second lock closes the cycle (first attempts only).
     let held = 0;
     const bothHeld = new Promise<void>((resolve) => { const t = setInterval(() => { if (held >= 2) { clearInterval(t); resolve(); } }, 10); });
-    const op = (first: string, second: string) => withRetries(() => srv.db.transaction().execute(async (tx) => {
+    const op = (first: string, second: string) => apiDb().transaction().execute(async (tx) => {
       const attempt = ++attempts;
       await sql`select id from workspaces where id = ${first} for update`.execute(tx);
       if (attempt <= 2) { held++; await bothHeld; }
       await sql`select id from workspaces where id = ${second} for update`.execute(tx);
       return 'done';
-    }));
+    });
     expect(await Promise.all([op(a, b), op(b, a)])).toEqual(['done', 'done']);
     expect(attempts).toBe(3);
   }, 30_000);
+
+  test('the handle is the same database otherwise: its read cache and change clock are the root\'s', () => {
+    expect(clockOf(apiDb())).toBe(clockOf(srv.db));
+    expect(clockOf(apiDb())).not.toBeNull();
+  });
 });
 
 describe('two servers started at once on an empty database', () => {

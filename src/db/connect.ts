@@ -4,7 +4,7 @@ import type { Database } from './schema';
 import { preparingPool } from './prepared';
 import { ChangeClock } from './changes';
 import { ReadCache } from './readCache';
-import { commitTrackingPool } from './commits';
+import { retryTransactionsOf } from './retry';
 
 // Timestamps arrive as Date (default); bigint counts (type 20) as numbers,
 // which are safe for every count Vigil keeps.
@@ -37,9 +37,7 @@ export function connectDb(url: string, max = 10, acquireTimeoutMs = ACQUIRE_TIME
   // A checked-out client's socket error is reported on its query; the listener keeps it from crashing the process.
   pool.on('connect', (client) => { client.on('error', () => undefined); });
   const clock = new ChangeClock();
-  // The runner asks whether an operation committed anything before repeating it (src/db/commits.ts).
-  const seam = commitTrackingPool(preparingPool(pool, clock));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: seam as unknown as pg.Pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, clock) as unknown as pg.Pool }) });
   caches.set(db, new ReadCache(clock));
   clocks.set(db, clock);
   return { db, pool, clock };
@@ -58,6 +56,26 @@ export function cachedRows<R>(db: Db, key: string, tables: readonly string[], lo
 /** What `cachedRows` would answer from memory now, without a promise; undefined when it would have to load. */
 export function peekCachedRows<R>(db: Db, key: string, tables: readonly string[]): readonly R[] | undefined {
   return caches.get(db)?.peek<R>(key, tables);
+}
+
+const retrying = new WeakMap<Db, Db>();
+
+/**
+ * The root `db` whose transactions run again after a deadlock or a
+ * serialisation failure (src/db/retry.ts), for the API's operations: one
+ * handle per root, sharing its read cache and change clock.
+ */
+export function withTransactionRetries(db: Db): Db {
+  let view = retrying.get(db);
+  if (!view) {
+    view = retryTransactionsOf(db);
+    const cache = caches.get(db);
+    const clock = clocks.get(db);
+    if (cache) caches.set(view, cache);
+    if (clock) clocks.set(view, clock);
+    retrying.set(db, view);
+  }
+  return view;
 }
 
 /** The change clock of a root `db` (null for a transaction or a handle not made by connectDb): for caches of their own. */

@@ -5,11 +5,13 @@
  * deleted between its check and the insert, a row gone before a `…OrThrow`
  * read, a deadlock, a database that takes no more connections. None of those
  * is a fault of the server's code, so none may answer 500: this module turns
- * them into the spec's error bodies, and the runner retries the ones a
- * second attempt can cure (src/pipeline/run.ts).
+ * them into the spec's error bodies. (A transaction that lost a deadlock has
+ * been run again already, src/db/retry.ts; what reaches here lost every time,
+ * or was no transaction of the API's.)
  */
 import { NoResultError } from 'kysely';
 import { ApiError, notFound } from './errors';
+import { isTransientConflict } from '../db/retry';
 
 /** Seconds a client should wait before repeating a request refused for a passing condition. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -20,16 +22,6 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 function codeOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
-}
-
-/**
- * True for failures one more attempt of the same transaction can cure:
- * deadlock_detected (40P01) and serialization_failure (40001). PostgreSQL
- * rolled the transaction back whole, so nothing of it is left behind.
- */
-export function isRetryable(err: unknown): boolean {
-  const code = codeOf(err);
-  return code === '40P01' || code === '40001';
 }
 
 /** Records by table, as a 404 names them. */
@@ -120,7 +112,7 @@ export function serviceUnavailable(): ApiError {
  * module knows (the caller then logs it as a fault and answers 500).
  * - 23503 foreign_key_violation → 404 naming the vanished parent (409 on the delete side);
  * - Kysely's NoResultError (a row gone between a check and a read) → 404;
- * - 40P01 / 40001 (not cured by the runner's retries) → 409 `conflict_retry` with Retry-After;
+ * - 40P01 / 40001 (not cured by running the transaction again) → 409 `conflict_retry` with Retry-After;
  * - 23505 unique_violation → 409 `already_exists`;
  * - out of connections (53300, pool timeouts), class 53/08, shutting down → 503 with Retry-After.
  */
@@ -129,7 +121,7 @@ export function databaseAnswer(err: unknown): ApiError | null {
   const code = codeOf(err);
   if (code === '23503') return foreignKey(err as never);
   if (code === '23505') return unique(err as never);
-  if (isRetryable(err)) return conflictRetry();
+  if (isTransientConflict(err)) return conflictRetry();
   if (isUnavailable(err)) return serviceUnavailable();
   return null;
 }

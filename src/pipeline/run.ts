@@ -4,7 +4,7 @@ import { sessionFromCookie } from '../auth/sessions';
 import { ANONYMOUS } from '../auth/caller';
 import { can, type Caller } from '../auth/caller';
 import type { Permission } from '../auth/roles';
-import type { Db } from '../db/connect';
+import { withTransactionRetries, type Db } from '../db/connect';
 import { ApiError, forbidden } from './errors';
 import type { Ctx, Services } from './context';
 import type { RateLimits } from './ratelimit';
@@ -12,8 +12,6 @@ import { check } from './validate';
 import { badInput, textProblem } from './text';
 import { bodyValidators, queryValidators } from '../../gen/validators.cjs';
 import { NOT_BUILT, notImplementedError } from '../api/notImplemented';
-import { trackCommits } from '../db/commits';
-import { isRetryable } from './dbErrors';
 
 /**
  * What a request carries to prove who sends it, and where it comes from:
@@ -96,27 +94,6 @@ function refuseUnstorable(raw: RawRequest): void {
   if (bad) throw new ApiError(400, 'invalid_field', `Invalid field ${bad.field}: ${bad.reason}.`, { field: bad.field }, [bad]);
 }
 
-/** Attempts of an operation that loses a deadlock or a serialisation check before it answers 409 `conflict_retry`. */
-const ATTEMPTS = 3;
-
-/**
- * Runs a handler, and runs it again (twice at most, after a short random
- * pause) when it lost a deadlock or a serialisation check before any write of
- * it was committed: PostgreSQL rolled that transaction back whole, so the
- * second attempt starts from a clean slate and meets the state the winner
- * left (a deleted parent is then the handler's own 404). An operation that
- * committed something first is not repeated; it answers 409 `conflict_retry`
- * (src/pipeline/dbErrors.ts) and the client repeats it.
- */
-export async function withRetries<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const outcome = await trackCommits(run);
-    if ('result' in outcome) return outcome.result;
-    if (attempt >= ATTEMPTS || outcome.committed || !isRetryable(outcome.error)) throw outcome.error;
-    await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * attempt));
-  }
-}
-
 /** Builds the runner every transport (REST JSON, REST protobuf, Connect, MCP) calls. */
 export function createRunner(deps: RunnerDeps): Runner {
   const admit: Runner['admit'] = async (route, credentials) => {
@@ -151,14 +128,15 @@ export function createRunner(deps: RunnerDeps): Runner {
 
     const ctx: Ctx = {
       caller,
-      db: deps.db,
+      // Its transactions run again after a deadlock or a serialisation failure (src/db/retry.ts).
+      db: withTransactionRetries(deps.db),
       services: deps.services,
       now: new Date(),
       limits: deps.limits,
       client: { address: raw.credentials.remoteAddress ?? null, userAgent: raw.credentials.userAgent?.slice(0, 200) ?? null, host: raw.credentials.host ?? null },
       require: (p) => { if (!can(caller, p)) throw forbidden(p); },
     };
-    return withRetries(() => deps.handlers[route.operationId]({ path: raw.path, query, body, headers: raw.headers }, ctx));
+    return deps.handlers[route.operationId]({ path: raw.path, query, body, headers: raw.headers }, ctx);
   };
   return { admit, execute, run: async (route, raw) => execute(route, raw, await admit(route, raw.credentials)) };
 }
