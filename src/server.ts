@@ -6,8 +6,7 @@ import { connectDb, ensureDatabase, type Db } from './db/connect';
 import { startEmbedded, type EmbeddedServer } from './db/embedded';
 import { migrateToLatest } from './db/migrate';
 import { startChangeFeed, type ChangeFeed } from './db/changeFeed';
-import { createOrganization } from './domain/organizations';
-import { isEmpty } from './repo/organizations';
+import { bootstrapOrganization } from './domain/organizations';
 import { handlers } from './api';
 import { createLogger, type Logger } from './log';
 import { createRateLimits, type RateLimits } from './pipeline/ratelimit';
@@ -74,7 +73,6 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   let embedded: EmbeddedServer | null = null;
   let database: Db | null = null;
   let changes: ChangeFeed | null = null;
-  let redis: { quit(): Promise<unknown> } | null = null;
   let limits: RateLimits | null = null;
   let listening: { drain(ms: number): Promise<void> } | null = null;
   let worker: Worker | null = null;
@@ -111,7 +109,6 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     // After the connections: samples acknowledged until then are applied now, or by the next worker.
     await step('agent drain', () => agentDrain?.stop());
     await step('rate limits', () => limits?.close());
-    await step('redis', () => redis?.quit());
     await step('change feed', () => changes?.close());
     await step('database pool', () => database?.destroy());
     await step('embedded PostgreSQL', () => embedded?.stop());
@@ -125,16 +122,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await migrateQueue(pool, log);
     // Hot reads are cached while this feed tells us of other processes' writes.
     changes = await startChangeFeed(dbUrl, clock, (m, e) => log.error(m, e));
-    let bootstrapKey: string | null = null;
-    if (await isEmpty(db)) {
-      const org = await createOrganization(db, { name: 'My organisation', ownerEmail: 'owner@localhost', plan: config.bootstrapPlan });
-      bootstrapKey = org.apiKey;
-    }
-    if (config.rateLimitStore === 'redis') {
-      const { Redis } = await import('ioredis');
-      redis = new Redis(config.redisUrl!, { enableOfflineQueue: false, lazyConnect: false });
-    }
-    limits = await createRateLimits(config, { pool, redis: redis ?? undefined });
+    // Exactly one of several processes started at once on an empty database creates the first organisation.
+    const bootstrapKey = (await bootstrapOrganization(db, config.bootstrapPlan))?.apiKey ?? null;
+    // The limiter opens (and closes) its own Redis client when REDIS_URL is set.
+    limits = await createRateLimits(config, { pool, log });
     const secrets = createSecretBox(loadMasterKey(config.masterKey, config.dataDir));
     let baseUrl = config.baseUrl ?? '';
     const net = netPolicyFrom(config);

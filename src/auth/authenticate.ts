@@ -4,7 +4,8 @@ import { unauthorized } from '../pipeline/errors';
 import { isPermission, isRole, permissionsOf, type Permission } from './roles';
 import type { Caller } from './caller';
 import { authenticateSession, SESSION_TOKEN_KIND } from './sessions';
-import { PLAN_COLUMNS, planOf } from './plan';
+import { planOf } from './plan';
+import { keyById, keysByPrefix } from './keyReads';
 
 /** Intersects two confinements (null = unconfined). */
 export function intersectWorkspaces(a: readonly string[] | null, b: readonly string[] | null): string[] | null {
@@ -18,17 +19,44 @@ export function intersectWorkspaces(a: readonly string[] | null, b: readonly str
 const lastUsedWrites = new Map<string, number>();
 
 /**
- * Resolved callers by token hash, for CALLER_TTL_MS. A revocation made in this
- * process applies at once (forgetCallers); one made by another process applies
- * within the TTL. Expiry is checked on every request.
+ * Callers are resolved from PostgreSQL on every request: one indexed read of
+ * the key with its membership, person, organisation and plan. No caller is
+ * cached between requests, because no cache can know, without asking
+ * PostgreSQL, that another process has just removed the member, revoked the
+ * key or demoted the role — and a request that starts after such a change
+ * committed must see it (spec, Authentication rules 4 and 6; docs/roles.md:
+ * "the role is evaluated on every request"). What is cached is what costs CPU
+ * and never changes: which key a token is, the statements' SQL, the
+ * permission set of each role and scope list.
+ *
+ * Kept for the writers that change keys, roles or plans (they call it after
+ * their change): there is nothing of theirs to forget any more.
  */
-const CALLER_TTL_MS = 2000;
-const MAX_CACHED = 10_000;
-const callers = new Map<string, { caller: Caller; until: number; expiresAt: number | null }>();
-
-/** Drops every cached caller (after a revocation or a change of role or plan). */
 export function forgetCallers(): void {
-  callers.clear();
+  /* nothing cached that a change could make stale */
+}
+
+/**
+ * Which key a token is, by the token's hash: that never changes (a key is
+ * never re-keyed), so once known the key is read by its id (src/auth/keyReads.ts),
+ * which gathers concurrent requests into one read.
+ */
+const keyIds = new Map<string, string>();
+const MAX_KEY_IDS = 10_000;
+
+/** Permission sets by role and scopes (read-only, shared by every caller with the same pair). */
+const permissionSets = new Map<string, ReadonlySet<Permission>>();
+
+function permissionsFor(role: string, scopes: readonly string[]): ReadonlySet<Permission> {
+  const id = `${role}\0${scopes.join(',')}`;
+  let set = permissionSets.get(id);
+  if (!set) {
+    const rolePerms = permissionsOf(role);
+    const granted = scopes.filter(isPermission);
+    set = new Set<Permission>(granted.length ? rolePerms.filter((p) => granted.includes(p)) : rolePerms);
+    if (permissionSets.size < 1000) permissionSets.set(id, set);
+  }
+  return set;
 }
 
 async function touch(db: Db, keyId: string, lastUsed: Date | null, now: Date): Promise<void> {
@@ -49,32 +77,15 @@ export async function authenticate(db: Db, authorization: string | undefined, no
   const prefix = token ? tokenPrefix(token) : null;
   if (!token || !prefix) throw unauthorized();
   const hash = hashToken(token);
-  const cacheKey = hash.toString('base64');
-  const cached = callers.get(cacheKey);
-  if (cached && cached.until > now.getTime()) {
-    if (cached.expiresAt !== null && cached.expiresAt <= now.getTime()) throw unauthorized();
-    await touch(db, cached.caller.key!.id, null, now);
-    return cached.caller;
+  const known = keyIds.get(hash.toString('base64'));
+  const row = known ? await keyById(db, known) : (await keysByPrefix(db, prefix)).find((r) => sameHash(r.token_hash, hash));
+  if (!row || (known && !sameHash(row.token_hash, hash)) || row.revoked_at || (row.expires_at && row.expires_at <= now) || !isRole(row.role)) throw unauthorized();
+  if (!known) {
+    if (keyIds.size >= MAX_KEY_IDS) keyIds.clear();
+    keyIds.set(hash.toString('base64'), row.id);
   }
-  const rows = await db
-    .selectFrom('api_keys as k')
-    .innerJoin('memberships as ms', 'ms.id', 'k.membership_id')
-    .innerJoin('users as u', 'u.id', 'ms.user_id')
-    .innerJoin('organizations as o', 'o.id', 'k.organization_id')
-    .innerJoin('plans as p', 'p.code', 'o.plan')
-    .select([
-      'k.id', 'k.name', 'k.prefix', 'k.token_hash', 'k.scopes', 'k.workspace_ids as key_ws', 'k.expires_at', 'k.revoked_at',
-      'k.last_used_at', 'k.organization_id', 'ms.id as membership_id', 'ms.role', 'ms.workspace_ids as member_ws', 'u.id as user_id',
-      ...PLAN_COLUMNS,
-    ])
-    .where('k.prefix', '=', prefix)
-    .execute();
-  const row = rows.find((r) => sameHash(r.token_hash, hash));
-  if (!row || row.revoked_at || (row.expires_at && row.expires_at <= now) || !isRole(row.role)) throw unauthorized();
 
-  const rolePerms = permissionsOf(row.role);
-  const scopes = row.scopes.filter(isPermission);
-  const permissions = new Set<Permission>(scopes.length ? rolePerms.filter((p) => scopes.includes(p)) : rolePerms);
+  const permissions = permissionsFor(row.role, row.scopes);
   await touch(db, row.id, row.last_used_at, now);
   const caller: Caller = {
     kind: 'key',
@@ -89,7 +100,5 @@ export async function authenticate(db: Db, authorization: string | undefined, no
     plan: planOf(row),
     actor: { type: 'api_key', id: row.id, name: `${row.name} (${row.prefix}…)` },
   };
-  if (callers.size >= MAX_CACHED) callers.clear();
-  callers.set(cacheKey, { caller, until: now.getTime() + CALLER_TTL_MS, expiresAt: row.expires_at?.getTime() ?? null });
   return caller;
 }

@@ -4,6 +4,7 @@ import type { Database } from './schema';
 import { preparingPool } from './prepared';
 import { ChangeClock } from './changes';
 import { ReadCache } from './readCache';
+import { retryTransactionsOf } from './retry';
 
 // Timestamps arrive as Date (default); bigint counts (type 20) as numbers,
 // which are safe for every count Vigil keeps.
@@ -18,12 +19,20 @@ const caches = new WeakMap<object, ReadCache>();
 const clocks = new WeakMap<object, ChangeClock>();
 
 /**
+ * How long a statement waits for a connection of the pool (all busy, or
+ * PostgreSQL slow to accept one) before it fails; the API answers that
+ * failure 503 with Retry-After (src/pipeline/dbErrors.ts) instead of holding
+ * the request for ever.
+ */
+export const ACQUIRE_TIMEOUT_MS = 30_000;
+
+/**
  * Opens a pooled connection to `url`. Its change clock learns of every write
  * made through `db`; the read cache serves nothing until a change feed makes
  * the clock live (src/db/changeFeed.ts), so processes without one never cache.
  */
-export function connectDb(url: string, max = 10): { db: Db; pool: pg.Pool; clock: ChangeClock } {
-  const pool = new pg.Pool({ connectionString: url, max });
+export function connectDb(url: string, max = 10, acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): { db: Db; pool: pg.Pool; clock: ChangeClock } {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: acquireTimeoutMs });
   pool.on('error', () => { /* an idle client died; the pool replaces it */ });
   // A checked-out client's socket error is reported on its query; the listener keeps it from crashing the process.
   pool.on('connect', (client) => { client.on('error', () => undefined); });
@@ -47,6 +56,26 @@ export function cachedRows<R>(db: Db, key: string, tables: readonly string[], lo
 /** What `cachedRows` would answer from memory now, without a promise; undefined when it would have to load. */
 export function peekCachedRows<R>(db: Db, key: string, tables: readonly string[]): readonly R[] | undefined {
   return caches.get(db)?.peek<R>(key, tables);
+}
+
+const retrying = new WeakMap<Db, Db>();
+
+/**
+ * The root `db` whose transactions run again after a deadlock or a
+ * serialisation failure (src/db/retry.ts), for the API's operations: one
+ * handle per root, sharing its read cache and change clock.
+ */
+export function withTransactionRetries(db: Db): Db {
+  let view = retrying.get(db);
+  if (!view) {
+    view = retryTransactionsOf(db);
+    const cache = caches.get(db);
+    const clock = clocks.get(db);
+    if (cache) caches.set(view, cache);
+    if (clock) clocks.set(view, clock);
+    retrying.set(db, view);
+  }
+  return view;
 }
 
 /** The change clock of a root `db` (null for a transaction or a handle not made by connectDb): for caches of their own. */

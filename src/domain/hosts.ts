@@ -30,6 +30,7 @@ import { hostByName, hostIdsOfMonitor, RANKED_STATUS, selectHostMonitors, select
 import { audit, diff } from './audit';
 import { selectMonitors, type MonitorRow } from '../repo/monitors';
 import { findMonitor } from './monitors';
+import { lockParent, lockParentForChange, serialiseCreates } from './parents';
 
 const MAX_NAME = 253;
 const MAX_FREE_TEXT: Record<'provider' | 'address' | 'notes', number> = { provider: 1000, address: 1000, notes: 10000 };
@@ -107,9 +108,13 @@ function isNameClash(e: unknown): boolean {
   return err?.code === '23505' && err.constraint === 'hosts_org_name_key';
 }
 
-/** Serialises host-name writes of one organisation, so the pre-check and the write agree. */
+/**
+ * Serialises host-name writes of one organisation, so the pre-check and the
+ * write agree (FOR NO KEY UPDATE: a delete's audit entry, which takes KEY
+ * SHARE of the organisation after locking its host, never waits on it).
+ */
 async function lockOrganization(tx: Db, organizationId: string): Promise<void> {
-  await tx.selectFrom('organizations').select('id').where('id', '=', organizationId).forUpdate().execute();
+  await serialiseCreates(tx, organizationId);
 }
 
 /** Every host of the organisation, figures from the monitors the caller sees. */
@@ -191,6 +196,8 @@ export async function deleteHost(db: Db, caller: Caller, id: string) {
   const before = await findHost(db, caller, id);
   refuseConfined(caller, 'delete');
   await db.transaction().execute(async (tx) => {
+    // The host first, then its links: a link being added waits (and then finds no host) instead of deadlocking.
+    await lockParentForChange(tx, 'hosts', caller.organizationId, id, 'host', 'id');
     const detached = await tx.deleteFrom('monitor_hosts').where('host_id', '=', id).returning('monitor_id').execute();
     const gone = await tx.deleteFrom('hosts').where('id', '=', id).where('organization_id', '=', caller.organizationId).executeTakeFirst();
     if (!Number(gone.numDeletedRows)) throw notFound('host', 'id');
@@ -206,6 +213,9 @@ export async function addHostMonitor(db: Db, caller: Caller, hostId: string, mon
   await findHost(db, caller, hostId);
   const monitor = await namedMonitor(db, caller, monitorId);
   await db.transaction().execute(async (tx) => {
+    // Either may have been deleted since it was read: 404, never a foreign-key failure (src/domain/parents.ts).
+    await lockParent(tx, 'hosts', caller.organizationId, hostId, 'host', 'id');
+    await lockParent(tx, 'monitors', caller.organizationId, monitor.id, 'monitor', 'monitorId');
     const added = await tx.insertInto('monitor_hosts').values({ monitor_id: monitor.id, host_id: hostId })
       .onConflict((oc) => oc.columns(['monitor_id', 'host_id']).doNothing()).returning('host_id').execute();
     if (added.length) {
@@ -253,10 +263,11 @@ export async function setMonitorHosts(db: Db, caller: Caller, monitorId: string,
   const monitor = await findMonitor(db, caller, monitorId);
   const wanted = [...new Set(hostIds)];
   await db.transaction().execute(async (tx) => {
-    // Serialise concurrent replacements of the same monitor's set.
-    await tx.selectFrom('monitors').select('id').where('id', '=', monitor.id).forUpdate().execute();
+    // Serialise concurrent replacements of the same monitor's set; a monitor deleted meanwhile is 404.
+    await lockParentForChange(tx, 'monitors', caller.organizationId, monitor.id, 'monitor', 'id');
+    // KEY SHARE: a host deleted meanwhile is dropped like an unknown id, never linked (a foreign-key failure).
     const kept = wanted.length
-      ? (await tx.selectFrom('hosts').select('id').where('organization_id', '=', caller.organizationId).where('id', 'in', wanted).execute()).map((r) => r.id)
+      ? (await tx.selectFrom('hosts').select('id').where('organization_id', '=', caller.organizationId).where('id', 'in', wanted).forKeyShare().execute()).map((r) => r.id)
       : [];
     const before = (await tx.selectFrom('monitor_hosts').select('host_id').where('monitor_id', '=', monitor.id).execute()).map((r) => r.host_id).sort();
     const after = [...kept].sort();

@@ -2,6 +2,7 @@ import type { Caller } from '../auth/caller';
 import type { Db } from '../db/connect';
 import { iso } from './tenancy';
 import { myOrganizations } from '../people/organizations';
+import { unauthorized } from '../pipeline/errors';
 
 async function count(db: Db, table: 'monitors' | 'workspaces' | 'memberships' | 'status_pages' | 'api_keys', org: string, activeKeysOnly = false) {
   let q = db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', org);
@@ -9,16 +10,22 @@ async function count(db: Db, table: 'monitors' | 'workspaces' | 'memberships' | 
   return Number((await q.executeTakeFirstOrThrow()).n);
 }
 
-/** Who the caller is: person, organisation, membership, key, plan entitlements and usage. */
+/**
+ * Who the caller is: person, organisation, membership, key, plan entitlements
+ * and usage. A caller whose membership (or person, or organisation) went
+ * between authentication and these reads — removed on another process a
+ * moment ago — is 401, as its next request would be: its keys went with it.
+ */
 export async function describeMe(db: Db, caller: Caller) {
   const org = caller.organizationId;
   const [user, organization, membership, monitors, workspaces, members, statusPages, apiKeys] = await Promise.all([
-    db.selectFrom('users').selectAll().where('id', '=', caller.userId).executeTakeFirstOrThrow(),
-    db.selectFrom('organizations').selectAll().where('id', '=', org).executeTakeFirstOrThrow(),
-    db.selectFrom('memberships').selectAll().where('id', '=', caller.membershipId).executeTakeFirstOrThrow(),
+    db.selectFrom('users').selectAll().where('id', '=', caller.userId).executeTakeFirst(),
+    db.selectFrom('organizations').selectAll().where('id', '=', org).executeTakeFirst(),
+    db.selectFrom('memberships').selectAll().where('id', '=', caller.membershipId).executeTakeFirst(),
     count(db, 'monitors', org), count(db, 'workspaces', org), count(db, 'memberships', org),
     count(db, 'status_pages', org), count(db, 'api_keys', org, true),
   ]);
+  if (!user || !organization || !membership) throw unauthorized();
   const p = caller.plan;
   return {
     user: { id: user.id, email: user.email, name: user.name, createdAt: iso(user.created_at)! },

@@ -11,6 +11,7 @@ import { releaseDependants } from '../engine/incidents';
 import { audit, diff } from './audit';
 import { watchedAgent } from './agents';
 import { MAX_TAG_LENGTH, normaliseTags, visibleWorkspace } from './tenancy';
+import { lockParent, serialiseCreates } from './parents';
 
 /** Kinds whose latest check result is shown as `lastCheckDetail`. */
 const DETAIL_KINDS = new Set(['mail_posture', 'tls_audit', 'snmp']);
@@ -125,8 +126,10 @@ export async function createMonitor(db: Db, secrets: SecretBox, caller: Caller, 
   const id = newId('mon');
   const ping = kinds[input.kind].hasPingUrl ? newHeartbeatToken(secrets) : null;
   await db.transaction().execute(async (tx) => {
+    // The workspace may have been deleted since it was read: 404, never a foreign-key failure (src/domain/parents.ts).
+    await lockParent(tx, 'workspaces', caller.organizationId, ws.id, 'workspace', 'workspaceId');
     // Serialise creates per organisation so that the cap holds under concurrency.
-    await tx.selectFrom('organizations').select('id').where('id', '=', caller.organizationId).forUpdate().execute();
+    await serialiseCreates(tx, caller.organizationId);
     const cap = caller.plan.monitor_cap;
     if (cap !== null) {
       const current = await countMonitors(tx, caller.organizationId);
@@ -183,7 +186,10 @@ export async function updateMonitor(db: Db, secrets: SecretBox, caller: Caller, 
     set.status_since = new Date();
   }
   await db.transaction().execute(async (tx) => {
-    await tx.updateTable('monitors').set(set).where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();
+    const updated = await tx.updateTable('monitors').set(set).where('id', '=', id).where('organization_id', '=', caller.organizationId)
+      .returning('id').executeTakeFirst();
+    // Deleted since it was read: nothing to change or record.
+    if (!updated) throw notFound('monitor', 'id');
     const was = { name: before.name, intervalSeconds: before.interval_seconds, confirmations: before.confirmations, enabled: before.enabled, paused: before.paused, tags: before.tags };
     const now = {
       name: set.name ?? was.name, intervalSeconds: set.interval_seconds ?? was.intervalSeconds, confirmations: set.confirmations ?? was.confirmations,
@@ -213,7 +219,9 @@ export async function deleteMonitor(db: Db, caller: Caller, id: string) {
   await db.transaction().execute(async (tx) => {
     await releaseDependants(tx, caller.organizationId, id);
     await tx.deleteFrom('check_results').where('monitor_id', '=', id).execute();
-    await tx.deleteFrom('monitors').where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();
+    const gone = await tx.deleteFrom('monitors').where('id', '=', id).where('organization_id', '=', caller.organizationId).executeTakeFirst();
+    // Deleted meanwhile by another request: that one recorded it.
+    if (!Number(gone.numDeletedRows)) throw notFound('monitor', 'id');
     await audit(tx, caller, { action: 'monitor.deleted', resourceType: 'monitor', resourceId: id, workspaceId: before.workspace_id,
       changes: diff({ name: before.name, kind: before.kind }, null, ['name', 'kind']) });
   });

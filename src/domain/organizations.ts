@@ -2,7 +2,8 @@ import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
 import { isRole } from '../auth/roles';
 import { insertApiKey } from '../repo/apiKeys';
-import { findOrganization, findPlan, findUserByEmail } from '../repo/organizations';
+import { sql } from 'kysely';
+import { findOrganization, findPlan, findUserByEmail, isEmpty } from '../repo/organizations';
 import { hashPassword, PASSWORD_LENGTH } from '../crypto/passwords';
 
 /** What creating an organisation hands back (the key's token is shown only here). */
@@ -26,20 +27,43 @@ export async function createOrganization(db: Db, input: { name: string; ownerEma
   if (!(await findPlan(db, plan))) throw new OperatorError(`unknown plan "${plan}"`);
   if (!input.name.trim()) throw new OperatorError('the organisation needs a name');
   if (!/^[^@\s]+@[^@\s]+$/.test(input.ownerEmail)) throw new OperatorError(`"${input.ownerEmail}" is not an e-mail address`);
+  return db.transaction().execute((tx) => insertOrganization(tx, input, plan));
+}
+
+/** The writes of `createOrganization`, inside the caller's transaction `tx`. */
+async function insertOrganization(tx: Db, input: { name: string; ownerEmail: string; withKey?: boolean }, plan: string): Promise<CreatedOrganization> {
+  const org = await tx.insertInto('organizations').values({ id: newId('org'), name: input.name.trim(), plan }).returning('id').executeTakeFirstOrThrow();
+  const ws = await tx.insertInto('workspaces').values({
+    id: newId('ws'), organization_id: org.id, name: 'Default', slug: 'default', is_default: true,
+  }).returning('id').executeTakeFirstOrThrow();
+  const user = await userFor(tx, input.ownerEmail);
+  const ms = await tx.insertInto('memberships').values({
+    id: newId('mem'), organization_id: org.id, user_id: user.id, role: 'owner', workspace_ids: null,
+  }).returning('id').executeTakeFirstOrThrow();
+  // Sign-up signs the owner in instead: no key nobody would ever see.
+  const token = input.withKey === false ? '' : (await insertApiKey(tx, {
+    organizationId: org.id, membershipId: ms.id, name: 'Owner key', scopes: [], workspaceIds: null, expiresAt: null,
+  })).token;
+  return { organizationId: org.id, workspaceId: ws.id, userId: user.id, membershipId: ms.id, apiKey: token };
+}
+
+/** The advisory lock of the first-start bootstrap: a constant no other lock of Vigil uses. */
+const BOOTSTRAP_LOCK = 7_465_001_001;
+
+/**
+ * The first start of an empty database: creates an organisation and its
+ * owner (owner@localhost) and mints the owner's key, which the caller prints
+ * once. Processes started at once on the same empty database take turns on a
+ * transaction-scoped advisory lock around "is it empty? then create", so
+ * exactly one of them creates the organisation and gets the key; the others
+ * get null, as every later start does.
+ */
+export async function bootstrapOrganization(db: Db, plan: string): Promise<CreatedOrganization | null> {
+  if (!(await findPlan(db, plan))) throw new OperatorError(`unknown plan "${plan}"`);
   return db.transaction().execute(async (tx) => {
-    const org = await tx.insertInto('organizations').values({ id: newId('org'), name: input.name.trim(), plan }).returning('id').executeTakeFirstOrThrow();
-    const ws = await tx.insertInto('workspaces').values({
-      id: newId('ws'), organization_id: org.id, name: 'Default', slug: 'default', is_default: true,
-    }).returning('id').executeTakeFirstOrThrow();
-    const user = await userFor(tx, input.ownerEmail);
-    const ms = await tx.insertInto('memberships').values({
-      id: newId('mem'), organization_id: org.id, user_id: user.id, role: 'owner', workspace_ids: null,
-    }).returning('id').executeTakeFirstOrThrow();
-    // Sign-up signs the owner in instead: no key nobody would ever see.
-    const token = input.withKey === false ? '' : (await insertApiKey(tx, {
-      organizationId: org.id, membershipId: ms.id, name: 'Owner key', scopes: [], workspaceIds: null, expiresAt: null,
-    })).token;
-    return { organizationId: org.id, workspaceId: ws.id, userId: user.id, membershipId: ms.id, apiKey: token };
+    await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK}::bigint)`.execute(tx);
+    if (!(await isEmpty(tx))) return null;
+    return insertOrganization(tx, { name: 'My organisation', ownerEmail: 'owner@localhost' }, plan);
   });
 }
 

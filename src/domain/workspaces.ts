@@ -2,12 +2,13 @@ import type { Caller } from '../auth/caller';
 import { requireWholeOrganisation } from '../auth/confinement';
 import type { Db } from '../db/connect';
 import { newId } from '../crypto/ids';
-import { ApiError, conflict, invalid } from '../pipeline/errors';
+import { ApiError, conflict, invalid, notFound } from '../pipeline/errors';
 import type { WorkspacesTable } from '../db/schema';
 import type { Selectable } from 'kysely';
 import { audit, diff } from './audit';
 import { iso, visibleWorkspace, workspaceFilter } from './tenancy';
 import { releaseDependants } from '../engine/incidents';
+import { serialiseCreates } from './parents';
 
 type Row = Selectable<WorkspacesTable>;
 
@@ -44,7 +45,7 @@ export async function createWorkspace(db: Db, caller: Caller, input: { name: str
   const name = checkName(input.name);
   return db.transaction().execute(async (tx) => {
     // Creates in one organisation take turns, so two of the same name get distinct slugs.
-    await tx.selectFrom('organizations').select('id').where('id', '=', caller.organizationId).forUpdate().execute();
+    await serialiseCreates(tx, caller.organizationId);
     const base = slugify(name);
     const taken = new Set((await tx.selectFrom('workspaces').select('slug').where('organization_id', '=', caller.organizationId)
       .where('slug', 'like', `${base}%`).execute()).map((r) => r.slug));
@@ -69,7 +70,9 @@ export async function updateWorkspace(db: Db, caller: Caller, id: string, input:
   if (input.clientReference !== undefined) set.client_reference = input.clientReference === '' ? null : input.clientReference;
   return db.transaction().execute(async (tx) => {
     const row = await tx.updateTable('workspaces').set(set).where('id', '=', id).where('organization_id', '=', caller.organizationId)
-      .returningAll().executeTakeFirstOrThrow();
+      .returningAll().executeTakeFirst();
+    // Deleted since it was read.
+    if (!row) throw notFound('workspace', 'id');
     const out = workspaceOut(row);
     const changes = diff(before, out, ['name', 'clientReference']);
     if (Object.keys(changes).length) {
@@ -91,7 +94,9 @@ export async function deleteWorkspace(db: Db, caller: Caller, id: string) {
     for (const m of doomed) await releaseDependants(tx, caller.organizationId, m.id);
     // Raw results carry no foreign key (partitioned): they go with their monitors explicitly.
     await tx.deleteFrom('check_results').where('monitor_id', 'in', tx.selectFrom('monitors').select('id').where('workspace_id', '=', id)).execute();
-    await tx.deleteFrom('workspaces').where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();
+    const gone = await tx.deleteFrom('workspaces').where('id', '=', id).where('organization_id', '=', caller.organizationId).executeTakeFirst();
+    // Deleted meanwhile by another request: that one recorded it.
+    if (!Number(gone.numDeletedRows)) throw notFound('workspace', 'id');
     await audit(tx, caller, { action: 'workspace.deleted', resourceType: 'workspace', resourceId: id, workspaceId: id,
       changes: diff(workspaceOut(ws), null, ['name', 'slug']) });
   });

@@ -11,6 +11,7 @@ import { channelOut } from '../domain/channels';
 import type { Services } from '../pipeline/context';
 import { invalid, notFound } from '../pipeline/errors';
 import { selectChannels } from '../repo/channels';
+import { lockParentForChange } from '../domain/parents';
 
 /** A project the caller can see (its workspace is one of the caller's), or 404. */
 async function visibleProject(db: Db, caller: Caller, id: string) {
@@ -39,8 +40,8 @@ export async function setProjectChannels(db: Db, services: Pick<Services, 'secre
   const project = await visibleProject(db, caller, projectId);
   const wanted = channelIds ?? [];
   await db.transaction().execute(async (tx) => {
-    // One replacement at a time per project.
-    await tx.selectFrom('error_projects').select('id').where('id', '=', projectId).forUpdate().execute();
+    // One replacement at a time per project; a project deleted since it was read is 404 (src/domain/parents.ts).
+    await lockParentForChange(tx, 'error_projects', caller.organizationId, projectId, 'error project', 'id');
     const found = await tx.selectFrom('notification_channels').select(['id', 'workspace_id'])
       .where('organization_id', '=', caller.organizationId).where('id', 'in', wanted.length ? [...wanted] : [''])
       .forShare().execute();

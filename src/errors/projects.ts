@@ -14,6 +14,7 @@ import { audit, diff } from '../domain/audit';
 import { iso, visibleWorkspace } from '../domain/tenancy';
 import type { Services } from '../pipeline/context';
 import { invalid, notFound } from '../pipeline/errors';
+import { lockParent } from '../domain/parents';
 
 const AUDITED = ['name', 'platform', 'workspaceId'];
 
@@ -68,6 +69,8 @@ export async function createProject(db: Db, services: Services, caller: Caller, 
   const platform = body.platform?.trim() || null;
   const id = newId('prj');
   await db.transaction().execute(async (tx) => {
+    // The workspace may have been deleted since it was read: 404, never a foreign-key failure.
+    await lockParent(tx, 'workspaces', caller.organizationId, ws.id, 'workspace', 'workspaceId');
     await tx.insertInto('error_projects').values({ id, organization_id: caller.organizationId, workspace_id: ws.id, public_key: randomBytes(16).toString('hex'), name, platform }).execute();
     await audit(tx, caller, { action: 'error_project.created', resourceType: 'error_project', resourceId: id, workspaceId: ws.id, changes: diff(null, { name, platform, workspaceId: ws.id }, AUDITED) });
   });
@@ -81,7 +84,10 @@ export async function updateProject(db: Db, services: Services, caller: Caller, 
   if (body.name !== undefined) set.name = cleanName(body.name);
   if (body.platform !== undefined) set.platform = body.platform?.trim() || null;
   await db.transaction().execute(async (tx) => {
-    await tx.updateTable('error_projects').set(set).where('id', '=', id).execute();
+    const updated = await tx.updateTable('error_projects').set(set).where('id', '=', id).where('organization_id', '=', caller.organizationId)
+      .returning('id').executeTakeFirst();
+    // Deleted since it was read: nothing to change or record.
+    if (!updated) throw notFound('error project', 'id');
     await audit(tx, caller, { action: 'error_project.updated', resourceType: 'error_project', resourceId: id, workspaceId: before.workspace_id,
       changes: diff({ name: before.name, platform: before.platform }, { name: set.name ?? before.name, platform: set.platform === undefined ? before.platform : set.platform }, AUDITED) });
   });
@@ -92,7 +98,9 @@ export async function updateProject(db: Db, services: Services, caller: Caller, 
 export async function deleteProject(db: Db, caller: Caller, id: string) {
   const before = await findProject(db, caller, id);
   await db.transaction().execute(async (tx) => {
-    await tx.deleteFrom('error_projects').where('id', '=', id).execute();
+    const gone = await tx.deleteFrom('error_projects').where('id', '=', id).where('organization_id', '=', caller.organizationId).executeTakeFirst();
+    // Deleted meanwhile by another request: that one recorded it.
+    if (!Number(gone.numDeletedRows)) throw notFound('error project', 'id');
     await audit(tx, caller, { action: 'error_project.deleted', resourceType: 'error_project', resourceId: id, workspaceId: before.workspace_id,
       changes: diff({ name: before.name, platform: before.platform, workspaceId: before.workspace_id }, null, AUDITED) });
   });

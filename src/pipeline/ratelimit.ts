@@ -3,6 +3,8 @@ import type pg from 'pg';
 import type { Config } from '../config';
 import { ApiError } from './errors';
 import { metrics } from '../observability/metrics';
+import type { Logger } from '../log';
+import { openLimiterRedis } from './redisStore';
 
 /** The rate buckets of the contract (`x-bucket`), and the buckets of public pages (keyed by page and address, not organisation). */
 export type Bucket = 'R' | 'W' | 'export' | 'sourcemaps' | 'symbols' | 'page_password' | 'page_subscribe'
@@ -77,32 +79,51 @@ function blockSize(points: number): number {
   return Math.max(1, Math.min(200, Math.floor(points / 100)));
 }
 
-export interface RateLimitStores { pool?: pg.Pool; redis?: unknown }
+/** What the stores are built on: the PostgreSQL pool (the `postgres` store, and the fallback of `redis`), and the log. */
+export interface RateLimitStores { pool?: pg.Pool; log?: Logger }
+
+type LimiterOpts = { keyPrefix: string; points: number; duration: number };
+
+/** A limiter on PostgreSQL's `rate_limits` table (created if missing), insured by `insuranceLimiter`. */
+function postgresLimiter(opts: LimiterOpts, pool: pg.Pool, insuranceLimiter: RateLimiterAbstract): Promise<RateLimiterPostgres> {
+  return new Promise<RateLimiterPostgres>((resolve, reject) => {
+    const l: RateLimiterPostgres = new RateLimiterPostgres(
+      { ...opts, storeClient: pool, storeType: 'pool', tableName: 'rate_limits', clearExpiredByTimeout: false, insuranceLimiter },
+      (err?: Error) => (err ? reject(err) : resolve(l)),
+    );
+  });
+}
 
 /**
  * Builds one fixed-window limiter per bucket on the configured store: memory for
  * a single process, PostgreSQL or Redis so that limits hold across processes.
+ * Redis (REDIS_URL) is insured by PostgreSQL: while Redis is unreachable the
+ * counts go to the `rate_limits` table every process shares, so the limits
+ * stay the organisation's, not each process's (src/pipeline/redisStore.ts
+ * logs each change of state once). Only when PostgreSQL fails as well does a
+ * process count in its own memory rather than fail requests.
  */
 export async function createRateLimits(config: Config, stores: RateLimitStores): Promise<RateLimits> {
   const limiters = {} as Record<Bucket, RateLimiterAbstract>;
-  for (const bucket of Object.keys(WINDOWS) as Bucket[]) {
-    const { seconds, limit } = WINDOWS[bucket];
-    const opts = { keyPrefix: `vigil_${bucket.toLowerCase()}`, points: typeof limit === 'number' ? limit : config.limits[limit], duration: seconds };
-    // When the shared store is unreachable, each process limits on its own rather than failing requests.
-    const insuranceLimiter = new RateLimiterMemory(opts);
-    if (config.rateLimitStore === 'redis') {
-      limiters[bucket] = new RateLimiterRedis({ ...opts, storeClient: stores.redis, rejectIfRedisNotReady: true, insuranceLimiter });
-    } else if (config.rateLimitStore === 'postgres') {
-      if (!stores.pool) throw new Error('the postgres rate-limit store needs a pool');
-      limiters[bucket] = await new Promise<RateLimiterPostgres>((resolve, reject) => {
-        const l: RateLimiterPostgres = new RateLimiterPostgres(
-          { ...opts, storeClient: stores.pool, storeType: 'pool', tableName: 'rate_limits', clearExpiredByTimeout: false, insuranceLimiter },
-          (err?: Error) => (err ? reject(err) : resolve(l)),
-        );
-      });
-    } else {
-      limiters[bucket] = new RateLimiterMemory(opts);
+  const redis = config.rateLimitStore === 'redis' ? await openLimiterRedis(config.redisUrl!, stores.log) : null;
+  try {
+    for (const bucket of Object.keys(WINDOWS) as Bucket[]) {
+      const { seconds, limit } = WINDOWS[bucket];
+      const opts = { keyPrefix: `vigil_${bucket.toLowerCase()}`, points: typeof limit === 'number' ? limit : config.limits[limit], duration: seconds };
+      const memory = new RateLimiterMemory(opts);
+      if (redis) {
+        const insuranceLimiter = stores.pool ? await postgresLimiter(opts, stores.pool, memory) : memory;
+        limiters[bucket] = new RateLimiterRedis({ ...opts, storeClient: redis.client, rejectIfRedisNotReady: true, insuranceLimiter });
+      } else if (config.rateLimitStore === 'postgres') {
+        if (!stores.pool) throw new Error('the postgres rate-limit store needs a pool');
+        limiters[bucket] = await postgresLimiter(opts, stores.pool, memory);
+      } else {
+        limiters[bucket] = memory;
+      }
     }
+  } catch (e) {
+    await redis?.close();
+    throw e;
   }
   const refuse = (bucket: Bucket, msBeforeNext: number) => {
     metrics.rateLimitRefusals.inc({ bucket });
@@ -163,6 +184,9 @@ export async function createRateLimits(config: Config, stores: RateLimitStores):
     async block(key, bucket, seconds) {
       await limiters[bucket].block(key, seconds);
     },
-    async close() { /* limiters hold no resources of their own; stores are closed by their owners */ },
+    async close() {
+      // The pool belongs to the server; the Redis client is the limiter's own.
+      await redis?.close();
+    },
   };
 }

@@ -4,7 +4,7 @@ import { sessionFromCookie } from '../auth/sessions';
 import { ANONYMOUS } from '../auth/caller';
 import { can, type Caller } from '../auth/caller';
 import type { Permission } from '../auth/roles';
-import type { Db } from '../db/connect';
+import { withTransactionRetries, type Db } from '../db/connect';
 import { ApiError, forbidden } from './errors';
 import type { Ctx, Services } from './context';
 import type { RateLimits } from './ratelimit';
@@ -128,7 +128,8 @@ export function createRunner(deps: RunnerDeps): Runner {
 
     const ctx: Ctx = {
       caller,
-      db: deps.db,
+      // Its transactions run again after a deadlock or a serialisation failure (src/db/retry.ts).
+      db: withTransactionRetries(deps.db),
       services: deps.services,
       now: new Date(),
       limits: deps.limits,

@@ -18,6 +18,7 @@ import {
 } from './settings';
 import { verificationOut } from './domains';
 import { componentsOf, visiblePage, visiblePages } from './repo';
+import { lockParent, lockParentForChange, serialiseCreates } from '../domain/parents';
 
 type Row = Selectable<StatusPagesTable>;
 
@@ -79,8 +80,10 @@ export async function createStatusPage(db: Db, caller: Caller, input: { name: st
   for (let attempt = 0; ; attempt++) {
     try {
       return await db.transaction().execute(async (tx) => {
+        // The workspace may have been deleted since it was read: 404, never a foreign-key failure.
+        await lockParent(tx, 'workspaces', caller.organizationId, ws.id, 'workspace', 'workspaceId');
         // Creates in one organisation take turns, so the cap holds under concurrency.
-        await tx.selectFrom('organizations').select('id').where('id', '=', caller.organizationId).forUpdate().execute();
+        await serialiseCreates(tx, caller.organizationId);
         const cap = caller.plan.status_page_cap;
         if (cap !== null) {
           const { n } = await tx.selectFrom('status_pages').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', caller.organizationId).executeTakeFirstOrThrow();
@@ -153,16 +156,18 @@ export async function updateStatusPage(db: Db, caller: Caller, id: string, input
   }
   set.updated_at = new Date();
   return db.transaction().execute(async (tx) => {
-    let row: Row;
+    let row: Row | undefined;
     try {
       row = await tx.updateTable('status_pages').set(set as never).where('id', '=', id).where('organization_id', '=', caller.organizationId)
-        .returningAll().executeTakeFirstOrThrow();
+        .returningAll().executeTakeFirst();
     } catch (e) {
       if ((e as { code?: string; constraint?: string }).code === '23505') {
         throw conflict('custom_domain_taken', 'Another status page already uses this custom domain.', { customDomain: String(set.custom_domain) }, 'customDomain');
       }
       throw e;
     }
+    // Deleted since it was read.
+    if (!row) throw notFound('status page', 'id');
     const out = detailOut({ ...row, workspace_name: before.workspace_name }, await componentsOf(tx, [id]), baseUrl);
     const changes: Record<string, Change> = diff(detailOut(before, [], baseUrl), out, AUDITED);
     if (set.password_hash !== undefined) changes.password = { changed: true };
@@ -182,7 +187,9 @@ function hostOf(url: string): string | null {
 export async function deleteStatusPage(db: Db, caller: Caller, id: string, baseUrl: string) {
   const row = await visiblePage(db, caller, id);
   await db.transaction().execute(async (tx) => {
-    await tx.deleteFrom('status_pages').where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();
+    const gone = await tx.deleteFrom('status_pages').where('id', '=', id).where('organization_id', '=', caller.organizationId).executeTakeFirst();
+    // Deleted meanwhile by another request: that one recorded it.
+    if (!Number(gone.numDeletedRows)) throw notFound('status page', 'id');
     await audit(tx, caller, { action: 'status_page.deleted', resourceType: 'status_page', resourceId: id, workspaceId: row.workspace_id,
       changes: diff(detailOut(row, [], baseUrl), null, ['name', 'slug', 'customDomain']) });
   });
@@ -205,8 +212,10 @@ export async function addComponent(db: Db, caller: Caller, id: string, input: { 
   const displayName = input.displayName?.trim() || null;
   if (displayName && [...displayName].length > 100) throw invalid('displayName', 'must be at most 100 characters');
   return db.transaction().execute(async (tx) => {
-    // Additions to one page take turns, so positions stay distinct.
-    await tx.selectFrom('status_pages').select('id').where('id', '=', id).forUpdate().execute();
+    // Additions to one page take turns, so positions stay distinct; the page, then the monitor, may have been
+    // deleted since they were read: 404, never a foreign-key failure (src/domain/parents.ts).
+    await lockParentForChange(tx, 'status_pages', caller.organizationId, id, 'status page', 'id');
+    await lockParent(tx, 'monitors', caller.organizationId, monitor.id, 'monitor', 'monitorId');
     const exists = await tx.selectFrom('status_page_components').select('id').where('page_id', '=', id).where('monitor_id', '=', monitor.id).executeTakeFirst();
     if (exists) throw conflict('component_exists', 'This monitor is already on the page.', { componentId: exists.id }, 'monitorId');
     const { next } = await tx.selectFrom('status_page_components').select(sql<number>`coalesce(max(position) + 1, 0)`.as('next'))

@@ -15,6 +15,7 @@ import { messageToShape, shapeToMessage } from './wire';
 import { fillAbsentLists } from './absentLists';
 import { BODY_LIMITS, drainUnread, readBody } from './body';
 import { credentialsOf } from './credentials';
+import { asApiError } from './respond';
 import { bufferedFile, type FileAnswer } from './fileAnswer';
 import type { Credentials } from '../pipeline/run';
 
@@ -26,14 +27,16 @@ const CODES: Record<number, Code> = {
 };
 
 /** The API error as a Connect error; the spec's body rides along in `vigil-error` metadata. */
-function toConnectError(err: unknown, log: (msg: string, e: unknown) => void): ConnectError {
-  if (!(err instanceof ApiError)) {
-    log('unhandled error', err);
+function toConnectError(reason: unknown, log: (msg: string, e: unknown) => void): ConnectError {
+  // The one rendering of unknown errors (src/transport/respond.ts): database failures keep their meaning here too.
+  const err = asApiError(reason, log);
+  if (err.status === 500) {
     return new ConnectError('Something went wrong on our side; it has been logged.', Code.Internal, new Headers({ 'vigil-error-code': 'internal' }));
   }
   const meta = new Headers({ 'vigil-error-code': err.code, 'vigil-error': JSON.stringify(err.toBody()) });
   for (const [k, v] of Object.entries(err.headers)) meta.set(k, v);
-  return new ConnectError(err.message, CODES[err.status] ?? Code.Unknown, meta);
+  // A request that lost a race it may simply repeat is Connect's Aborted (retry at a higher level), not AlreadyExists.
+  return new ConnectError(err.message, err.code === 'conflict_retry' ? Code.Aborted : CODES[err.status] ?? Code.Unknown, meta);
 }
 
 function malformed(method: DescMethod, reason: string): ApiError {

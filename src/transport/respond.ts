@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Request, Response } from 'express';
 import { ApiError } from '../pipeline/errors';
+import { databaseAnswer } from '../pipeline/dbErrors';
 import { drainUnread } from './body';
 
 export const PROTOBUF = 'application/x-protobuf';
@@ -76,9 +77,22 @@ export function sendError(req: Request, res: Response, err: unknown, log?: (msg:
   sendJson(req, res, e.status, e.toBody());
 }
 
-/** The error as the API answers it: an ApiError as it is; anything else a logged 500 (or a 400 for input PostgreSQL refused). */
+/**
+ * The error as the API answers it, whatever the transport (REST, Connect,
+ * MCP): an ApiError as it is; a database failure as what it means to the
+ * client (src/pipeline/dbErrors.ts: a vanished parent 404, a conflict 409,
+ * an unavailable database 503 — never 500); input PostgreSQL refused a 400;
+ * anything else a logged 500.
+ */
 export function asApiError(err: unknown, log?: (msg: string, e: unknown) => void): ApiError {
-  return err instanceof ApiError ? err : internal(err, log);
+  if (err instanceof ApiError) return err;
+  const answer = databaseAnswer(err);
+  if (answer) {
+    // Not a fault of the code, but worth seeing: a race the domain could answer itself, or a database out of breath.
+    log?.(`database: ${answer.code} answered ${answer.status}`, err);
+    return answer;
+  }
+  return internal(err, log);
 }
 
 function internal(err: unknown, log?: (msg: string, e: unknown) => void): ApiError {
