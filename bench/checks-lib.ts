@@ -3,6 +3,7 @@
  * seeding of N http monitors, vacuuming in autovacuum's stead, and the
  * markdown table (CPU accounting is in bench/checks-cpu.ts, re-exported here).
  */
+import { sql } from 'kysely';
 import pg from 'pg';
 import { createSecretBox } from '../src/crypto/secrets';
 import { newId } from '../src/crypto/ids';
@@ -46,9 +47,12 @@ export async function seedMonitors(url: string, masterKey: Buffer, n: number, in
       const rows = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
         id: newId('mon'), organization_id: org.organizationId, workspace_id: org.workspaceId, name: `bench ${i + k}`, kind: 'http',
         config_enc: secrets.seal(JSON.stringify({ url: `${target}/m/${i + k}` })), interval_seconds: interval,
-        next_due_at: new Date(base + Math.floor(((i + k) * interval * 1000) / n)),
       }));
       await db.insertInto('monitors').values(rows).execute();
+      // The schedule's trigger made them due now: spread them over one interval, a day ahead.
+      await sql`update monitor_schedule s set next_due_at = v.due from unnest(${rows.map((r) => r.id)}::text[],
+          ${rows.map((_, k) => new Date(base + Math.floor(((i + k) * interval * 1000) / n)).toISOString())}::timestamptz[]) as v(id, due)
+        where s.monitor_id = v.id`.execute(db);
     }
     return { organizationId: org.organizationId, base };
   } finally {
@@ -58,7 +62,8 @@ export async function seedMonitors(url: string, masterKey: Buffer, n: number, in
 
 /** Moves the seeded schedule so that the first monitor is due at `start`. */
 export async function shiftSchedule(c: pg.Client, organizationId: string, base: number, start: number): Promise<void> {
-  await c.query(`update monitors set next_due_at = next_due_at - make_interval(secs => $2) where organization_id = $1`,
+  await c.query(`update monitor_schedule set next_due_at = next_due_at - make_interval(secs => $2)
+    where monitor_id in (select id from monitors where organization_id = $1)`,
     [organizationId, (base - start) / 1000]);
 }
 
