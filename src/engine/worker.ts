@@ -11,6 +11,8 @@ import { underMaintenance } from '../alerting/maintenance';
 import { metrics } from '../observability/metrics';
 import { agentState } from '../repo/agents';
 
+/** The longest an idle scheduler waits before looking for due monitors again: a new monitor is checked within about this. */
+const IDLE_MAX_MS = 1000;
 /** Results written per transaction, and transactions written at once (see flush). */
 const WRITE_BATCH = 50;
 const MAX_WRITES = 3;
@@ -72,6 +74,8 @@ export function startWorker(o: WorkerOptions): Worker {
   // Set while every slot is busy: the first half of the slots freeing up wakes the scheduler
   // at once instead of after a whole poll (otherwise throughput caps near concurrency / poll).
   let atCap = false;
+  // How long the scheduler waits after a look that found nothing (see tick).
+  let idleMs = pollMs / 2;
 
   const writeBatch = (batch: FinishedCheck[]) => writeResults(o.db, batch).catch(async (e) => {
     // One result the database refuses must not cost every other monitor its result: one by one, then.
@@ -140,6 +144,7 @@ export function startWorker(o: WorkerOptions): Worker {
   const tick = async () => {
     if (stopping.signal.aborted) return;
     let claimed = 0;
+    let full = false;
     try {
       // Results waiting to be written take slots too: when writing falls behind, the worker claims less
       // (and checks at the rate results are stored) instead of holding ever more claims it cannot write.
@@ -148,9 +153,11 @@ export function startWorker(o: WorkerOptions): Worker {
       if (room <= 0) lastPollAt = Date.now();
       if (room > 0) {
         const claimedAt = Date.now();
-        const batch = await claimDue(o.db, Math.min(room, 500), null, new Date(claimedAt));
+        const limit = Math.min(room, 500);
+        const batch = await claimDue(o.db, limit, null, new Date(claimedAt));
         lastPollAt = Date.now();
         claimed = batch.length;
+        full = claimed === limit;
         // A window with keepChecking false: not checked at all (the history shows a gap).
         const quiet = batch.length ? await underMaintenance(o.db, batch.map((m) => m.id), new Date()) : new Map();
         for (const m of batch) {
@@ -174,9 +181,12 @@ export function startWorker(o: WorkerOptions): Worker {
     } catch (e) {
       log.error('claiming due monitors', e);
     }
-    // Keep claiming while there is a backlog; otherwise poll (or wait for slots, see atCap).
+    // Keep claiming while there is a backlog (a full claim); otherwise look again after a poll, or wait for
+    // slots (see atCap). Looks that find nothing wait twice as long each time, up to IDLE_MAX_MS: a quiet
+    // installation does not ask PostgreSQL four times a second for work it does not have.
     atCap = inFlight >= o.concurrency;
-    if (!stopping.signal.aborted) timer = setTimeout(() => void tick(), claimed > 0 && !atCap ? 0 : pollMs);
+    idleMs = claimed > 0 ? pollMs : Math.min(idleMs * 2, Math.max(pollMs, IDLE_MAX_MS));
+    if (!stopping.signal.aborted) timer = setTimeout(() => void tick(), full && !atCap ? 0 : claimed > 0 ? pollMs : idleMs);
   };
 
   // One renewal at a time, of the claims about to run out, in one statement that skips rows being written.
