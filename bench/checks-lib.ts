@@ -74,6 +74,15 @@ export async function storedBetween(c: pg.Client, organizationId: string, from: 
   return r.rows[0].n as number;
 }
 
+/** Results stored in each `windowMs` slice of [from, to): the fewest and the most (a slice with none counts as 0: a stall shows). */
+export async function storedPerWindow(c: pg.Client, organizationId: string, from: number, to: number, windowMs: number): Promise<{ min: number; max: number }> {
+  const r = await c.query(`select floor(extract(epoch from at - $2::timestamptz) * 1000 / $4)::int as w, count(*)::int as n from check_results
+    where organization_id = $1 and at >= $2 and at < $3 group by 1`, [organizationId, new Date(from), new Date(to), windowMs]);
+  const counts = Array.from({ length: Math.floor((to - from) / windowMs) }, () => 0);
+  for (const row of r.rows as { w: number; n: number }[]) if (row.w < counts.length) counts[row.w] = row.n;
+  return { min: Math.min(...counts), max: Math.max(...counts) };
+}
+
 /** The monitors table's health after a run: dead row versions, share of HOT updates, vacuums (auto or not), size. */
 export async function monitorsTable(c: pg.Client): Promise<string> {
   const r = (await c.query(`select n_dead_tup as dead, n_tup_hot_upd::float8 / nullif(n_tup_upd, 0) as hot, autovacuum_count + vacuum_count as av,
