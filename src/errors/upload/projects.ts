@@ -18,7 +18,8 @@ const slugOf = (name: string) => name.toLowerCase().replace(/[^a-z0-9_]+/g, '-')
 export async function findProject(db: Db, caller: Caller, given: string): Promise<UploadProject> {
   let q = db.selectFrom('error_projects').select(['id', 'ref', 'name', 'platform', 'workspace_id']).where('organization_id', '=', caller.organizationId);
   if (caller.workspaceIds !== null) q = q.where('workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
-  const all = await q.orderBy('ref').execute();
+  // `ref` is a bigint: compared as text.
+  const all = (await q.orderBy('ref').execute()).map((p) => ({ ...p, ref: String(p.ref) }));
   const byRef = /^\d{1,15}$/.test(given) ? all.filter((p) => p.ref === given) : [];
   const exact = all.filter((p) => p.name === given);
   const slug = all.filter((p) => slugOf(p.name) === given.toLowerCase());
