@@ -92,7 +92,14 @@ export function sentryUploadRouter(deps: UploadDeps): Router {
     }
     const given = strings(b.projects);
     if (given.length === 0) throw refusal(400, 'An artifact bundle needs at least one project (--project).');
-    const targets: UploadProject[] = await projects(caller, given);
+    let targets: UploadProject[];
+    try {
+      targets = await projects(caller, given);
+    } catch (e) {
+      // Told as the bundle's outcome: sentry-cli reads a 404 here as "Release not found", which would mislead.
+      if (e instanceof ApiError && e.status < 500) return [200, { state: 'error', missingChunks: [], detail: e.message }];
+      throw e;
+    }
     const release = typeof b.version === 'string' && b.version ? b.version : null;
     const target = JSON.stringify({ projects: targets.map((p) => p.id).sort(), release, dist: typeof b.dist === 'string' ? b.dist : null });
     const { result: _, ...outcome } = await assembleOnce(db, limits, caller, { kind: 'bundle', checksum: b.checksum, chunks, target }, 'sourcemaps',
@@ -133,7 +140,7 @@ function answerError(req: Request, res: Response, e: unknown, log: UploadDeps['l
   drainUnread(req);
   if (e instanceof ApiError) {
     for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
-    res.status(e.status).json({ detail: detailOf(e), code: e.code });
+    res.status(e.status).json({ detail: detailOf(e) });
     return;
   }
   log.error('sentry upload failed', e);
