@@ -4,15 +4,18 @@
  * A Mach-O file (the DWARF file of a dSYM, as `debug-files upload` sends it)
  * and a ProGuard mapping (`proguard upload`, named `/proguard/<uuid>.txt`)
  * are stored through `uploadSymbols`, as `POST /symbols` stores them; other
- * kinds are refused with the reason.
+ * kinds are refused with the reason. sentry-cli 2's `upload-proguard` posts
+ * its mappings whole instead, zipped (`files/dsyms/`): `uploadZippedDifs`.
  */
+import crypto from 'node:crypto';
+import { unzipSync } from 'fflate';
 import type { Caller } from '../../auth/caller';
 import type { Db } from '../../db/connect';
 import type { RateLimits } from '../../pipeline/ratelimit';
 import { readMachO } from '../symbols/macho';
-import { canonicalUuid, proguardUuid, uploadSymbols } from '../symbols/upload';
+import { canonicalUuid, MAX_SYMBOLS_BYTES, proguardUuid, uploadSymbols } from '../symbols/upload';
 import { assembleOnce, type Outcome } from './assembly';
-import { refusal, SHA1 } from './chunks';
+import { multipartParts, refusal, SHA1 } from './chunks';
 import type { UploadProject } from './projects';
 
 interface DifRequest { name?: unknown; debug_id?: unknown; chunks?: unknown }
@@ -20,7 +23,7 @@ interface DifRequest { name?: unknown; debug_id?: unknown; chunks?: unknown }
 const MACHO_MAGICS = new Set([0xfeedface, 0xfeedfacf, 0xcefaedfe, 0xcffaedfe, 0xcafebabe, 0xbebafeca]);
 
 /** The upload headers of `POST /symbols` for one assembled file, or a refusal saying what it is not. */
-function symbolsHeaders(project: UploadProject, name: string, declared: string | null, file: Buffer): Record<string, string> {
+export function symbolsHeaders(project: UploadProject, name: string, declared: string | null, file: Buffer): Record<string, string> {
   const base = { 'x-service-project-ref': project.ref, 'x-service-symbol-name': name.split('/').pop()!.slice(0, 255) || 'debug-file' };
   if (file.length >= 4 && MACHO_MAGICS.has(file.readUInt32BE(0))) {
     let ids: string[] = [];
@@ -55,6 +58,34 @@ export async function assembleDifs(db: Db, limits: RateLimits, caller: Caller, p
     });
     const { result, ...rest } = outcome;
     out[checksum] = result ? { ...rest, dif: result } : rest;
+  }
+  return out;
+}
+
+/** `POST /api/0/projects/{org}/{project}/files/dsyms/`: zip files of debug files, one symbols upload each. */
+export async function uploadZippedDifs(db: Db, limits: RateLimits, caller: Caller, project: UploadProject, body: Buffer, contentType: string | undefined) {
+  const files: { name: string; data: Buffer }[] = [];
+  for (const part of multipartParts(body, contentType)) {
+    if (part.name !== 'file') continue;
+    let entries: Record<string, Uint8Array>;
+    let over: string | null = null;
+    try {
+      // A file past the symbols cap is not inflated (a zip bomb stops here).
+      entries = unzipSync(part.data, { filter: (f) => (f.originalSize <= MAX_SYMBOLS_BYTES ? true : (over = f.name, false)) });
+    } catch {
+      throw refusal(400, 'Debug files must be sent as a zip archive.');
+    }
+    if (over !== null) throw refusal(413, `${over}: a debug file may be at most ${MAX_SYMBOLS_BYTES} bytes.`);
+    for (const [name, data] of Object.entries(entries)) if (data.length > 0) files.push({ name, data: Buffer.from(data) });
+  }
+  if (files.length === 0) throw refusal(400, 'The upload holds no debug file.');
+  const out = [];
+  for (const f of files) {
+    await limits.consume(caller.organizationId, 'symbols');
+    const stored = await uploadSymbols(db, caller, f.data, symbolsHeaders(project, f.name, null, f.data));
+    const debugId = stored.debugIds[0] ?? null;
+    out.push({ id: stored.id, uuid: debugId, debugId, objectName: f.name, cpuName: 'any', symbolType: stored.platform === 'ios' ? 'macho' : 'proguard',
+      headers: {}, size: f.data.length, sha1: crypto.createHash('sha1').update(f.data).digest('hex'), dateCreated: new Date().toISOString(), data: { features: [] } });
   }
   return out;
 }

@@ -20,7 +20,7 @@ import { BODY_LIMITS, drainUnread, readBody } from '../../transport/body';
 import { assembleOnce } from './assembly';
 import { storeBundle } from './bundles';
 import { chunkOptions, multipartParts, refusal, SHA1, storeChunks } from './chunks';
-import { assembleDifs } from './difs';
+import { assembleDifs, uploadZippedDifs } from './difs';
 import { createRelease, finalizeRelease, findProject, organizationBody, projectBody, type UploadProject } from './projects';
 
 export interface UploadDeps { db: Db; limits: RateLimits; log: { error(msg: string, e?: unknown): void } }
@@ -110,6 +110,12 @@ export function sentryUploadRouter(deps: UploadDeps): Router {
   route('post', '/projects/:org/:project/files/difs/assemble/', 'monitor:create', null, async (req, caller) => {
     const project = await findProject(db, caller, param(req, 'project'));
     return [200, await assembleDifs(db, limits, caller, project, await jsonBody(req))];
+  });
+
+  route('post', '/projects/:org/:project/files/dsyms/', 'monitor:create', null, async (req, caller) => {
+    const project = await findProject(db, caller, param(req, 'project'));
+    const body = await readBody(req, BODY_LIMITS.symbols);
+    return [201, await uploadZippedDifs(db, limits, caller, project, body, req.headers['content-type'])];
   });
 
   // Releases, as sentry-cli 3 (under the organisation) and 2 (under a project) create and finalise them.
