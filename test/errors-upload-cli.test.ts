@@ -68,13 +68,13 @@ test('debug ids: sourcemaps inject + upload, then a browser event resolves to th
   expect(again.code).toBe(0);
 });
 
-test('release: releases new, sourcemaps upload --release --url-prefix, releases finalize; the project by its name as a slug', async () => {
+test('release: releases new, sourcemaps upload --release --dist --url-prefix, releases finalize; the project by its name as a slug', async () => {
   const project = await createProject('Shop release');
   const dir = await buildShop('rel');
   const release = 'shop@2.0.0';
   const cli = (args: string[]) => sentryCli(3, server.url, org.apiKey, ['--log-level', 'warn', ...args], shop.work);
   expect(await cli(['releases', '--org', 'acme', '--project', 'shop-release', 'new', release])).toMatchObject({ code: 0, out: expect.stringContaining(`Created release ${release}`) });
-  const up = await cli(['sourcemaps', 'upload', '--org', 'acme', '--project', 'shop-release', '--release', release, '--url-prefix', '~/rel/assets', dir]);
+  const up = await cli(['sourcemaps', 'upload', '--org', 'acme', '--project', 'shop-release', '--release', release, '--dist', 'web', '--url-prefix', '~/rel/assets', dir]);
   succeeded(up);
   expect(await cli(['releases', '--org', 'acme', '--project', 'shop-release', 'finalize', release])).toMatchObject({ code: 0, out: expect.stringContaining(`Finalized release ${release}`) });
   const stored = await server.db.selectFrom('error_sourcemaps').select(['filename', 'debug_id', 'release']).where('project_id', '=', project.id).execute();

@@ -39,8 +39,10 @@ export function chunkOptions(url: string) {
     hashAlgorithm: 'sha1',
     compression: ['gzip'],
     // What Vigil assembles: artifact bundles (source maps), debug files (dSYMs) and ProGuard mappings.
-    // Other kinds (PDBs, source bundles, il2cpp…) are left out, so the tools do not send them.
-    accept: ['debug_files', 'artifact_bundles', 'proguard'],
+    // `release_files` too: sentry-cli 2 chunks a release's maps (as an artifact bundle) only when it is
+    // offered, else posts each file to the release one by one. Other kinds (PDBs, source bundles,
+    // il2cpp…) are left out, so the tools do not send them.
+    accept: ['debug_files', 'release_files', 'artifact_bundles', 'proguard'],
   };
 }
 

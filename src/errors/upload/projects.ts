@@ -14,12 +14,17 @@ export interface UploadProject { id: string; ref: string; name: string; platform
 
 const slugOf = (name: string) => name.toLowerCase().replace(/[^a-z0-9_]+/g, '-').replace(/^-+|-+$/g, '');
 
-/** The project `given` names, among those the caller sees; 404 with a detail the tools print. */
-export async function findProject(db: Db, caller: Caller, given: string): Promise<UploadProject> {
+/** The error projects the caller sees. */
+export async function visibleProjects(db: Db, caller: Caller): Promise<UploadProject[]> {
   let q = db.selectFrom('error_projects').select(['id', 'ref', 'name', 'platform', 'workspace_id']).where('organization_id', '=', caller.organizationId);
   if (caller.workspaceIds !== null) q = q.where('workspace_id', 'in', caller.workspaceIds.length ? [...caller.workspaceIds] : ['']);
   // `ref` is a bigint: compared as text.
-  const all = (await q.orderBy('ref').execute()).map((p) => ({ ...p, ref: String(p.ref) }));
+  return (await q.orderBy('ref').execute()).map((p) => ({ ...p, ref: String(p.ref) }));
+}
+
+/** The project `given` names, among those the caller sees; 404 with a detail the tools print. */
+export async function findProject(db: Db, caller: Caller, given: string): Promise<UploadProject> {
+  const all = await visibleProjects(db, caller);
   const byRef = /^\d{1,15}$/.test(given) ? all.filter((p) => p.ref === given) : [];
   const exact = all.filter((p) => p.name === given);
   const slug = all.filter((p) => slugOf(p.name) === given.toLowerCase());

@@ -21,7 +21,7 @@ import { assembleOnce } from './assembly';
 import { storeBundle } from './bundles';
 import { chunkOptions, multipartParts, refusal, SHA1, storeChunks } from './chunks';
 import { assembleDifs, uploadZippedDifs } from './difs';
-import { createRelease, finalizeRelease, findProject, organizationBody, projectBody, type UploadProject } from './projects';
+import { createRelease, finalizeRelease, findProject, organizationBody, projectBody, visibleProjects, type UploadProject } from './projects';
 
 export interface UploadDeps { db: Db; limits: RateLimits; log: { error(msg: string, e?: unknown): void } }
 
@@ -127,8 +127,17 @@ export function sentryUploadRouter(deps: UploadDeps): Router {
   const updateRelease: Handler = async (req, caller) => {
     const b = await jsonBody(req);
     const given = param(req, 'project') ? [param(req, 'project')] : strings(b.projects);
-    return [200, await finalizeRelease(db, await projects(caller, given), param(req, 'version'), b.dateReleased)];
+    // Without projects (the plugins' finalize under the organisation), the release of any project of the key's.
+    const targets = given.length ? await projects(caller, given) : await visibleProjects(db, caller);
+    return [200, await finalizeRelease(db, targets, param(req, 'version'), b.dateReleased)];
   };
+  // sentry-cli 2 lists a release's files to skip those already uploaded: Vigil keeps maps, not release files, so none.
+  const releaseFiles: Handler = async (req, caller) => {
+    if (param(req, 'project')) await findProject(db, caller, param(req, 'project'));
+    return [200, []];
+  };
+  route('get', '/organizations/:org/releases/:version/files/', 'monitor:read', 'R', releaseFiles);
+  route('get', '/projects/:org/:project/releases/:version/files/', 'monitor:read', 'R', releaseFiles);
   route('post', '/organizations/:org/releases/', 'monitor:create', 'W', newRelease);
   route('post', '/projects/:org/:project/releases/', 'monitor:create', 'W', newRelease);
   route('put', '/organizations/:org/releases/:version/', 'monitor:create', 'W', updateRelease);
