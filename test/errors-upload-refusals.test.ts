@@ -58,7 +58,7 @@ test("another organisation's project is not found, for debug files and for sourc
   expect(difs.out).toContain('error: Project not found.');
   const maps = await sentryCli(3, server.url, other.apiKey, ['sourcemaps', 'upload', '--org', 'any', '--project', String(project.ref), '--release', 'r1', mapsDir('other')], work);
   expect(maps.code).not.toBe(0);
-  expect(maps.out).toContain(`error: Failed to process uploaded files: Project not found: no error project "${project.ref}" (by ref or name) in the organisation of this API key.`);
+  expect(maps.out).toContain(`error: Failed to process uploaded files: Project not found: no error project "${project.ref}" (by ref or name) among those this API key sees (its organisation, its workspaces).`);
   expect(await server.db.selectFrom('error_sourcemaps').select('id').execute()).toEqual([]);
 });
 

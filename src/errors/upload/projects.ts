@@ -33,7 +33,7 @@ export async function findProject(db: Db, caller: Caller, given: string): Promis
   if (found.length > 1) {
     throw new ApiError(409, 'ambiguous_project', `Several projects are named "${given}" (refs ${found.map((p) => p.ref).join(', ')}): name the project by its ref.`);
   }
-  throw new ApiError(404, 'not_found', `Project not found: no error project "${given.slice(0, 100)}" (by ref or name) in the organisation of this API key.`);
+  throw new ApiError(404, 'not_found', `Project not found: no error project "${given.slice(0, 100)}" (by ref or name) among those this API key sees (its organisation, its workspaces).`);
 }
 
 /** A project as the tools read one. */
