@@ -4,8 +4,9 @@
  * posts the chunks as multipart parts (`file_gzip`: each part gzip-compressed,
  * or `file`), then asks for the file to be assembled from its chunks' names.
  * Chunks wait in PostgreSQL (not one process's memory or disk), so whichever
- * process gets the assemble request finds them; they expire after an hour
- * and an organisation holds at most `MAX_PENDING_BYTES` of them.
+ * process gets the assemble request finds them; they go once their file is
+ * assembled, expire after an hour otherwise, and an organisation holds at
+ * most `MAX_PENDING_BYTES` of them.
  */
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
@@ -121,7 +122,11 @@ export async function storeChunks(db: Db, organizationId: string, parts: Part[])
     // One organisation's chunk writes in turn, so two requests cannot both pass the bound.
     await sql`select pg_advisory_xact_lock(hashtext(${`upload-chunks:${organizationId}`}))`.execute(tx);
     const held = await sql<{ n: string }>`select coalesce(sum(size_bytes), 0) as n from error_upload_chunks where organization_id = ${organizationId}`.execute(tx);
-    const adding = chunks.reduce((n, c) => n + c.data.length, 0);
+    // Chunks held already (the same bytes again) take no more room.
+    const present = await sql<{ checksum: string }>`select checksum from error_upload_chunks where organization_id = ${organizationId}
+      and checksum = any(${chunks.map((c) => c.checksum)}::text[])`.execute(tx);
+    const known = new Set(present.rows.map((r) => r.checksum));
+    const adding = chunks.filter((c) => !known.has(c.checksum)).reduce((n, c) => n + c.data.length, 0);
     if (Number(held.rows[0].n) + adding > MAX_PENDING_BYTES) {
       throw refusal(413, `This organisation already holds ${held.rows[0].n} bytes of chunks not yet assembled (at most ${MAX_PENDING_BYTES}; chunks expire after ${KEEP_MINUTES} minutes).`);
     }
@@ -154,4 +159,10 @@ export async function joinChunks(db: Db, organizationId: string, checksum: strin
   const file = Buffer.concat(chunks.map((c) => byName.get(c)!));
   if (sha1(file) !== checksum) throw refusal(400, `The chunks put together do not match the file's checksum ${checksum}.`);
   return file;
+}
+
+/** Drops chunks once the files they made are assembled (the outcome is kept; a new upload sends them again). */
+export async function dropChunks(db: Db, organizationId: string, checksums: string[]): Promise<void> {
+  if (checksums.length === 0) return;
+  await sql`delete from error_upload_chunks where organization_id = ${organizationId} and checksum = any(${[...new Set(checksums)]}::text[])`.execute(db);
 }

@@ -15,7 +15,7 @@ import type { RateLimits } from '../../pipeline/ratelimit';
 import { readMachO } from '../symbols/macho';
 import { canonicalUuid, MAX_SYMBOLS_BYTES, proguardUuid, uploadSymbols } from '../symbols/upload';
 import { assembleOnce, type Outcome } from './assembly';
-import { multipartParts, refusal, SHA1 } from './chunks';
+import { dropChunks, multipartParts, refusal, SHA1 } from './chunks';
 import type { UploadProject } from './projects';
 
 interface DifRequest { name?: unknown; debug_id?: unknown; chunks?: unknown }
@@ -42,6 +42,7 @@ export function symbolsHeaders(project: UploadProject, name: string, declared: s
 export async function assembleDifs(db: Db, limits: RateLimits, caller: Caller, project: UploadProject, body: unknown): Promise<Record<string, Outcome & { dif?: unknown }>> {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw refusal(400, 'The body must map each file\'s SHA-1 checksum to its name and chunks.');
   const out: Record<string, Outcome & { dif?: unknown }> = {};
+  const assembled: string[] = [];
   for (const [checksum, raw] of Object.entries(body as Record<string, DifRequest>)) {
     const chunks = raw?.chunks;
     if (!SHA1.test(checksum) || !Array.isArray(chunks) || chunks.some((c) => typeof c !== 'string' || !SHA1.test(c))) {
@@ -58,7 +59,10 @@ export async function assembleDifs(db: Db, limits: RateLimits, caller: Caller, p
     });
     const { result, ...rest } = outcome;
     out[checksum] = result ? { ...rest, dif: result } : rest;
+    if (outcome.state !== 'not_found') assembled.push(...(chunks as string[]));
   }
+  // After the whole request: its files may share chunks.
+  await dropChunks(db, caller.organizationId, assembled);
   return out;
 }
 
