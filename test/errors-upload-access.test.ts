@@ -64,6 +64,8 @@ test('each endpoint allows exactly the callers whose permission, organisation an
     [{ method: 'POST', path: '/organizations/anything/artifactbundle/assemble/', json: { checksum: sha1(bundle), chunks: [sha1(bundle)], projects: [ref] } }, 'create', true],
     [{ method: 'POST', path: `/projects/anything/${ref}/files/difs/assemble/`, json: {} }, 'create', true],
     [{ method: 'POST', path: `/projects/anything/${ref}/files/dsyms/`, form: proguardForm() }, 'create', true],
+    // The mapping just uploaded (its ProGuard UUID) given a release.
+    [{ method: 'POST', path: `/projects/anything/${ref}/files/proguard-artifact-releases`, json: { release_name: 'com.example.vigil@2.4.1+241', proguard_uuid: '605f2eb8-5669-59b9-930a-c3c343dc09b4' } }, 'create', true],
     [{ method: 'POST', path: '/organizations/anything/releases/', json: { version: v, projects: [ref] } }, 'create', true],
     [{ method: 'POST', path: `/projects/anything/${ref}/releases/`, json: { version: v } }, 'create', true],
     [{ method: 'PUT', path: `/organizations/anything/releases/${v}/`, json: { projects: [ref], dateReleased: '2026-01-01T00:00:00Z' } }, 'create', true],

@@ -92,10 +92,18 @@ test('Android: proguard upload of a mapping, then an event retraced by its ProGu
   ]);
 });
 
-test('sentry-cli 2.58.6 uploads the same dSYM and mapping', async () => {
+test('sentry-cli 2.58.6 uploads the same dSYM, and the mapping with its release (--app-id --version --version-code), which events of that release match', async () => {
   const p = await project('Both', 'android');
   succeeded(await sentryCli(2, server.url, org.apiKey, ['debug-files', 'upload', '--org', 'any', '--project', String(p.ref), path.join(FIXTURES, 'ios/vigil5.dSYM')], work));
-  succeeded(await sentryCli(2, server.url, org.apiKey, ['upload-proguard', '--org', 'any', '--project', String(p.ref), path.join(FIXTURES, 'android/mapping.txt')], work));
-  const builds = await server.db.selectFrom('error_symbol_builds').select(['platform', 'debug_ids']).where('project_id', '=', p.id).orderBy('platform').execute();
-  expect(builds).toEqual([{ platform: 'android', debug_ids: [PROGUARD_UUID] }, { platform: 'ios', debug_ids: [UUID5] }]);
+  succeeded(await sentryCli(2, server.url, org.apiKey, ['upload-proguard', '--org', 'any', '--project', String(p.ref),
+    '--app-id', 'com.example.vigil', '--version', '2.4.1', '--version-code', '241', path.join(FIXTURES, 'android/mapping.txt')], work));
+  const builds = await server.db.selectFrom('error_symbol_builds').select(['platform', 'debug_ids', 'release']).where('project_id', '=', p.id).orderBy('platform').execute();
+  expect(builds).toEqual([{ platform: 'android', debug_ids: [PROGUARD_UUID], release: 'com.example.vigil@2.4.1+241' }, { platform: 'ios', debug_ids: [UUID5], release: null }]);
+  // An event without the ProGuard UUID, matched by its release alone.
+  await send(p, { platform: 'java', release: 'com.example.vigil@2.4.1+241', exception: { values: [{ type: 'd', module: 'a', value: 'x', stacktrace: { frames: [
+    { module: 'a.b', function: 'a', lineno: 14, filename: 'SourceFile', in_app: true },
+  ] } }] } });
+  const [x] = (await onlyIssue(p.id)).exceptions;
+  expect(x.frames.map((f: any) => [f.module, f.function, f.lineno, f.resolved])).toEqual([['com.example.vigil.cache.LruCache', 'get', 40, true]]);
 });
+

@@ -188,3 +188,24 @@ export async function uploadSymbols(db: Db, caller: Caller, body: unknown, heade
   });
   return { id, platform: u.platform as 'ios' | 'android', release: u.release, debugIds, replaced };
 }
+
+/**
+ * Gives the Android build of a ProGuard UUID a release (what sentry-cli 2's
+ * `upload-proguard --app-id --version --version-code` asks after the
+ * upload), so events of that release match it even without the UUID; an
+ * older build of the same release is replaced, as an upload of it would be.
+ */
+export async function setProguardRelease(db: Db, caller: Caller, projectId: string, workspaceId: string, uuid: string, release: string) {
+  if (!UUID.test(uuid)) throw invalid('proguard_uuid', 'is not a ProGuard UUID');
+  if (!ANDROID_RELEASE.test(release)) throw invalid('release_name', 'must be <applicationId>@<versionName>+<versionCode>');
+  const id = canonicalUuid(uuid);
+  await db.transaction().execute(async (tx) => {
+    const build = await tx.selectFrom('error_symbol_builds').select('id').where('project_id', '=', projectId).where('platform', '=', 'android')
+      .where(sql<boolean>`${id} = any(debug_ids)`).executeTakeFirst();
+    if (!build) throw notFound('ProGuard mapping', 'proguard_uuid');
+    await tx.deleteFrom('error_symbol_builds').where('project_id', '=', projectId).where('platform', '=', 'android').where('release', '=', release).where('id', '!=', build.id).execute();
+    await tx.updateTable('error_symbol_builds').set({ release }).where('id', '=', build.id).execute();
+    await audit(tx, caller, { action: 'symbols.uploaded', resourceType: 'error_project', resourceId: projectId, workspaceId,
+      changes: { symbols: { from: null, to: { platform: 'android', release, debugIds: [id], associated: true } } } });
+  });
+}

@@ -21,6 +21,7 @@ import { assembleOnce } from './assembly';
 import { storeBundle } from './bundles';
 import { chunkOptions, dropChunks, multipartParts, refusal, SHA1, storeChunks } from './chunks';
 import { assembleDifs, uploadZippedDifs } from './difs';
+import { setProguardRelease } from '../symbols/upload';
 import { createRelease, finalizeRelease, findProject, organizationBody, projectBody, visibleProjects, type UploadProject } from './projects';
 
 export interface UploadDeps { db: Db; limits: RateLimits; log: { error(msg: string, e?: unknown): void } }
@@ -117,6 +118,14 @@ export function sentryUploadRouter(deps: UploadDeps): Router {
     const project = await findProject(db, caller, param(req, 'project'));
     const body = await readBody(req, BODY_LIMITS.symbols);
     return [201, await uploadZippedDifs(db, limits, caller, project, body, req.headers['content-type'])];
+  });
+
+  // sentry-cli 2's `upload-proguard --app-id --version --version-code`: the uploaded mapping's release.
+  route('post', '/projects/:org/:project/files/proguard-artifact-releases/', 'monitor:create', 'W', async (req, caller) => {
+    const project = await findProject(db, caller, param(req, 'project'));
+    const b = await jsonBody(req);
+    await setProguardRelease(db, caller, project.id, project.workspace_id, String(b.proguard_uuid ?? ''), String(b.release_name ?? ''));
+    return [201, {}];
   });
 
   // Releases, as sentry-cli 3 (under the organisation) and 2 (under a project) create and finalise them.
