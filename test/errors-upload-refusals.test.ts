@@ -2,11 +2,16 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { zipSync } from 'fflate';
+import { loadConfig } from '../src/config';
+import { createLogger } from '../src/log';
+import { startServer } from '../src/server';
 import { ok } from './support/expect';
 import { startTestServer, type TestServer } from './support/harness';
 import { tempDir } from './support/child';
 import { sentryCli } from './support/sentryTools';
 
+// Chunks live in PostgreSQL: one process takes them, another assembles.
 // Refused uploads say why, in the `detail` sentry-cli 3.8.0 prints: a wrong
 // key, a key without monitor:create, another organisation's project, a map
 // over the size cap, the symbols bucket spent (a file once, however often the
@@ -97,4 +102,29 @@ test('chunks: one over the chunk size, or not matching its checksum, is refused 
   expect((await post([{ name: sha1(good), data: good }])).status).toBe(200);
   const stored = await server.db.selectFrom('error_upload_chunks' as any).select(['checksum', 'size_bytes'] as any).execute();
   expect(stored).toContainEqual({ checksum: sha1(good), size_bytes: good.length });
+});
+
+test('chunks posted to one process are assembled by another on the same PostgreSQL', async () => {
+  const other = await startServer(loadConfig({ DATABASE_URL: server.databaseUrl, DATA_DIR: tempDir('vigil-upload-b-'), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WORKER: 'false' }), createLogger('silent'));
+  try {
+    const debugId = crypto.randomUUID();
+    const map = { version: 3, sources: ['a.ts'], names: [], mappings: 'AAAA', debug_id: debugId };
+    const bundle = Buffer.from(zipSync({
+      'manifest.json': Buffer.from(JSON.stringify({ files: { 'files/_/_/a.js.map': { type: 'source_map', url: '~/a.js.map', headers: { 'debug-id': debugId } } } })),
+      'files/_/_/a.js.map': Buffer.from(JSON.stringify(map)),
+    }));
+    const sum = crypto.createHash('sha1').update(bundle).digest('hex');
+    const form = new FormData();
+    form.append('file_gzip', new Blob([zlib.gzipSync(bundle)]), sum);
+    const auth = { authorization: `Bearer ${org.apiKey}` };
+    expect((await fetch(`${server.url}/api/0/organizations/any/chunk-upload/`, { method: 'POST', headers: auth, body: form })).status).toBe(200);
+    const assembled = await fetch(`${other.url}/api/0/organizations/any/artifactbundle/assemble/`, {
+      method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ checksum: sum, chunks: [sum], projects: [String(project.ref)] }),
+    });
+    expect(await assembled.json()).toEqual({ state: 'ok', missingChunks: [], detail: null });
+    const stored = await server.db.selectFrom('error_sourcemaps').select(['filename', 'debug_id']).where('debug_id', '=', debugId).execute();
+    expect(stored).toEqual([{ filename: '~/a.js', debug_id: debugId }]);
+  } finally {
+    await other.close();
+  }
 });
