@@ -104,7 +104,7 @@ test('chunks: one over the chunk size, or not matching its checksum, is refused 
   expect(stored).toContainEqual({ checksum: sha1(good), size_bytes: good.length });
 });
 
-test('chunks posted to one process are assembled by another on the same PostgreSQL', async () => {
+test('chunks posted to one process are assembled by another on the same PostgreSQL, once however many ask', async () => {
   const other = await startServer(loadConfig({ DATABASE_URL: server.databaseUrl, DATA_DIR: tempDir('vigil-upload-b-'), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WORKER: 'false' }), createLogger('silent'));
   try {
     const debugId = crypto.randomUUID();
@@ -118,12 +118,18 @@ test('chunks posted to one process are assembled by another on the same PostgreS
     form.append('file_gzip', new Blob([zlib.gzipSync(bundle)]), sum);
     const auth = { authorization: `Bearer ${org.apiKey}` };
     expect((await fetch(`${server.url}/api/0/organizations/any/chunk-upload/`, { method: 'POST', headers: auth, body: form })).status).toBe(200);
-    const assembled = await fetch(`${other.url}/api/0/organizations/any/artifactbundle/assemble/`, {
+    // Asked of both processes at once, several times: one request claims the file and stores it once.
+    const ask = (url: string) => fetch(`${url}/api/0/organizations/any/artifactbundle/assemble/`, {
       method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ checksum: sum, chunks: [sum], projects: [String(project.ref)] }),
-    });
-    expect(await assembled.json()).toEqual({ state: 'ok', missingChunks: [], detail: null });
+    }).then((r) => r.json());
+    const answers = await Promise.all([other.url, server.url, other.url, server.url].map(ask));
+    expect(answers.map((x) => x.state).sort()).toEqual(expect.arrayContaining(['ok']));
+    for (const x of answers) expect(['ok', 'assembling']).toContain(x.state);
+    expect(await ask(other.url)).toEqual({ state: 'ok', missingChunks: [], detail: null });
     const stored = await server.db.selectFrom('error_sourcemaps').select(['filename', 'debug_id']).where('debug_id', '=', debugId).execute();
     expect(stored).toEqual([{ filename: '~/a.js', debug_id: debugId }]);
+    const audited = await server.db.selectFrom('audit_log').select('id').where('action', '=', 'sourcemap.uploaded').where('organization_id', '=', org.organizationId).execute();
+    expect(audited).toHaveLength(1);
   } finally {
     await other.close();
   }
