@@ -56,6 +56,7 @@ test('each endpoint allows exactly the callers whose permission, organisation an
 
   // [ask, permission, names the project]
   const endpoints: [Ask, 'read' | 'create', boolean][] = [
+    [{ method: 'GET', path: '/' }, 'read', false],
     [{ method: 'GET', path: '/organizations/anything/' }, 'read', false],
     [{ method: 'GET', path: `/projects/anything/${ref}/` }, 'read', true],
     [{ method: 'GET', path: '/projects/anything/web-shop/' }, 'read', true],

@@ -48,6 +48,12 @@ afterAll(async () => {
   await server?.close();
 });
 
+test('sentry-cli info shows the key as an auth token that may upload', async () => {
+  const out = succeeded(await sentryCli(3, server.url, org.apiKey, ['info'], shop.work));
+  expect(out).toContain(`Sentry Server: ${server.url}`);
+  expect(out).toMatch(/Method: Auth Token\n\s+Scopes:(\n\s+- [a-z:]+)*\n\s+- project:releases/);
+});
+
 test('debug ids: sourcemaps inject + upload, then a browser event resolves to the original frame', async () => {
   const project = await createProject('Shop web');
   const dir = await buildShop('ids');

@@ -72,6 +72,11 @@ export function sentryUploadRouter(deps: UploadDeps): Router {
   };
   const projects = (caller: Caller, given: string[]) => Promise.all(given.map((p) => findProject(db, caller, p)));
 
+  // `sentry-cli info`, the usual check of a CI's configuration: the key's powers in Sentry's scope names.
+  route('get', '/', 'monitor:read', 'R', async (_req, caller) => [200, {
+    user: null,
+    auth: { scopes: can(caller, 'monitor:create') ? ['org:read', 'project:read', 'project:releases', 'project:write'] : ['org:read', 'project:read'] },
+  }]);
   route('get', '/organizations/:org/', 'monitor:read', 'R', async (req, caller) => [200, await organizationBody(db, caller, param(req, 'org'))]);
   route('get', '/projects/:org/:project/', 'monitor:read', 'R', async (req, caller) => [200, projectBody(await findProject(db, caller, param(req, 'project')))]);
 
