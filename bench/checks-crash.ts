@@ -33,7 +33,7 @@ export async function crashRun(target: TargetReady, masterKey: Buffer): Promise<
     worker = await startChild<WorkerReady>('checks-worker.ts', env);
     await shiftSchedule(client, seeded.organizationId, seeded.base, Date.now() + 500);
     await sleep((interval + 2) * 1000);
-    const { rows: [held] } = await client.query('select count(*)::int as n from monitors where organization_id = $1 and lease_until > now()', [seeded.organizationId]);
+    const { rows: [held] } = await client.query('select count(*)::int as n from monitor_schedule where monitor_id in (select id from monitors where organization_id = $1) and lease_until > now()', [seeded.organizationId]);
     const killedAt = Date.now();
     worker.proc.kill('SIGKILL');
     await new Promise((r) => worker!.proc.once('exit', r));
