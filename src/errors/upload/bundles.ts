@@ -13,6 +13,7 @@ import path from 'node:path';
 import { unzipSync } from 'fflate';
 import type { Caller } from '../../auth/caller';
 import type { Db } from '../../db/connect';
+import { ApiError } from '../../pipeline/errors';
 import { MAX_MAP_BYTES, uploadSourceMap } from '../sourcemaps';
 import { refusal } from './chunks';
 import type { UploadProject } from './projects';
@@ -42,16 +43,18 @@ export async function storeBundle(db: Db, caller: Caller, file: Buffer, projects
       throw refusal(400, 'The artifact bundle is not a readable zip archive.');
     }
   };
+  const manifestBytes = unzip((n) => n === 'manifest.json')['manifest.json'] ?? new Uint8Array();
   let manifest: { files?: Record<string, ManifestFile> };
   try {
-    manifest = JSON.parse(Buffer.from(unzip((n) => n === 'manifest.json')['manifest.json'] ?? []).toString('utf8'));
+    manifest = JSON.parse(Buffer.from(manifestBytes).toString('utf8'));
   } catch {
     throw refusal(400, 'The artifact bundle has no readable manifest.json.');
   }
   const files = Object.entries(manifest.files ?? {});
   // Only the maps are inflated (scripts and sources are not needed), none over the map cap.
   const mapNames = new Set(files.filter(([, f]) => f.type === 'source_map').map(([n]) => n));
-  const entries = unzip((n, size) => mapNames.has(n) && size <= MAX_MAP_BYTES);
+  const tooLarge = new Set<string>();
+  const entries = unzip((n, size) => mapNames.has(n) && (size <= MAX_MAP_BYTES || (tooLarge.add(n), false)));
   // Which script references each map: the map is stored under the script's name for release matching.
   const scriptOf = new Map<string, string>();
   for (const [, f] of files) {
@@ -62,7 +65,8 @@ export async function storeBundle(db: Db, caller: Caller, file: Buffer, projects
   for (const [name, f] of files) {
     if (f.type !== 'source_map' || typeof f.url !== 'string') continue;
     const bytes = entries[name];
-    if (!bytes) throw refusal(413, `${f.url}: a source map may be at most ${MAX_MAP_BYTES} bytes decoded.`);
+    if (tooLarge.has(name)) throw refusal(413, `${f.url}: a source map may be at most ${MAX_MAP_BYTES} bytes decoded.`);
+    if (!bytes) throw refusal(400, `${f.url} is listed in the bundle's manifest but not in the bundle.`);
     let map: Record<string, unknown>;
     try { map = JSON.parse(Buffer.from(bytes).toString('utf8')); } catch { throw refusal(400, `${f.url} is not JSON.`); }
     const id = header(f, 'debug-id') ?? (typeof map.debug_id === 'string' ? map.debug_id : typeof map.debugId === 'string' ? map.debugId : null);
@@ -75,7 +79,7 @@ export async function storeBundle(db: Db, caller: Caller, file: Buffer, projects
         await uploadSourceMap(db, caller, { projectRef: Number(p.ref), filename, map, debugId, release: release ?? undefined });
       } catch (e) {
         // Said with the file's name: a bundle holds many maps.
-        if (e instanceof Error && 'status' in e) throw refusal((e as { status: number }).status, `${f.url}: ${e.message}`);
+        if (e instanceof ApiError) throw refusal(e.status, `${f.url}: ${e.message}`);
         throw e;
       }
     }
