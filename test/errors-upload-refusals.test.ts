@@ -6,6 +6,8 @@ import { zipSync } from 'fflate';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { startServer } from '../src/server';
+import { errorsHousekeeping } from '../src/errors/housekeeping';
+import { sql } from 'kysely';
 import { ok } from './support/expect';
 import { startTestServer, type TestServer } from './support/harness';
 import { tempDir } from './support/child';
@@ -85,7 +87,7 @@ test('the symbols bucket: one point a file, not a chunk or a repeated ask; then 
   expect(over.out).toMatch(/Rate limit exceeded; retry in \d+ seconds\. This organisation has used its symbols uploads for the hour\. \(http status: 429\)/);
 });
 
-test('chunks: one over the chunk size, or not matching its checksum, is refused whole', async () => {
+test('chunks: one over the chunk size, or not matching its checksum, is refused whole; chunks expire after an hour', async () => {
   const post = (parts: { name: string; data: Buffer }[]) => {
     const form = new FormData();
     for (const p of parts) form.append('file_gzip', new Blob([zlib.gzipSync(p.data)]), p.name);
@@ -102,6 +104,10 @@ test('chunks: one over the chunk size, or not matching its checksum, is refused 
   expect((await post([{ name: sha1(good), data: good }])).status).toBe(200);
   const stored = await server.db.selectFrom('error_upload_chunks' as any).select(['checksum', 'size_bytes'] as any).execute();
   expect(stored).toContainEqual({ checksum: sha1(good), size_bytes: good.length });
+  // Chunks not assembled within the hour go with the errors housekeeping.
+  await sql`update error_upload_chunks set created_at = now() - interval '61 minutes' where checksum = ${sha1(good)}`.execute(server.db);
+  await errorsHousekeeping(server.db);
+  expect(await server.db.selectFrom('error_upload_chunks' as any).select('checksum' as any).where('checksum' as any, '=', sha1(good)).execute()).toEqual([]);
 });
 
 test('chunks posted to one process are assembled by another on the same PostgreSQL, once however many ask', async () => {
