@@ -89,3 +89,11 @@ test('release: releases new, sourcemaps upload --release --dist --url-prefix, re
   await reportFromShop(shop, 'rel', { dsn: project.dsn, release });
   expectOriginal(await thrownFrame(api, project.id));
 });
+
+test('sentry-cli 2.58.6 uploads by release the same way (artifact bundle), stored under the script name', async () => {
+  const project = await createProject('Shop two');
+  const dir = await buildShop('rel2');
+  succeeded(await sentryCli(2, server.url, org.apiKey, ['sourcemaps', 'upload', '--org', 'acme', '--project', String(project.ref), '--release', 'shop@2.1.0', '--url-prefix', '~/rel2/assets', dir], shop.work));
+  const stored = await server.db.selectFrom('error_sourcemaps').select(['filename', 'debug_id', 'release']).where('project_id', '=', project.id).execute();
+  expect(stored).toEqual([{ filename: '~/rel2/assets/app.min.js', debug_id: null, release: 'shop@2.1.0' }]);
+});
