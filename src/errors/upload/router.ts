@@ -56,7 +56,10 @@ export function sentryUploadRouter(deps: UploadDeps): Router {
   const { db, limits } = deps;
   const router = express.Router();
   const route = (method: 'get' | 'post' | 'put', path: string, permission: Permission, bucket: Bucket | null, handler: Handler) => {
+    // Metrics and logs name the endpoint by its pattern (never the raw path: versions, names).
+    const operation = `sentry.${method}${path.replace(/:(\w+)/g, '{$1}').replace(/\/+$/, '').replace(/\//g, '.')}`;
     router[method](path, async (req, res) => {
+      res.locals.operationId = operation;
       try {
         // The cheap refusals come before a byte of the body is read.
         const caller = await authenticate(db, req.headers.authorization);
