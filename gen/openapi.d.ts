@@ -2226,14 +2226,19 @@ export interface paths {
          *     - `X-Service-Platform` (required): `ios` or `android`.
          *     - `X-Service-Symbol-Name` (required): the file's name, e.g.
          *       `MyApp.app.dSYM` or `mapping.txt`.
-         *     - `X-Service-Release`: the release. Android matches by release only,
+         *     - `X-Service-Release`: the release. Android matches by release,
          *       which must equal `<applicationId>@<versionName>+<versionCode>`
-         *       exactly, so it is required for `android` (400 without it).
-         *     - `X-Service-Debug-Ids` (iOS, required for `ios`): comma list of the
-         *       Mach-O UUIDs in the upload. iOS matches exactly by Mach-O UUID.
+         *       exactly, or by ProGuard UUID; `android` needs one of the two (400
+         *       without either).
+         *     - `X-Service-Debug-Ids` (required for `ios`): comma list of the
+         *       Mach-O UUIDs in the upload; iOS matches exactly by Mach-O UUID.
+         *       For `android`, optionally the mapping's ProGuard UUID (version 5
+         *       of the file's bytes, as the Sentry tools compute it; checked):
+         *       events naming it in `debug_meta.images` (type `proguard`) match
+         *       it whatever their release.
          *
-         *     Re-uploading the same build (same debug ids on iOS, same release on
-         *     Android) replaces its symbols (`replaced: true`). 20 builds are kept per
+         *     Re-uploading the same build (same debug ids on iOS, same release or
+         *     ProGuard UUID on Android) replaces its symbols (`replaced: true`). 20 builds are kept per
          *     project; the oldest is dropped beyond that. Over 200 MiB (compressed)
          *     is 413. An unknown project is 404. Rate limit: 20 uploads an hour per
          *     organisation (bucket `symbols`).
@@ -8070,9 +8075,9 @@ export interface operations {
                 "X-Service-Platform": "ios" | "android";
                 /** @description Name of the uploaded file. */
                 "X-Service-Symbol-Name": string;
-                /** @description The release; required for `android`: `<applicationId>@<versionName>+<versionCode>`. */
+                /** @description The release (`android`: `<applicationId>@<versionName>+<versionCode>`); `android` needs it or a ProGuard UUID. */
                 "X-Service-Release"?: string;
-                /** @description Comma list of Mach-O UUIDs; required for `ios`. */
+                /** @description Comma list of Mach-O UUIDs, required for `ios`; for `android`, the mapping's ProGuard UUID. */
                 "X-Service-Debug-Ids"?: string;
             };
             path?: never;
