@@ -2183,6 +2183,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow changes live (server-sent events)
+         * @description A server-sent-events stream (`text/event-stream`, never compressed)
+         *     of the changes the caller may read, so that a client shows them
+         *     without polling: monitor status changes; monitors created, updated,
+         *     paused, resumed and deleted; incidents opened, acknowledged,
+         *     resolved and commented on; the setup checklist changing. Opening it
+         *     costs one read of the `R` bucket, whatever it carries afterwards.
+         *     The full description: docs/stream.md.
+         *
+         *     Each event is filtered exactly as the read it changes: the
+         *     organisation, the permission of that read (`monitor.*` and
+         *     `setup.changed` need monitor:read, as `GET /monitors/{id}` and
+         *     `GET /setup`; `incident.*` need incident:read, as `GET
+         *     /incidents/{id}`) and workspace confinement (an event of a workspace
+         *     outside the caller's does not exist for it; organisation-level
+         *     events carry `workspaceId: null`). The credential is checked again
+         *     at every keep-alive: a revoked key or an ended session ends the
+         *     stream. A caller holding neither permission gets keep-alives only.
+         *
+         *     Every message is `id: <cursor>`, `event: <type>`, `data: <one line
+         *     of JSON>` (the schema below); the first message of a connection
+         *     without a cursor is a bare `id:` (no data, not dispatched by
+         *     EventSource) giving the current cursor. A comment `: keep-alive`
+         *     comes every 20 s (`STREAM_HEARTBEAT_SECONDS`). A reconnect with
+         *     `Last-Event-ID` (or `lastEventId` in the query, for a first connect
+         *     after a reload) within 5 minutes gets every event it missed, from
+         *     any server process; an older or unknown cursor gets `event: reset`
+         *     (refetch what you show), then the live stream.
+         *
+         *     Open streams are limited per organisation and server process
+         *     (`STREAM_MAX_PER_ORGANIZATION`, default 50): past it 429
+         *     `too_many_streams`. On shutdown the stream ends (reconnect); a
+         *     server shutting down answers 503 `shutting_down`. Over Connect the
+         *     method is declared server-streaming but not served (use REST); it
+         *     is not an agent tool at `/mcp`.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/summary": {
         parameters: {
             query?: never;
@@ -2515,6 +2568,50 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description The `data` of one event of `GET /stream` (its SSE `event:` is `type`).
+         *     Fields beyond `type`, `at` and `workspaceId` are present for the
+         *     types that name them; clients ignore fields they do not know.
+         */
+        StreamEventsResponse: {
+            /**
+             * @description `monitor.status`: the monitor's status (as its read shows it:
+             *     `paused` while paused) changed. `monitor.changed`: created,
+             *     updated, paused or resumed (`change`). `monitor.deleted`.
+             *     `incident.opened` (also an incident back to open or suppressed),
+             *     `incident.acknowledged`, `incident.resolved`,
+             *     `incident.commented` (a comment on its timeline). `setup.changed`:
+             *     something the setup checklist counts changed (refetch `GET
+             *     /setup`); not sent once the checklist is dismissed. `reset`: the
+             *     cursor was too old or unknown, or the client fell too far
+             *     behind: refetch what you show.
+             * @enum {string}
+             */
+            type: "monitor.status" | "monitor.changed" | "monitor.deleted" | "incident.opened" | "incident.acknowledged" | "incident.resolved" | "incident.commented" | "setup.changed" | "reset";
+            /**
+             * Format: date-time
+             * @description When the change was committed (reset - when it was sent).
+             */
+            at: string;
+            /** @description The workspace of the monitor or incident; null for organisation-level events. */
+            workspaceId: string | null;
+            /** @description monitor.* and incident.*: the monitor (a traffic drop's incident: its analytics site, as incident reads do). */
+            monitorId?: string;
+            /** @description incident.* only. */
+            incidentId?: string;
+            /** @description monitor.status: up, degraded, down, paused or pending. incident.*: the incident's status after the change (open, acknowledged, resolved, suppressed). */
+            status?: string;
+            /**
+             * Format: date-time
+             * @description monitor.status: since when the monitor has had this status.
+             */
+            since?: string;
+            /**
+             * @description monitor.changed only.
+             * @enum {string}
+             */
+            change?: "created" | "updated" | "paused" | "resumed";
+        };
         Ack: {
             /** @constant */
             ok: true;
@@ -8034,6 +8131,38 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description The same as the `Last-Event-ID` header, for clients that cannot set it; the header wins. */
+                lastEventId?: string;
+            };
+            header?: {
+                /** @description The `id` of the last event received (EventSource sends it when it reconnects). */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream; each message's `data` is one StreamEventsResponse as JSON. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["StreamEventsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSummary: {

@@ -44697,8 +44697,8 @@ return errors === 0;
 }
 validate160.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getSummary"] = validate161;
-const schema128 = {"type":"object","properties":{}};
+exports["query:streamEvents"] = validate161;
+const schema128 = {"type":"object","properties":{"lastEventId":{"type":"string","maxLength":64}}};
 
 function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44710,8 +44710,21 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.lastEventId !== undefined){
+let data0 = data.lastEventId;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/lastEventId",schemaPath:"#/properties/lastEventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -44720,12 +44733,44 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["lastEventId"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err1 = {instancePath:instancePath+"/lastEventId",schemaPath:"#/properties/lastEventId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
 validate161.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":{"lastEventId":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:uploadSymbols"] = validate162;
+exports["query:getSummary"] = validate162;
 const schema129 = {"type":"object","properties":{}};
 
 function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44753,7 +44798,7 @@ return errors === 0;
 }
 validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listWorkspaces"] = validate163;
+exports["query:uploadSymbols"] = validate163;
 const schema130 = {"type":"object","properties":{}};
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44781,7 +44826,7 @@ return errors === 0;
 }
 validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createWorkspace"] = validate164;
+exports["query:listWorkspaces"] = validate164;
 const schema131 = {"type":"object","properties":{}};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44809,7 +44854,7 @@ return errors === 0;
 }
 validate164.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateWorkspace"] = validate165;
+exports["query:createWorkspace"] = validate165;
 const schema132 = {"type":"object","properties":{}};
 
 function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44837,7 +44882,7 @@ return errors === 0;
 }
 validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteWorkspace"] = validate166;
+exports["query:updateWorkspace"] = validate166;
 const schema133 = {"type":"object","properties":{}};
 
 function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44864,6 +44909,34 @@ validate166.errors = vErrors;
 return errors === 0;
 }
 validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:deleteWorkspace"] = validate167;
+const schema134 = {"type":"object","properties":{}};
+
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate167.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate167.errors = vErrors;
+return errors === 0;
+}
+validate167.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 return exports;
 })();
@@ -45031,6 +45104,7 @@ const queryValidators = Object.freeze({
   "verifyStatusPageDomain": queryModule["query:verifyStatusPageDomain"],
   "listStatusPageSubscribers": queryModule["query:listStatusPageSubscribers"],
   "removeStatusPageSubscriber": queryModule["query:removeStatusPageSubscriber"],
+  "streamEvents": queryModule["query:streamEvents"],
   "getSummary": queryModule["query:getSummary"],
   "uploadSymbols": queryModule["query:uploadSymbols"],
   "listWorkspaces": queryModule["query:listWorkspaces"],

@@ -28,6 +28,7 @@ import { startTrafficJudge } from './analytics/traffic';
 import { startPingDrain } from './ingest/pings';
 import { startAgentDrain } from './ingest/agents';
 import type { PageCache } from './statuspages/cache';
+import { StreamHub } from './stream/hub';
 
 /** A running Vigil process (role serve). */
 export interface RunningServer {
@@ -73,6 +74,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   let embedded: EmbeddedServer | null = null;
   let database: Db | null = null;
   let changes: ChangeFeed | null = null;
+  let stream: StreamHub | null = null;
   let limits: RateLimits | null = null;
   let listening: { drain(ms: number): Promise<void> } | null = null;
   let worker: Worker | null = null;
@@ -95,6 +97,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     // Readiness fails and answers say `Connection: close` from now; requests in flight finish,
     // the worker stops claiming and its checks finish (or are handed back), running jobs finish.
     closing = true;
+    // Event streams end first: they never finish by themselves, and their clients reconnect to another process.
+    await step('event streams', () => stream?.close());
     await Promise.all([
       step('connections', () => listening?.drain(graceMs)),
       step('worker', () => worker?.stop(Math.max(0, graceMs - 2000))),
@@ -129,7 +133,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const secrets = createSecretBox(loadMasterKey(config.masterKey, config.dataDir));
     let baseUrl = config.baseUrl ?? '';
     const net = netPolicyFrom(config);
-    const services: Services = { config, secrets, baseUrl: () => baseUrl, net };
+    stream = new StreamHub(db, { maxPerOrganization: config.stream.maxPerOrganization, log: (m, e) => log.error(m, e) });
+    await stream.start(clock);
+    const services: Services = { config, secrets, baseUrl: () => baseUrl, net, stream };
     const run = createRunner({ db, limits, services, handlers: handlers as never });
     const startedAt = Date.now();
     const lastPollAt = () => (config.worker ? worker?.lastPollAt ?? startedAt : null);

@@ -10,6 +10,7 @@ import { BODY_LIMITS, readBody } from './body';
 import { credentialsOf } from './credentials';
 import { ABSOLUTE_DAYS, SESSION_COOKIE } from '../auth/sessions';
 import { bufferedFile, sendFile, type FileAnswer } from './fileAnswer';
+import { isEventStream, sendEventStream } from './eventStream';
 
 
 function queryOf(req: Request): Record<string, unknown> {
@@ -68,7 +69,10 @@ function sessionCookie(route: RouteDef, req: Request, res: Response, result: unk
  */
 async function sendResult(route: RouteDef, req: Request, res: Response, result: unknown, log: (msg: string, e: unknown) => void): Promise<void> {
   sessionCookie(route, req, res, result);
-  if (route.rawResponse && wantsProtobuf(req)) {
+  // An event stream is text/event-stream whatever the Accept header asks (it has no end to buffer).
+  if (route.rawResponse && isEventStream(result)) {
+    await sendEventStream(req, res, result, log);
+  } else if (route.rawResponse && wantsProtobuf(req)) {
     sendBytes(req, res, route.successStatus, PROTOBUF, encodeMessage(messageDesc(route.responseMessage), await bufferedFile(result as FileAnswer)));
   } else if (route.rawResponse) {
     await sendFile(req, res, route.successStatus, result as FileAnswer, log);
