@@ -40,7 +40,8 @@ async function readAfter(db: Db, from: Position, to: Position | null, limit: num
       from stream_events
      where (tx, seq) > (${from.tx.toString()}::xid8, ${from.seq.toString()}::bigint) ${upper}
        and tx < pg_snapshot_xmin(pg_current_snapshot())
-     order by tx, seq limit ${limit}`.execute(db);
+     -- The table's columns, not the text aliases above (text would put 10 before 9).
+     order by stream_events.tx, stream_events.seq limit ${limit}`.execute(db);
   return r.rows.map(toRow);
 }
 
