@@ -292,6 +292,8 @@ const BUILD: Record<string, (g: Gen) => Built> = {
   searchResources: (g) => ({ query: { q: searchWords(g), limit: 20, ...(g.rng.chance(0.2) ? { type: g.rng.pick(['monitor', 'incident,postmortem', 'member,invitation,api_key', 'channel,maintenance', 'workspace']) } : {}) } }),
   exportAll: (g) => ({ query: { format: g.rng.pick(['csv', 'json']) } }),
   exportEntity: (g) => ({ query: { format: g.rng.pick(['csv', 'json']) } }),
+  // From the start of the log: the replay holds every change of the run so far that the caller may read (and nothing else).
+  streamEvents: (g) => (g.rng.chance(0.8) ? { query: { lastEventId: '0-0' } } : {}),
 
   createMonitor: (g) => {
     const zone = g.zone();
@@ -862,6 +864,8 @@ test('random operations by every kind of caller over every transport: no 5xx, no
     const mcp = toolNames.has(route.operationId);
     let transport: Transport = rng.weighted<Transport>({ rest: 60, connect: 12, 'connect-proto': 8, mcp: mcp ? 20 : 0 });
     if (route.rawRequest && transport !== 'mcp') transport = 'rest';
+    // The event stream is served over REST only (declared server-streaming in the proto; docs/stream.md).
+    if (route.operationId === 'streamEvents') transport = 'rest';
     transports[transport] = (transports[transport] ?? 0) + 1;
     const t = Date.now();
     await runOne(rng, route, caller, transport);

@@ -40,6 +40,9 @@ export interface WireAnswer {
 const decoder = new TextDecoder();
 
 /** The texts of a file answer: each file of a zip, or the file itself. */
+/** How long a call reads an event stream before it hangs up. */
+const STREAM_READ_MS = 400;
+
 function fileTexts(bytes: Uint8Array, type: string | null): string[] {
   if ((type ?? '').includes('zip') || (bytes[0] === 0x50 && bytes[1] === 0x4b)) {
     try {
@@ -68,7 +71,18 @@ export async function restCall(base: string, r: WireRequest): Promise<WireAnswer
   let body: BodyInit | undefined;
   if (r.raw) { body = r.raw.bytes as BodyInit; Object.assign(headers, r.raw.headers); }
   else if (r.body !== undefined) { body = JSON.stringify(r.body); headers['content-type'] = 'application/json'; }
-  const res = await fetch(`${base}${urlOf(r)}`, { method: r.route.method, headers, body });
+  // The event stream never ends: what it sent within a moment is its answer (the replay of a cursor, keep-alives).
+  const abort = new AbortController();
+  const res = await fetch(`${base}${urlOf(r)}`, { method: r.route.method, headers, body, signal: abort.signal });
+  if (res.status === 200 && (res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    const timer = setTimeout(() => abort.abort(), STREAM_READ_MS);
+    let text = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) text += decoder.decode(chunk, { stream: true });
+    } catch { /* aborted: the moment is over */ }
+    clearTimeout(timer);
+    return { status: res.status, texts: [text] };
+  }
   const bytes = new Uint8Array(await res.arrayBuffer());
   const type = res.headers.get('content-type');
   if (res.status < 300 && r.route.rawResponse) return { status: res.status, texts: fileTexts(bytes, type) };
