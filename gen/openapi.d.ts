@@ -1113,6 +1113,14 @@ export interface paths {
          *     is 404 `invitation_not_found`. Each call spends a point of the
          *     per-address limit of the invitation and reset pages (60 in 15
          *     minutes, 429 past it).
+         *
+         *     With `signIn: true`, a newcomer (who set `password` in this call)
+         *     is signed in at once, in the organisation they joined: `signedIn`
+         *     carries the session (as `POST /sessions` answers it) and the REST
+         *     answer sets the `vigil_session` cookie. Someone who already had an
+         *     account proves nothing here about knowing their password, so they
+         *     sign in with it as usual (`signedIn` is null), as it is without
+         *     `signIn`.
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -1230,7 +1238,16 @@ export interface paths {
          * @description No credential needed: the token of the e-mailed link is the
          *     credential. Sets `password` (8 to 128 characters) and ends every
          *     session of the person. A used, replaced, expired or unknown token is
-         *     400 `reset_link_invalid`.
+         *     400 `reset_link_invalid`. With `signIn: true` the person is signed
+         *     in at once: `signedIn` carries a new session (as `POST /sessions`
+         *     answers it, in the person's first organisation) and the REST answer
+         *     sets the `vigil_session` cookie; otherwise `signedIn` is null.
+         *
+         *     The one-time link Vigil prints on the first start of an empty
+         *     database (`{base_url}/password-reset/<token>`, valid 24 hours) is
+         *     such a token, for the first owner (`owner@localhost`): its page, or
+         *     a client posting here with `signIn: true`, sets the owner's password
+         *     and lands signed in.
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -4109,6 +4126,8 @@ export interface components {
             name?: string;
             /** @description A newcomer's password, 8 to 128 characters; ignored for someone who has an account. */
             password?: string;
+            /** @description True: a newcomer is signed in at once (`signedIn`, and the session cookie). Default false. */
+            signIn?: boolean;
         };
         AcceptInvitationResponse: {
             data: components["schemas"]["AcceptedInvitation"];
@@ -4120,15 +4139,26 @@ export interface components {
             userId: string;
             /** @enum {string} */
             role: "owner" | "admin" | "member" | "viewer";
+            /** @description The new session when `signIn` was asked for by a newcomer; else null. */
+            signedIn: components["schemas"]["SessionGrant"] | null;
         };
         ResetPasswordBody: {
             /** @description The token of the e-mailed link (`pr_…`). */
             token: string;
             /** @description 8 to 128 characters. */
             password: string;
+            /** @description True: sign the person in at once (`signedIn`, and the session cookie). Default false. */
+            signIn?: boolean;
         };
         ResetPasswordResponse: {
-            data: components["schemas"]["Ack"];
+            data: components["schemas"]["PasswordReset"];
+        };
+        /** @description A password set from a reset link. */
+        PasswordReset: {
+            /** @constant */
+            ok: true;
+            /** @description The new session when `signIn` was asked for; else null. */
+            signedIn: components["schemas"]["SessionGrant"] | null;
         };
         ChangePasswordBody: {
             currentPassword: string;

@@ -29,6 +29,7 @@ import { startPingDrain } from './ingest/pings';
 import { startAgentDrain } from './ingest/agents';
 import type { PageCache } from './statuspages/cache';
 import { StreamHub } from './stream/hub';
+import { ownerSetupToken } from './people/sessions';
 
 /** A running Vigil process (role serve). */
 export interface RunningServer {
@@ -36,6 +37,8 @@ export interface RunningServer {
   db: Db;
   /** The owner key printed on the first start of an empty database, else null. */
   bootstrapKey: string | null;
+  /** The first owner's one-time link (set the password, land signed in; 24 h, once), printed with the key; else null. */
+  ownerSetupUrl: string | null;
   /** How often public status pages were read from the database (each visit otherwise comes from memory). */
   statusPageLoads(): number;
   close(): Promise<void>;
@@ -127,7 +130,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     // Hot reads are cached while this feed tells us of other processes' writes.
     changes = await startChangeFeed(dbUrl, clock, (m, e) => log.error(m, e));
     // Exactly one of several processes started at once on an empty database creates the first organisation.
-    const bootstrapKey = (await bootstrapOrganization(db, config.bootstrapPlan))?.apiKey ?? null;
+    const created = await bootstrapOrganization(db, config.bootstrapPlan);
+    const bootstrapKey = created?.apiKey ?? null;
+    // Besides the key, a password-reset-style link for the owner: nobody but whoever reads this start's output can use it.
+    const ownerToken = created ? await ownerSetupToken(db, created.userId) : null;
     // The limiter opens (and closes) its own Redis client when REDIS_URL is set.
     limits = await createRateLimits(config, { pool, log });
     const secrets = createSecretBox(loadMasterKey(config.masterKey, config.dataDir));
@@ -172,6 +178,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       url,
       db,
       bootstrapKey,
+      ownerSetupUrl: ownerToken ? `${baseUrl}/password-reset/${ownerToken}` : null,
       statusPageLoads: () => (app.locals.statusPages as PageCache).loads,
       close: () => stopAll(config.shutdownTimeoutMs),
     };

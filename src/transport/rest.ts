@@ -45,18 +45,25 @@ function decodeBody(route: RouteDef, req: Request, raw: Buffer, query: Record<st
   }
 }
 
+/** Sets the session cookie for `token` (HttpOnly, SameSite Lax, Secure over HTTPS); also for the server's own link pages. */
+export function setSessionCookie(req: Request, res: Response, token: string): void {
+  const secure = req.secure || String(req.headers['x-forwarded-proto'] ?? '').split(',')[0].trim() === 'https' ? '; Secure' : '';
+  res.append('Set-Cookie', `${SESSION_COOKIE}=${token}; Path=/; Max-Age=${ABSOLUTE_DAYS * 86_400}; HttpOnly; SameSite=Lax${secure}`);
+}
+
 /**
  * The session cookie of sign-in and sign-up (`x-session-cookie: set`), and
  * its clearing when the current session ends (`clear`). HttpOnly, SameSite
  * Lax, Secure when the request came over HTTPS (directly or via a proxy).
  */
 function sessionCookie(route: RouteDef, req: Request, res: Response, result: unknown): void {
-  const data = (result as { data?: { token?: string; current?: boolean; session?: { expiresAt?: string } } } | null)?.data;
+  const data = (result as { data?: { token?: string; current?: boolean; signedIn?: { token?: string } | null } } | null)?.data;
   if (!route.sessionCookie || !data) return;
   const secure = req.secure || String(req.headers['x-forwarded-proto'] ?? '').split(',')[0].trim() === 'https' ? '; Secure' : '';
-  if (route.sessionCookie === 'set' && data.token) {
-    const maxAge = ABSOLUTE_DAYS * 86_400;
-    res.append('Set-Cookie', `${SESSION_COOKIE}=${data.token}; Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`);
+  // Sign-in and sign-up answer the grant itself; a reset or an accepted invitation that signs in answers it as `signedIn`.
+  const token = data.token ?? data.signedIn?.token;
+  if (route.sessionCookie === 'set' && token) {
+    setSessionCookie(req, res, token);
   } else if (route.sessionCookie === 'clear' && data.current) {
     res.append('Set-Cookie', `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure}`);
   }
