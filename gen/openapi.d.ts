@@ -4273,6 +4273,17 @@ export interface components {
             role: string;
             /** @description The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces. */
             workspaceIds: components["schemas"]["StringList"];
+            /**
+             * @description The permissions this caller holds, exactly as every operation
+             *     checks them: its role's (docs/roles.md), narrowed by a key's
+             *     scopes and by the plan (`audit_log:read` needs a plan with the
+             *     audit log). They hold in every workspace of `workspaceIds` (all
+             *     workspaces when null) and nowhere else; an organisation-wide
+             *     change (a workspace, an organisation-wide channel) also needs an
+             *     unconfined caller. A client shows the controls of these
+             *     permissions only, instead of keeping a role table of its own.
+             */
+            permissions: string[];
         };
         MeOrganization: {
             id: string;

@@ -22554,7 +22554,7 @@ return errors === 0;
 }
 validate456.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema241 = {"type":"object","description":"The caller's membership (a key carries its creator's).","additionalProperties":false,"required":["id","role","workspaceIds"],"properties":{"id":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces."}}};
+const schema241 = {"type":"object","description":"The caller's membership (a key carries its creator's).","additionalProperties":false,"required":["id","role","workspaceIds","permissions"],"properties":{"id":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces."},"permissions":{"type":"array","items":{"type":"string"},"description":"The permissions this caller holds, exactly as every operation\nchecks them: its role's (docs/roles.md), narrowed by a key's\nscopes and by the plan (`audit_log:read` needs a plan with the\naudit log). They hold in every workspace of `workspaceIds` (all\nworkspaces when null) and nowhere else; an organisation-wide\nchange (a workspace, an organisation-wide channel) also needs an\nunconfined caller. A client shows the controls of these\npermissions only, instead of keeping a role table of its own.\n"}}};
 
 function validate458(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22597,9 +22597,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(((key0 === "id") || (key0 === "role")) || (key0 === "workspaceIds"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.permissions === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "permissions"},message:"must have required property '"+"permissions"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -22608,10 +22607,9 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data){
+if(!((((key0 === "id") || (key0 === "role")) || (key0 === "workspaceIds")) || (key0 === "permissions"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -22621,14 +22619,26 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.role !== undefined){
-if(typeof data.role !== "string"){
-const err5 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.role !== undefined){
+if(typeof data.role !== "string"){
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
 }
 errors++;
 }
@@ -22639,14 +22649,42 @@ vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.error
 errors = vErrors.length;
 }
 }
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.permissions !== undefined){
+let data3 = data.permissions;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data3[i0] !== "string"){
+const err7 = {instancePath:instancePath+"/permissions/" + i0,schemaPath:"#/properties/permissions/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err7];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
