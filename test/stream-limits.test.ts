@@ -59,6 +59,15 @@ test('open streams are capped per organisation: 429 too_many_streams, a place fr
   expect((await open(org.apiKey)).status).toBe(200);
 }, 30_000);
 
+test('Connect does not serve the stream: a clear refusal, never a 5xx or a hang', async () => {
+  const org = await server.org({ plan: 'enterprise' });
+  const res = await fetch(`${server.url}/rpc/vigil.v1.StreamService/StreamEvents`, {
+    method: 'POST', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' }, body: '{}',
+  });
+  // A unary call to a server-streaming method: Connect's own 415 (unsupported content type), before any handler.
+  expect(res.status).toBe(415);
+});
+
 test('shutdown ends open streams at once (no wait for SHUTDOWN_TIMEOUT)', async () => {
   const org = await server.org({ plan: 'enterprise' });
   const s = await open(org.apiKey);
