@@ -23,6 +23,8 @@ export async function sendEventStream(req: Request, res: Response, file: FileAns
   let gone = false;
   const stop = () => { gone = true; content.close?.(); };
   res.once('close', stop);
+  // A client gone while the stream was being opened (its 'close' already fired) is never waited for.
+  if (res.destroyed || req.socket.destroyed) stop();
   try {
     // The first chunk (the cursor, a replay or a reset) is ready at once: headers and it leave together.
     const first = await chunks.next();
@@ -32,7 +34,7 @@ export async function sendEventStream(req: Request, res: Response, file: FileAns
     if (!first.done) res.write(first.value);
     else res.flushHeaders();
     for (let n = await chunks.next(); !n.done && !gone; n = await chunks.next()) {
-      if (!res.write(n.value)) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+      if (!res.write(n.value) && !gone) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
     }
   } catch (e) {
     if (!gone) log('event stream failed', e);
