@@ -71,13 +71,3 @@ export function visibleTo(caller: Caller, row: StreamRow): boolean {
   if (!can(caller, PERMISSION_OF[row.type])) return false;
   return reachVisible(caller, row.workspaceId === null ? null : [row.workspaceId]);
 }
-
-/** One SSE message. Data is one line of JSON (JSON.stringify never writes a newline). */
-export function sseMessage(id: string, type: EventType, data: Record<string, unknown>): string {
-  return `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
-/** The message of a logged change: `type`, `at`, `workspaceId` and the row's own fields. */
-export function messageOf(row: StreamRow): string {
-  return sseMessage(cursorOf(row), row.type, { type: row.type, at: row.at, workspaceId: row.workspaceId, ...row.data });
-}
