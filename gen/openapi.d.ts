@@ -2240,9 +2240,11 @@ export interface paths {
          *     Open streams are limited per organisation and server process
          *     (`STREAM_MAX_PER_ORGANIZATION`, default 50): past it 429
          *     `too_many_streams`. On shutdown the stream ends (reconnect); a
-         *     server shutting down answers 503 `shutting_down`. Over Connect the
-         *     method is declared server-streaming but not served (use REST); it
-         *     is not an agent tool at `/mcp`.
+         *     server shutting down answers 503 `shutting_down`. Over Connect it
+         *     is a server-streaming RPC (Connect streaming content types): each
+         *     message is one event (keep-alives are not messages); resume with
+         *     `lastEventId`; a unary call is Connect's 415. It is not an agent
+         *     tool at `/mcp`.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -2605,6 +2607,8 @@ export interface components {
              * @enum {string}
              */
             type: "monitor.status" | "monitor.changed" | "monitor.deleted" | "incident.opened" | "incident.acknowledged" | "incident.resolved" | "incident.commented" | "setup.changed" | "reset";
+            /** @description The event's cursor, the same as its SSE `id:` (opaque). Over Connect, resume by sending it as `lastEventId`. */
+            id?: string;
             /**
              * Format: date-time
              * @description When the change was committed (reset - when it was sent).

@@ -38,7 +38,7 @@ import { connectAgent } from './support/mcp';
 import { Rng } from './support/prng';
 import { startHttpReceiver, startSmtpServer, type HttpReceiver, type SmtpReceiver } from './support/receivers';
 import { schemaTools, type SchemaTools, type Spec } from './support/schema';
-import { connectCall, mcpCall, restCall, type Transport, type WireAnswer, type WireRequest } from './support/wire-call';
+import { connectCall, connectStreamCall, mcpCall, restCall, type Transport, type WireAnswer, type WireRequest } from './support/wire-call';
 
 const SEED = Number(process.env.PROPERTY_SEED ?? 24_0624);
 /** Operations that hash a password, sent at most this often in a run. */
@@ -441,6 +441,7 @@ function excerpt(text: string, at: number): string {
 async function send(g: Gen, transport: Transport, req: WireRequest): Promise<WireAnswer> {
   try {
     if (transport === 'mcp') return await mcpCall(agents.get(g.caller.token)!, req);
+    if ((transport === 'connect' || transport === 'connect-proto') && req.route.operationId === 'streamEvents') return await connectStreamCall(server.url, req, transport === 'connect-proto');
     if (transport === 'connect' || transport === 'connect-proto') return await connectCall(server.url, req, transport === 'connect-proto');
     return await restCall(server.url, req);
   } catch (e) {
@@ -864,8 +865,8 @@ test('random operations by every kind of caller over every transport: no 5xx, no
     const mcp = toolNames.has(route.operationId);
     let transport: Transport = rng.weighted<Transport>({ rest: 60, connect: 12, 'connect-proto': 8, mcp: mcp ? 20 : 0 });
     if (route.rawRequest && transport !== 'mcp') transport = 'rest';
-    // The event stream is served over REST only (declared server-streaming in the proto; docs/stream.md).
-    if (route.operationId === 'streamEvents') transport = 'rest';
+    // The event stream is no tool (it never ends): REST or Connect's server stream.
+    if (route.operationId === 'streamEvents' && transport === 'mcp') transport = 'rest';
     transports[transport] = (transports[transport] ?? 0) + 1;
     const t = Date.now();
     await runOne(rng, route, caller, transport);

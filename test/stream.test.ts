@@ -7,6 +7,9 @@
  */
 import http from 'node:http';
 import { sql } from 'kysely';
+import { createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { StreamService, type StreamEventsResponse } from '../gen/proto/vigil/v1/stream_pb';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../src/config';
@@ -92,10 +95,10 @@ test('a monitor going down and its incident reach those who may read them, and n
   ok('updateIncident', await owner.patch(`/incidents/${inc2}`, { status: 'resolved' }));
 
   const st = await s.owner.waitFor((m) => m.event === 'monitor.status' && m.data.monitorId === m2 && m.data.status === 'down');
-  expect(st.data).toEqual({ type: 'monitor.status', at: expect.any(String), workspaceId: ws2, monitorId: m2, status: 'down', since: expect.any(String) });
+  expect(st.data).toEqual({ type: 'monitor.status', id: st.id, at: expect.any(String), workspaceId: ws2, monitorId: m2, status: 'down', since: expect.any(String) });
   expect(st.id).toMatch(/^\d+-\d+$/);
   const opened2 = await s.owner.waitFor((m) => m.event === 'incident.opened' && m.data.incidentId === inc2);
-  expect(opened2.data).toEqual({ type: 'incident.opened', at: expect.any(String), workspaceId: ws2, incidentId: inc2, monitorId: m2, status: 'open' });
+  expect(opened2.data).toEqual({ type: 'incident.opened', id: opened2.id, at: expect.any(String), workspaceId: ws2, incidentId: inc2, monitorId: m2, status: 'open' });
   await s.owner.waitFor((m) => m.event === 'incident.commented' && m.data.incidentId === inc2);
   await s.owner.waitFor((m) => m.event === 'incident.acknowledged' && m.data.incidentId === inc2 && m.data.status === 'acknowledged');
   await s.owner.waitFor((m) => m.event === 'incident.resolved' && m.data.incidentId === inc2);
@@ -177,7 +180,7 @@ test('Last-Event-ID resumes without loss, on the same process and on another sha
   // Unknown cursor: reset first, with an id to go on from.
   const garbage = await stream(tokens.owner, { 'last-event-id': 'not-a-cursor' });
   const reset = await garbage.waitFor((m) => m.event === 'reset');
-  expect(reset).toEqual({ id: expect.stringMatching(/^\d+-\d+$/), event: 'reset', data: { type: 'reset', at: expect.any(String), workspaceId: null } });
+  expect(reset).toEqual({ id: expect.stringMatching(/^\d+-\d+$/), event: 'reset', data: { type: 'reset', id: reset.id, at: expect.any(String), workspaceId: null } });
   expect(garbage.messages[0].event).toBe('reset');
   // A cursor from before what was pruned: reset.
   const [tx, seq] = created.id!.split('-');
@@ -186,3 +189,38 @@ test('Last-Event-ID resumes without loss, on the same process and on another sha
   expect((await stale.waitFor(() => true)).event).toBe('reset');
   await sql`update stream_pruned set tx = '0'::xid8, seq = 0`.execute(server.db);
 }, 60_000);
+
+test('over Connect the same events arrive as a server stream, filtered alike, resumable with lastEventId', async () => {
+  const transport = (key: string) => createConnectTransport({
+    baseUrl: `${server.url}/rpc`, httpVersion: '1.1', useBinaryFormat: true,
+    interceptors: [(next) => (req) => { req.header.set('authorization', `Bearer ${key}`); return next(req); }],
+  });
+  const follow = (key: string, lastEventId?: string) => {
+    const abort = new AbortController();
+    const got: StreamEventsResponse[] = [];
+    const done = (async () => {
+      try {
+        for await (const m of createClient(StreamService, transport(key)).streamEvents({ lastEventId }, { signal: abort.signal })) got.push(m);
+      } catch { /* aborted */ }
+    })();
+    return { got, stop: async () => { abort.abort(); await done; } };
+  };
+  const owner1 = follow(tokens.owner);
+  const confined = follow(tokens.confined);
+  await new Promise((r) => setTimeout(r, 500));
+  const inWs2 = ok('createMonitor', await owner.post('/monitors', {
+    name: 'connect ws2', kind: 'heartbeat', workspaceId: ws2, intervalSeconds: 3600, config: JSON.stringify({ graceSeconds: 600 }),
+  }), 201).id as string;
+  await until('the Connect event', async () => owner1.got.find((m) => m.monitorId === inWs2 && m.type === 'monitor.changed'));
+  const created = owner1.got.find((m) => m.monitorId === inWs2)!;
+  expect(created).toMatchObject({ type: 'monitor.changed', workspaceId: ws2, change: 'created', id: expect.stringMatching(/^\d+-\d+$/) });
+  expect(created.at).toBeDefined();
+  await owner1.stop();
+  ok('updateMonitor', await owner.patch(`/monitors/${inWs2}`, { name: 'connect ws2, renamed' }));
+  const resumed = follow(tokens.owner, created.id);
+  await until('the missed event', async () => resumed.got.find((m) => m.monitorId === inWs2 && m.change === 'updated'));
+  await resumed.stop();
+  await new Promise((r) => setTimeout(r, 500));
+  await confined.stop();
+  expect(confined.got.filter((m) => m.workspaceId === ws2)).toEqual([]);
+});

@@ -37,9 +37,9 @@ export type StreamItem =
 export interface EventFeed extends AsyncIterable<StreamItem[]> { close(): void }
 
 const eventOf = (row: StreamRow): StreamItem => ({
-  kind: 'event', id: cursorOf(row), type: row.type, data: { type: row.type, at: row.at, workspaceId: row.workspaceId, ...row.data },
+  kind: 'event', id: cursorOf(row), type: row.type, data: { type: row.type, id: cursorOf(row), at: row.at, workspaceId: row.workspaceId, ...row.data },
 });
-const resetOf = (p: Position): StreamItem => ({ kind: 'event', id: cursorOf(p), type: 'reset', data: { type: 'reset', at: new Date().toISOString(), workspaceId: null } });
+const resetOf = (p: Position): StreamItem => ({ kind: 'event', id: cursorOf(p), type: 'reset', data: { type: 'reset', id: cursorOf(p), at: new Date().toISOString(), workspaceId: null } });
 
 /**
  * Opens the stream: registers it with the hub (refusals are thrown here,

@@ -10,7 +10,10 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { unzipSync } from 'fflate';
 import type { RouteDef } from '../../gen/routes';
-import { messageDesc, protoRegistry } from '../../src/transport/registry';
+import { ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { codeToHttpStatus } from '@connectrpc/connect/protocol-connect';
+import { messageDesc, protoRegistry, serviceDesc } from '../../src/transport/registry';
 import { referenceEncoding } from '../../src/transport/wire';
 
 export type Transport = 'rest' | 'connect' | 'connect-proto' | 'mcp';
@@ -135,6 +138,39 @@ export async function connectCall(base: string, r: WireRequest, binary: boolean)
   // An export travels in the message as bytes (base64 in JSON).
   if (r.route.rawResponse && typeof json?.content === 'string') texts.push(...fileTexts(Buffer.from(json.content, 'base64'), json.contentType));
   return { status: r.route.successStatus, json, texts };
+}
+
+/**
+ * A server-streaming RPC (the event stream) through Connect's own client:
+ * the messages of a moment, each as JSON, are its answer; a refusal comes
+ * as the error's status and the `vigil-error` body.
+ */
+export async function connectStreamCall(base: string, r: WireRequest, binary: boolean): Promise<WireAnswer> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), STREAM_READ_MS);
+  const transport = createConnectTransport({
+    baseUrl: `${base}/rpc`, httpVersion: '1.1', useBinaryFormat: binary,
+    interceptors: [(next) => (req) => { req.header.set('authorization', `Bearer ${r.token}`); return next(req); }],
+  });
+  const service = serviceDesc(r.route.service);
+  const method = service.methods.find((m) => m.name === r.route.rpc)!;
+  const client = createClient(service, transport) as unknown as Record<string, (msg: unknown, o: { signal: AbortSignal }) => AsyncIterable<never>>;
+  const texts: string[] = [];
+  try {
+    for await (const m of client[method.localName](connectMessage(r), { signal: abort.signal })) texts.push(JSON.stringify(toJson(method.output, m, { registry: protoRegistry() })));
+  } catch (e) {
+    // Our own hang-up ends the moment; anything else is the server's refusal.
+    if (!abort.signal.aborted) {
+      const err = ConnectError.from(e);
+      const header = err.metadata.get('vigil-error');
+      let parsed: any;
+      try { parsed = header ? JSON.parse(header) : undefined; } catch { /* none */ }
+      clearTimeout(timer);
+      return { status: codeToHttpStatus(err.code), ...errorFields(parsed), texts: [...texts, err.message, header ?? ''] };
+    }
+  }
+  clearTimeout(timer);
+  return { status: r.route.successStatus, texts };
 }
 
 /** The arguments of a tool: path and query parameters by name, the body under `body`. */

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/stream.proto.
  */
 export const file_vigil_v1_stream: GenFile = /*@__PURE__*/
-  fileDesc("ChV2aWdpbC92MS9zdHJlYW0ucHJvdG8SCHZpZ2lsLnYxIkMKE1N0cmVhbUV2ZW50c1JlcXVlc3QSGgoNbGFzdF9ldmVudF9pZBgBIAEoCUgAiAEBQhAKDl9sYXN0X2V2ZW50X2lkIrUCChRTdHJlYW1FdmVudHNSZXNwb25zZRIMCgR0eXBlGAEgASgJEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIZCgx3b3Jrc3BhY2VfaWQYAyABKAlIAIgBARIXCgptb25pdG9yX2lkGAQgASgJSAGIAQESGAoLaW5jaWRlbnRfaWQYBSABKAlIAogBARITCgZzdGF0dXMYBiABKAlIA4gBARIpCgVzaW5jZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoGY2hhbmdlGAggASgJSASIAQFCDwoNX3dvcmtzcGFjZV9pZEINCgtfbW9uaXRvcl9pZEIOCgxfaW5jaWRlbnRfaWRCCQoHX3N0YXR1c0IJCgdfY2hhbmdlMmAKDVN0cmVhbVNlcnZpY2USTwoMU3RyZWFtRXZlbnRzEh0udmlnaWwudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBoeLnZpZ2lsLnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChV2aWdpbC92MS9zdHJlYW0ucHJvdG8SCHZpZ2lsLnYxIkMKE1N0cmVhbUV2ZW50c1JlcXVlc3QSGgoNbGFzdF9ldmVudF9pZBgBIAEoCUgAiAEBQhAKDl9sYXN0X2V2ZW50X2lkIs0CChRTdHJlYW1FdmVudHNSZXNwb25zZRIMCgR0eXBlGAEgASgJEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIZCgx3b3Jrc3BhY2VfaWQYAyABKAlIAIgBARIXCgptb25pdG9yX2lkGAQgASgJSAGIAQESGAoLaW5jaWRlbnRfaWQYBSABKAlIAogBARITCgZzdGF0dXMYBiABKAlIA4gBARIpCgVzaW5jZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoGY2hhbmdlGAggASgJSASIAQESDwoCaWQYCSABKAlIBYgBAUIPCg1fd29ya3NwYWNlX2lkQg0KC19tb25pdG9yX2lkQg4KDF9pbmNpZGVudF9pZEIJCgdfc3RhdHVzQgkKB19jaGFuZ2VCBQoDX2lkMmAKDVN0cmVhbVNlcnZpY2USTwoMU3RyZWFtRXZlbnRzEh0udmlnaWwudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBoeLnZpZ2lsLnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * The request of StreamEvents: the cursor to resume after.
@@ -94,6 +94,13 @@ export type StreamEventsResponse = Message<"vigil.v1.StreamEventsResponse"> & {
    * @generated from field: optional string change = 8;
    */
   change?: string | undefined;
+
+  /**
+   * The event's cursor (its SSE id); resume by sending it as last_event_id.
+   *
+   * @generated from field: optional string id = 9;
+   */
+  id?: string | undefined;
 };
 
 /**
@@ -110,8 +117,8 @@ export const StreamEventsResponseSchema: GenMessage<StreamEventsResponse> = /*@_
  */
 export const StreamService: GenService<{
   /**
-   * GET /api/v1/stream: Follow changes live (server-sent events). Declared
-   * server-streaming; served over REST only (docs/stream.md).
+   * GET /api/v1/stream: Follow changes live (server-sent events over REST;
+   * over Connect a server stream of the same events; docs/stream.md).
    *
    * @generated from rpc vigil.v1.StreamService.StreamEvents
    */
