@@ -172,7 +172,7 @@ export async function updateMonitor(db: Db, secrets: SecretBox, caller: Caller, 
   if (input.intervalSeconds !== undefined) set.interval_seconds = clampInterval(input.intervalSeconds, caller);
   if (input.confirmations !== undefined) set.confirmations = input.confirmations;
   if (input.enabled !== undefined) set.enabled = input.enabled;
-  // Switched back on, a monitor is due at once rather than at its old schedule: the schedule's trigger (migration 0031) sees to it.
+  // Switched back on, a monitor is due at once rather than at its old schedule: the schedule's trigger (migration 0033) sees to it.
   if (input.config !== undefined) {
     const config = parseConfig(before.kind as MonitorKind, input.config);
     if (before.kind === 'agent') set.agent_id = await watchedAgent(db, caller, before.workspace_id, config);
