@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { ok } from './support/expect';
-import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { openShop, reportFromShop, sentryCli, SHOP_SOURCE, THROW_LINE, thrownFrame, succeeded, type Shop } from './support/sentryTools';
+import type { ApiClient, TestServer } from './support/harness';
+import { openShopWorld, reportFromShop, sentryCli, SHOP_SOURCE, THROW_LINE, thrownFrame, succeeded, type Shop, type ShopWorld } from './support/sentryTools';
 
 // sentry-cli 3.8.0, unchanged, uploads a minified bundle's maps to Vigil as
 // it would to Sentry (`--url` Vigil's, a Vigil API key as the auth token, any
@@ -38,15 +38,12 @@ function expectOriginal(frame: any) {
   expect(frame.contextLine).toContain('throw new Error(');
 }
 
+let world: ShopWorld | undefined;
 beforeAll(async () => {
-  [server, shop] = await Promise.all([startTestServer({ WORKER: 'true', RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' }), openShop()]);
-  org = await server.org({ plan: 'business' });
-  api = server.api(org.apiKey);
+  world = await openShopWorld();
+  ({ server, shop, org, api } = world);
 }, 60_000);
-afterAll(async () => {
-  await shop?.close();
-  await server?.close();
-});
+afterAll(async () => { await world?.close(); });
 
 test('sentry-cli info shows the key as an auth token that may upload', async () => {
   const out = succeeded(await sentryCli(3, server.url, org.apiKey, ['info'], shop.work));

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { sentryEsbuildPlugin } from '@sentry/esbuild-plugin';
 import { ok } from './support/expect';
-import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { openShop, reportFromShop, SHOP_SOURCE, THROW_LINE, thrownFrame, type Shop } from './support/sentryTools';
+import type { ApiClient, TestServer } from './support/harness';
+import { openShopWorld, reportFromShop, SHOP_SOURCE, THROW_LINE, thrownFrame, type Shop, type ShopWorld } from './support/sentryTools';
 
 // @sentry/esbuild-plugin 5.4.0 (which runs sentry-cli 2.58.6), unchanged in
 // an esbuild build pointed at Vigil: it injects debug ids, creates and
@@ -17,15 +17,12 @@ let api: ApiClient;
 let org: { organizationId: string; workspaceId: string; apiKey: string };
 let shop: Shop;
 
+let world: ShopWorld | undefined;
 beforeAll(async () => {
-  [server, shop] = await Promise.all([startTestServer({ WORKER: 'true', RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' }), openShop()]);
-  org = await server.org({ plan: 'business' });
-  api = server.api(org.apiKey);
+  world = await openShopWorld();
+  ({ server, shop, org, api } = world);
 }, 60_000);
-afterAll(async () => {
-  await shop?.close();
-  await server?.close();
-});
+afterAll(async () => { await world?.close(); });
 
 test('a build with the plugin uploads its maps; a browser event resolves to the original frame', async () => {
   const project = ok('createErrorProject', await api.post('/errors/projects', { name: 'Shop', workspaceId: org.workspaceId, platform: 'javascript' }), 201) as { id: string; ref: number; dsn: string };

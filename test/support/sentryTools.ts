@@ -5,7 +5,7 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { execTracked, tempDir, type ExecFailure } from './child';
 import { ok, until } from './expect';
-import type { ApiClient } from './harness';
+import { startTestServer, type ApiClient, type TestServer } from './harness';
 
 // The real Sentry upload tools against a test server, and a shop page (the
 // errors-browser fixture: @sentry/browser bundled with a two-file app) in
@@ -102,4 +102,13 @@ export async function thrownFrame(api: ApiClient, projectId: string) {
   }, 20_000);
   const detail = ok('getErrorIssue', await api.get(`/errors/issues/${issue.id}`));
   return detail.exceptions.at(-1).frames.at(-1);
+}
+
+/** A server that resolves frames (its worker on, limits out of the way), an organisation, and the shop's build folder and browser. */
+export interface ShopWorld { server: TestServer; shop: Shop; org: { organizationId: string; workspaceId: string; apiKey: string }; api: ApiClient; close(): Promise<void> }
+
+export async function openShopWorld(): Promise<ShopWorld> {
+  const [server, shop] = await Promise.all([startTestServer({ WORKER: 'true', RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' }), openShop()]);
+  const org = await server.org({ plan: 'business' });
+  return { server, shop, org, api: server.api(org.apiKey), close: async () => { await shop.close(); await server.close(); } };
 }
