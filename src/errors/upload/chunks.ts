@@ -161,7 +161,10 @@ export async function joinChunks(db: Db, organizationId: string, checksum: strin
   return file;
 }
 
-/** Drops chunks once the files they made are assembled (the outcome is kept; a new upload sends them again). */
+/**
+ * Drops chunks once the files they made are assembled (the outcome is kept; a new upload sends them again).
+ * Only assembleOnce calls it, for the request that assembled the file, in the transaction recording the outcome.
+ */
 export async function dropChunks(db: Db, organizationId: string, checksums: string[]): Promise<void> {
   if (checksums.length === 0) return;
   await sql`delete from error_upload_chunks where organization_id = ${organizationId} and checksum = any(${[...new Set(checksums)]}::text[])`.execute(db);

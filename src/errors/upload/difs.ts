@@ -15,7 +15,7 @@ import type { RateLimits } from '../../pipeline/ratelimit';
 import { readMachO } from '../symbols/macho';
 import { canonicalUuid, MAX_SYMBOLS_BYTES, proguardUuid, uploadSymbols } from '../symbols/upload';
 import { assembleOnce, type Outcome } from './assembly';
-import { dropChunks, multipartParts, refusal, SHA1 } from './chunks';
+import { multipartParts, refusal, SHA1 } from './chunks';
 import type { UploadProject } from './projects';
 
 interface DifRequest { name?: unknown; debug_id?: unknown; chunks?: unknown }
@@ -42,15 +42,17 @@ export function symbolsHeaders(project: UploadProject, name: string, declared: s
 export async function assembleDifs(db: Db, limits: RateLimits, caller: Caller, project: UploadProject, body: unknown): Promise<Record<string, Outcome & { dif?: unknown }>> {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw refusal(400, 'The body must map each file\'s SHA-1 checksum to its name and chunks.');
   const out: Record<string, Outcome & { dif?: unknown }> = {};
-  const assembled: string[] = [];
-  for (const [checksum, raw] of Object.entries(body as Record<string, DifRequest>)) {
+  const files = Object.entries(body as Record<string, DifRequest>);
+  for (const [i, [checksum, raw]] of files.entries()) {
     const chunks = raw?.chunks;
     if (!SHA1.test(checksum) || !Array.isArray(chunks) || chunks.some((c) => typeof c !== 'string' || !SHA1.test(c))) {
       throw refusal(400, `File ${checksum.slice(0, 60)}: a SHA-1 checksum and a list of chunk checksums are required.`);
     }
     const name = typeof raw.name === 'string' && raw.name ? raw.name : checksum;
     const declared = typeof raw.debug_id === 'string' ? raw.debug_id : null;
-    const outcome = await assembleOnce(db, limits, caller, { kind: 'dif', checksum, chunks: chunks as string[], target: project.id }, 'symbols', async (file) => {
+    // Files may share chunks: those of the files after this one stay when this one's go.
+    const shared = files.slice(i + 1).flatMap(([, f]) => (Array.isArray(f?.chunks) ? f.chunks.filter((c): c is string => typeof c === 'string') : []));
+    const outcome = await assembleOnce(db, limits, caller, { kind: 'dif', checksum, chunks: chunks as string[], target: project.id, shared }, 'symbols', async (file) => {
       const stored = await uploadSymbols(db, caller, file, symbolsHeaders(project, name, declared, file));
       const debugId = stored.debugIds[0] ?? null;
       // What sentry-cli prints for a stored file: its id, object name and architecture.
@@ -59,10 +61,7 @@ export async function assembleDifs(db: Db, limits: RateLimits, caller: Caller, p
     });
     const { result, ...rest } = outcome;
     out[checksum] = result ? { ...rest, dif: result } : rest;
-    if (outcome.state !== 'not_found') assembled.push(...(chunks as string[]));
   }
-  // After the whole request: its files may share chunks.
-  await dropChunks(db, caller.organizationId, assembled);
   return out;
 }
 

@@ -19,7 +19,7 @@ import type { Bucket, RateLimits } from '../../pipeline/ratelimit';
 import { BODY_LIMITS, drainUnread, readBody } from '../../transport/body';
 import { assembleOnce } from './assembly';
 import { storeBundle } from './bundles';
-import { chunkOptions, dropChunks, multipartParts, refusal, SHA1, storeChunks } from './chunks';
+import { chunkOptions, multipartParts, refusal, SHA1, storeChunks } from './chunks';
 import { assembleDifs, uploadZippedDifs } from './difs';
 import { setProguardRelease } from '../symbols/upload';
 import { createRelease, finalizeRelease, findProject, organizationBody, projectBody, visibleProjects, type UploadProject } from './projects';
@@ -113,7 +113,6 @@ export function sentryUploadRouter(deps: UploadDeps): Router {
     const target = JSON.stringify({ projects: targets.map((p) => p.id).sort(), release, dist: typeof b.dist === 'string' ? b.dist : null });
     const { result: _, ...outcome } = await assembleOnce(db, limits, caller, { kind: 'bundle', checksum: b.checksum, chunks, target }, 'sourcemaps',
       async (file) => storeBundle(db, caller, file, targets, release));
-    if (outcome.state !== 'not_found') await dropChunks(db, caller.organizationId, chunks);
     return [200, outcome];
   });
 
