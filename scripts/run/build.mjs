@@ -64,7 +64,10 @@ export function buildWeb() {
   const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '--noEmit', '-p', path.join(ROOT, 'web/tsconfig.json')], { cwd: ROOT, stdio: 'inherit' });
   const vite = path.join(ROOT, 'node_modules/vite/bin/vite.js');
-  execFileSync(process.execPath, [vite, 'build', '--config', path.join(ROOT, 'web/vite.config.mts'), '--logLevel', 'warn'], { cwd: ROOT, stdio: 'inherit' });
+  // NODE_ENV from the caller (jest sets `test`) would make Vite bundle React's development build.
+  execFileSync(process.execPath, [vite, 'build', '--config', path.join(ROOT, 'web/vite.config.mts'), '--logLevel', 'warn'], {
+    cwd: ROOT, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' },
+  });
   fs.mkdirSync(DIST, { recursive: true });
   fs.writeFileSync(WEB_STAMP, `${new Date().toISOString()}\n`);
 }

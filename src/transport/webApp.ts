@@ -40,7 +40,8 @@ function secure(res: Response): void {
 
 /** The middleware serving the app; passes on (to the 404) when the app is not built. */
 export function webApp(dir = WEB_DIST): express.RequestHandler {
-  const assets = express.static(path.join(dir, 'assets'), {
+  // Both serve files of `dir` by the request's path (/assets/x.js is dir/assets/x.js); only their caching differs.
+  const assets = express.static(dir, {
     index: false, fallthrough: true, etag: false,
     setHeaders: (res) => { secure(res as Response); res.setHeader('Cache-Control', 'public, max-age=31536000, immutable'); },
   });

@@ -30,9 +30,9 @@ export default function IncidentDetail() {
           <dt>Monitor</dt><dd>{i.analyticsSiteId ? i.monitorName : <Link to={`/monitors/${i.monitorId}`}>{i.monitorName}</Link>}</dd>
           <dt>Severity</dt><dd>{i.severity}</dd>
           <dt>Cause</dt><dd>{i.cause.replace(/_/g, ' ')}</dd>
-          <dt>Started</dt><dd><time dateTime={i.startedAt}>{formatDateTime(i.startedAt)}</time></dd>
-          {i.acknowledgedAt && <><dt>Acknowledged</dt><dd><time dateTime={i.acknowledgedAt}>{formatDateTime(i.acknowledgedAt)}</time></dd></>}
-          {i.resolvedAt && <><dt>Resolved</dt><dd><time dateTime={i.resolvedAt}>{formatDateTime(i.resolvedAt)}</time>{i.durationSeconds !== null ? ` after ${formatDuration(i.durationSeconds)}` : ''}</dd></>}
+          <dt>Started at</dt><dd><time dateTime={i.startedAt}>{formatDateTime(i.startedAt)}</time></dd>
+          {i.acknowledgedAt && <><dt>Acknowledged at</dt><dd><time dateTime={i.acknowledgedAt}>{formatDateTime(i.acknowledgedAt)}</time></dd></>}
+          {i.resolvedAt && <><dt>Resolved at</dt><dd><time dateTime={i.resolvedAt}>{formatDateTime(i.resolvedAt)}</time>{i.durationSeconds !== null ? ` after ${formatDuration(i.durationSeconds)}` : ''}</dd></>}
         </dl>
       </section>
       <section className="card" aria-labelledby="timeline-title">
