@@ -30,7 +30,7 @@ export function CommentForm({ incidentId }: { incidentId: string }) {
         <textarea required maxLength={10000} value={text} onChange={(x) => setText(x.target.value)} />
       </Field>
       {can('status_page:manage') && (
-        <label className="row"><input type="checkbox" checked={publish} onChange={(x) => setPublish(x.target.checked)} /> Publish on status pages and feeds</label>
+        <label className="check"><input type="checkbox" checked={publish} onChange={(x) => setPublish(x.target.checked)} /> Publish on status pages and feeds</label>
       )}
       {e && !e.fieldReason('comment') && <p role="alert" className="error">{e.message}</p>}
       <p><button type="submit" disabled={add.isPending || !text.trim()}>Add the comment</button></p>

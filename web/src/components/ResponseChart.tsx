@@ -26,7 +26,7 @@ export function ResponseChart({ graph }: { graph: Schema<'MonitorGraph'> }) {
       legend: { show: false },
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true } },
-      series: [{}, { label: 'ms', stroke: accent, width: 2, spanGaps: false, points: { show: false } }],
+      series: [{}, { label: 'ms', stroke: accent, width: 2, spanGaps: false, points: { size: 5, fill: accent } }],
       axes: [
         { ...axis, values: (_u: uPlot, ticks: number[]) => ticks.map((t) => (graph.hours > 24 ? formatDay(t * 1000) : formatTime(t * 1000))) },
         { ...axis, size: 60, values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} ms`) },
