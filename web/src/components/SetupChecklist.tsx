@@ -16,7 +16,7 @@ export function SetupChecklist() {
   const s = setup.data;
   if (!s || s.dismissedAt) return null;
   const steps = [
-    { done: s.hasMonitor, text: <><Link to="/monitors/new">Create a monitor</Link> for a site or service you run.</> },
+    { done: s.hasMonitor, text: <>{can('monitor:create') ? <Link to="/monitors/new">Create a monitor</Link> : 'Create a monitor'} for a site or service you run.</> },
     { done: s.hasConfirmedChannel, text: <>Add a notification channel (e-mail, Slack, webhook…) and confirm it, so alerts reach someone (<a href="/docs">API reference</a>, channels).</> },
     { done: s.hasStatusPage, text: <>Publish a status page for your users.</> },
     { done: s.hasColleague, text: <>Invite a colleague to share the on-call work.</> },
