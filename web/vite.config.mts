@@ -25,4 +25,6 @@ export default defineConfig({
     },
   },
   oxc: { jsx: { runtime: 'automatic' } },
+  // `vite --config web/vite.config.mts`: the app with hot reload, its API calls sent to a running Vigil.
+  server: { proxy: { '/api': process.env.VIGIL_URL ?? 'http://127.0.0.1:8080' } },
 });
