@@ -127,6 +127,16 @@ async function main(): Promise<void> {
     await page.getByRole('button', { name: 'Resume' }).waitFor();
     const pauseMs = Date.now() - start;
 
+    // The read the overview and the list wait for, alone: how much of their time is the server's.
+    const apiTimes: number[] = [];
+    let apiBytes = 0;
+    for (let i = 0; i < 3; i++) {
+      const t = Date.now();
+      const res = await fetch(`${server.url}/api/v1/monitors`, { headers: { authorization: `Bearer ${org.apiKey}`, 'accept-encoding': 'gzip' } });
+      apiBytes = (await res.arrayBuffer()).byteLength;
+      apiTimes.push(Date.now() - t);
+    }
+
     const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
     console.log(`\nWeb app, ${MONITORS} monitors — ${machine(db.label)}`);
     console.log(`first visit JS+CSS: ${firstVisit.length} files, ${kb(raw)} raw, ${kb(gz)} gzipped (goal ≤ 200 KB)`);
@@ -136,6 +146,7 @@ async function main(): Promise<void> {
     console.log(`monitors list interactive: ${listMs} ms; to the last row: ${scrollMs} ms; search: ${searchMs} ms; rows in the page: ${rowsInDom}`);
     console.log(`tab JS heap after overview and list: ${(heap / 2 ** 20).toFixed(1)} MiB`);
     console.log(`pause round trip (click → Resume shown): ${pauseMs} ms`);
+    console.log(`GET /api/v1/monitors alone (${MONITORS} monitors): ${apiTimes.join(' / ')} ms, ${kb(apiBytes)} of JSON`);
   } finally {
     await browser.close();
     await server.close();

@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { setPassword } from '../src/domain/organizations';
+import { addMember, setPassword } from '../src/domain/organizations';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { axe, ensureWebBuilt, launch, open, signIn, type Watched } from './support/web';
@@ -118,4 +118,23 @@ test('a member confined to one workspace sees only its monitors and incidents, a
   await p.goto(`${server.url}/incidents/${ids['Team B API']!.incidentId}`);
   await p.getByRole('button', { name: 'Acknowledge' }).waitFor();
   expect(await axe(p, 'confined incident')).toEqual([]);
+}, 120_000);
+
+test('a person in two organisations switches between them; the page shows the other organisation\'s monitors', async () => {
+  const email = await person('member');
+  const other = await server.org({ plan: 'enterprise', name: 'Second org' });
+  await addMember(server.db, { organizationId: other.organizationId, email, role: 'viewer' });
+  ok('createMonitor', await server.api(other.apiKey).post('/monitors', {
+    name: 'Second org site', kind: 'http', workspaceId: other.workspaceId, intervalSeconds: 3600, config: JSON.stringify({ url: 'http://127.0.0.1:9/' }),
+  }), 201);
+  const p = await visitAs(email);
+  await p.getByRole('link', { name: 'Main site', exact: true }).first().waitFor();
+  const switcher = p.getByRole('combobox', { name: 'Organisation' });
+  expect(await switcher.locator('option').allTextContents()).toEqual(expect.arrayContaining(['Second org']));
+  await switcher.selectOption({ label: 'Second org' });
+  await p.getByRole('link', { name: 'Second org site', exact: true }).waitFor();
+  expect(await p.getByText('Main site').count()).toBe(0);
+  // A viewer there: the write controls went with the switch.
+  expect(await writeControls(p)).toEqual([]);
+  expect(await axe(p, 'switched')).toEqual([]);
 }, 120_000);

@@ -11,8 +11,8 @@ export function OrgSwitcher() {
   const orgs = me.organizations ?? [];
   const change = useMutation({
     mutationFn: (organizationId: string) => ok(api.PUT('/organizations/active', { body: { organizationId } })),
-    // Everything cached belonged to the other organisation.
-    onSuccess: () => { qc.clear(); navigate('/'); void qc.invalidateQueries(); },
+    // Everything cached belonged to the other organisation: reset it all; what is on screen is read again.
+    onSuccess: () => { navigate('/'); void qc.resetQueries(); },
   });
   if (orgs.length < 2) return <span className="muted small">{me.organization.name}</span>;
   return (
