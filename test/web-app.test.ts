@@ -233,7 +233,8 @@ test('every page in light, dark and at 375 px: screenshots, axe-core, no horizon
         const wide = await p.evaluate(() => [...document.querySelectorAll('body *')]
           .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
           .slice(0, 3).map((e) => `${e.tagName.toLowerCase()}.${e.className}`));
-        expect({ name, wide }).toEqual({ name, wide: [] });
+        const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect({ name, wide, overflow }).toEqual({ name, wide: [], overflow: 0 });
       }
       await shot(p, `${name}-${suffix}`);
     }
