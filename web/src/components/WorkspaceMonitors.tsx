@@ -36,7 +36,7 @@ export function WorkspaceMonitors({ monitors }: { monitors: Monitor[] }) {
           <section key={g.id} className="card" aria-labelledby={`ws-${g.id}`}>
             <div className="spread">
               <h2 id={`ws-${g.id}`}>{g.name}</h2>
-              <span className="muted small">{g.monitors.length} monitors{down ? `, ${down} down` : ''}</span>
+              <span className="muted small">{g.monitors.length} monitor{g.monitors.length === 1 ? '' : 's'}{down ? `, ${down} down` : ''}</span>
             </div>
             <ul className="plain">
               {g.monitors.slice(0, SHOWN).map((m) => (

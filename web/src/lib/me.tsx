@@ -10,7 +10,10 @@ const MeContext = createContext<MeValue | null>(null);
 
 export function MeProvider({ me, children }: { me: Me; children: ReactNode }) {
   const value = useMemo(() => {
-    const perms = permissionsOf(me.membership.role, me.key?.scopes ?? []);
+    // A server that states the caller's permissions (`membership.permissions`) is taken at its word;
+    // otherwise they are derived from the role and the key's scopes.
+    const stated = (me.membership as { permissions?: unknown }).permissions;
+    const perms = Array.isArray(stated) ? new Set(stated as Permission[]) : permissionsOf(me.membership.role, me.key?.scopes ?? []);
     return { me, can: (p: Permission) => perms.has(p) };
   }, [me]);
   return <MeContext.Provider value={value}>{children}</MeContext.Provider>;

@@ -1,6 +1,7 @@
 /**
  * What a role may do, mirrored from the server's table (src/auth/roles.ts,
- * docs/roles.md) so the app hides what the person may not do. The server
+ * docs/roles.md) so the app hides what the person may not do — used only
+ * when `/me` does not state the caller's permissions itself. The server
  * still checks every call: this only decides which controls are shown.
  */
 export type Permission =
