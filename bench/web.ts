@@ -70,8 +70,14 @@ async function main(): Promise<void> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const reads: string[] = [];
+    // The stream's connection attempts, apart: one per opened tab when the server has it (and only a retry when refused).
+    const streams: string[] = [];
     const assets = new Map<string, Buffer>();
-    page.on('request', (r) => { if (r.method() === 'GET' && new URL(r.url()).pathname.startsWith('/api/v1/')) reads.push(new URL(r.url()).pathname); });
+    page.on('request', (r) => {
+      const p = new URL(r.url()).pathname;
+      if (r.method() !== 'GET' || !p.startsWith('/api/v1/')) return;
+      (p === '/api/v1/stream' ? streams : reads).push(p);
+    });
     page.on('response', async (r) => {
       if (/\.(js|css)$/.test(new URL(r.url()).pathname)) assets.set(new URL(r.url()).pathname, await r.body().catch(() => Buffer.alloc(0)));
     });
@@ -87,6 +93,7 @@ async function main(): Promise<void> {
 
     // A fresh load of the overview (warm HTTP cache, as a returning tab), and its reads.
     reads.length = 0;
+    streams.length = 0;
     let start = Date.now();
     await page.goto(`${server.url}/`);
     await page.getByRole('link', { name: 'Service 00000', exact: true }).waitFor({ timeout: 60_000 });
@@ -94,10 +101,13 @@ async function main(): Promise<void> {
     await page.getByRole('img', { name: /Service 00000: uptime/ }).waitFor({ timeout: 60_000 });
     const overviewWithSparksMs = Date.now() - start;
     const overviewReads = [...reads];
+    const overviewStreams = streams.length;
 
     reads.length = 0;
+    streams.length = 0;
     await page.waitForTimeout(IDLE_SECONDS * 1000);
     const idleReads = [...reads];
+    const idleStreams = streams.length;
 
     start = Date.now();
     await page.goto(`${server.url}/monitors`);
@@ -141,8 +151,8 @@ async function main(): Promise<void> {
     console.log(`\nWeb app, ${MONITORS} monitors — ${machine(db.label)}`);
     console.log(`first visit JS+CSS: ${firstVisit.length} files, ${kb(raw)} raw, ${kb(gz)} gzipped (goal ≤ 200 KB)`);
     console.log(`overview interactive: ${overviewMs} ms (monitors on screen; goal < 1000 ms), with sparklines: ${overviewWithSparksMs} ms`);
-    console.log(`reads per opened overview: ${overviewReads.length} (${overviewReads.join(', ')})`);
-    console.log(`reads per idle ${IDLE_SECONDS} s: ${idleReads.length}${idleReads.length ? ` (${idleReads.join(', ')})` : ''}`);
+    console.log(`reads per opened overview: ${overviewReads.length} (${overviewReads.join(', ')}) + ${overviewStreams} stream connection`);
+    console.log(`reads per idle ${IDLE_SECONDS} s: ${idleReads.length}${idleReads.length ? ` (${idleReads.join(', ')})` : ''}; stream connection attempts: ${idleStreams} (retries of a refused stream only)`);
     console.log(`monitors list interactive: ${listMs} ms; to the last row: ${scrollMs} ms; search: ${searchMs} ms; rows in the page: ${rowsInDom}`);
     console.log(`tab JS heap after overview and list: ${(heap / 2 ** 20).toFixed(1)} MiB`);
     console.log(`pause round trip (click → Resume shown): ${pauseMs} ms`);
