@@ -240,3 +240,35 @@ test('every page in light, dark and at 375 px: screenshots, axe-core, no horizon
     }
   }
 }, 180_000);
+
+test('keyboard only: sign in, reach an incident\'s Acknowledge by Tab and press it; focus is always visible', async () => {
+  const { incidentId } = await failingMonitor('Search');
+  const { page: p } = await page();
+  await p.goto(`${server.url}/sign-in`);
+  await p.getByRole('heading', { name: 'Sign in to Vigil' }).waitFor();
+  const focused = () => p.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    const style = el ? getComputedStyle(el) : null;
+    return { name: (el?.getAttribute('aria-label') ?? el?.textContent ?? el?.getAttribute('name') ?? '').trim(), tag: el?.tagName ?? '', outline: style?.outlineStyle ?? 'none' };
+  });
+  // The e-mail field has the focus on arrival.
+  expect((await focused()).tag).toBe('INPUT');
+  await p.keyboard.type(ownerEmail);
+  await p.keyboard.press('Tab');
+  await p.keyboard.type(password);
+  await p.keyboard.press('Enter');
+  await p.getByRole('heading', { name: 'Overview' }).waitFor();
+
+  await p.goto(`${server.url}/incidents/${incidentId}`);
+  await p.getByRole('heading', { name: 'Search is down' }).waitFor();
+  let reached = false;
+  for (let i = 0; i < 40 && !reached; i++) {
+    await p.keyboard.press('Tab');
+    const f = await focused();
+    expect({ f: f.name, outline: f.outline === 'none' ? 'none' : 'visible' }).toEqual({ f: f.name, outline: 'visible' });
+    reached = f.tag === 'BUTTON' && f.name === 'Acknowledge';
+  }
+  expect(reached).toBe(true);
+  await p.keyboard.press('Enter');
+  await p.getByRole('region', { name: 'State' }).getByText('Acknowledged', { exact: true }).waitFor();
+}, 90_000);

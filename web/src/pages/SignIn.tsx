@@ -37,7 +37,7 @@ export function SignIn() {
         {params.get('reset') === 'done' && <p role="status">Your password is set. Sign in with it.</p>}
         <form onSubmit={submit} noValidate={false}>
           <Field label="E-mail address">
-            <input type="email" autoComplete="username" required value={email} onChange={(x) => setEmail(x.target.value)} />
+            <input type="email" autoComplete="username" autoFocus required value={email} onChange={(x) => setEmail(x.target.value)} />
           </Field>
           <Field label="Password">
             <input type="password" autoComplete="current-password" required value={password} onChange={(x) => setPassword(x.target.value)} />
