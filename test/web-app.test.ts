@@ -272,3 +272,39 @@ test('keyboard only: sign in, reach an incident\'s Acknowledge by Tab and press 
   await p.keyboard.press('Enter');
   await p.getByRole('region', { name: 'State' }).getByText('Acknowledged', { exact: true }).waitFor();
 }, 90_000);
+
+test('the monitor list: search and filters, bulk pause and resume; a heartbeat\'s ping URL copied', async () => {
+  const hb = ok('createMonitor', await api.post('/monitors', { name: 'Nightly backup', kind: 'heartbeat', workspaceId: org.workspaceId, config: '{}', tags: ['cron'] }), 201).id as string;
+  const { page: p } = await page();
+  await signIn(p, server.url, ownerEmail, password);
+  await nav(p, 'Monitors').click();
+  const table = p.getByRole('table', { name: 'Monitors' });
+  await table.getByRole('link', { name: 'Nightly backup' }).waitFor();
+  await p.getByLabel('Tag').selectOption('cron');
+  await p.getByText(/^1 of \d+ monitors$/).waitFor();
+  expect(new URL(p.url()).searchParams.get('tag')).toBe('cron');
+  await p.getByLabel('Tag').selectOption('');
+  await p.getByLabel('Search by name').fill('nightly');
+  await p.getByText(/^1 of \d+ monitors$/).waitFor();
+  await p.getByLabel('Search by name').fill('');
+
+  await table.getByRole('checkbox', { name: 'Select Nightly backup' }).check();
+  await p.getByRole('button', { name: 'Pause selected (1)' }).click();
+  await p.getByText('Paused 1 monitor.').waitFor();
+  await until('paused', async () => (await api.get(`/monitors/${hb}`)).body.data.paused === true);
+  await table.getByRole('row').filter({ hasText: 'Nightly backup' }).getByText('Paused', { exact: true }).waitFor();
+  await table.getByRole('checkbox', { name: 'Select Nightly backup' }).check();
+  await p.getByRole('button', { name: 'Resume selected' }).click();
+  await p.getByText('Resumed 1 monitor.').waitFor();
+  await until('resumed', async () => (await api.get(`/monitors/${hb}`)).body.data.paused === false);
+  await checkAxe(p, 'monitor-list-filtered');
+
+  await table.getByRole('link', { name: 'Nightly backup' }).click();
+  const field = p.getByRole('textbox', { name: 'Ping URL' });
+  const url = ok('getMonitorPushUrl', await api.get(`/monitors/${hb}/push-url`)).url as string;
+  await until('the ping URL', async () => (await field.inputValue()) === url);
+  await p.getByRole('button', { name: 'Copy the ping URL' }).click();
+  await p.getByText('Copied.').waitFor();
+  expect(await p.evaluate(() => navigator.clipboard.readText())).toBe(url);
+  await checkAxe(p, 'heartbeat');
+}, 90_000);
