@@ -93,7 +93,7 @@ export function MonitorForm({ existing, workspaces }: { existing: Monitor | null
       <section className="card" aria-labelledby="check-title">
         <h2 id="check-title">{KIND_LABELS[kind]} check</h2>
         {existing && <p className="muted small">The check's settings are not shown again once saved. Leave them empty to keep them; fill them in to replace them all.</p>}
-        {(KIND_FIELDS[kind] ?? []).map((f) => (
+        {(KIND_FIELDS[kind as keyof typeof KIND_FIELDS] ?? []).map((f) => (
           <KindFieldInput key={`${kind}.${f.name}`} field={f} required={!existing && !!f.required} value={values[f.name]}
             error={errors[`config.${f.name}`]} onChange={(v) => setValues((old) => ({ ...old, [f.name]: v }))} />
         ))}

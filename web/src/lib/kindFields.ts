@@ -4,6 +4,11 @@
  * them into the kind's JSON document. `list` is one value per line; `json`
  * takes a JSON value as typed (assertions, OIDs, headers).
  */
+import type { Schema } from './api';
+
+/** A kind of the contract: a kind added there fails the web app's type-check until it has its fields here. */
+export type MonitorKind = Schema<'CreateMonitorBody'>['kind'];
+
 export interface KindField {
   name: string; label: string; type: 'text' | 'number' | 'select' | 'checkbox' | 'list' | 'json' | 'password';
   required?: boolean; options?: string[]; hint?: string;
@@ -11,7 +16,7 @@ export interface KindField {
 
 const ASSERTIONS_HINT = 'JSON list of {"type", "operator", "value", "property"}, e.g. [{"type":"status_code","operator":"lt","value":"400"}].';
 
-export const KIND_FIELDS: Record<string, KindField[]> = {
+export const KIND_FIELDS: Record<MonitorKind, KindField[]> = {
   http: [
     { name: 'url', label: 'URL', type: 'text', required: true, hint: 'http:// or https://' },
     { name: 'method', label: 'Method', type: 'select', options: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] },
@@ -72,7 +77,7 @@ export const KIND_FIELDS: Record<string, KindField[]> = {
 /** Form values of a kind as its config document; a JSON field that does not parse is reported by name. */
 export function toConfig(kind: string, values: Record<string, string | boolean>): { config: Record<string, unknown>; bad: string | null } {
   const config: Record<string, unknown> = {};
-  for (const f of KIND_FIELDS[kind] ?? []) {
+  for (const f of KIND_FIELDS[kind as MonitorKind] ?? []) {
     const v = values[f.name];
     if (f.type === 'checkbox') { if (typeof v === 'boolean') config[f.name] = v; continue; }
     if (typeof v !== 'string' || v.trim() === '') continue;
