@@ -19,6 +19,8 @@ const MonitorEdit = lazy(() => import('./pages/MonitorEdit'));
 const IncidentList = lazy(() => import('./pages/IncidentList'));
 const IncidentDetail = lazy(() => import('./pages/IncidentDetail'));
 const NotFound = lazy(() => import('./pages/NotFound'));
+const OnCall = lazy(() => import('./pages/OnCall'));
+const Maintenance = lazy(() => import('./pages/Maintenance'));
 
 /** Pages anyone may open, signed in or not. */
 const PUBLIC = ['/sign-in', '/forgot-password', '/reset-password'];
@@ -53,6 +55,8 @@ export function App() {
             <Route path="/monitors/:id/edit" element={<MonitorEdit />} />
             <Route path="/incidents" element={<IncidentList />} />
             <Route path="/incidents/:id" element={<IncidentDetail />} />
+            <Route path="/on-call" element={<OnCall />} />
+            <Route path="/maintenance" element={<Maintenance />} />
             <Route path="*" element={<NotFound />} />
           </Routes>
         </Suspense>

@@ -12,6 +12,8 @@ export const keys = {
   incidents: ['incidents'] as const,
   incident: (id: string) => ['incident', id] as const,
   workspaces: ['workspaces'] as const,
+  onCall: ['on-call'] as const,
+  maintenance: ['maintenance'] as const,
 };
 
 const data = <T,>(p: Promise<{ data: T }>) => p.then((r) => r.data);
@@ -49,4 +51,6 @@ export const q = {
     queryFn: () => data(ok(api.GET('/incidents/{id}/events', { params: { path: { id } } }))),
   }),
   workspaces: () => queryOptions({ queryKey: keys.workspaces, queryFn: () => data(ok(api.GET('/workspaces'))) }),
+  onCall: () => queryOptions({ queryKey: keys.onCall, queryFn: () => data(ok(api.GET('/on-call'))) }),
+  maintenance: () => queryOptions({ queryKey: keys.maintenance, queryFn: () => data(ok(api.GET('/maintenance'))) }),
 };
