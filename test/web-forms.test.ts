@@ -2,7 +2,10 @@ import type { Browser, Page } from 'playwright-core';
 import { setPassword } from '../src/domain/organizations';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
+import snmp from 'net-snmp';
 import { axe, ensureWebBuilt, launch, open, signIn, type Watched } from './support/web';
+import { checkNow } from './support/monitors';
+import { startAgent, type TestAgent } from './support/snmp-agent';
 import openapi from '../gen/openapi.json';
 
 // The create form for every monitor kind, its fields from the contract's
@@ -18,6 +21,7 @@ let api: ApiClient;
 let browser: Browser;
 let email: string;
 let w: Watched;
+let snmpAgent: TestAgent;
 
 /** The fields to fill per kind (label → value), beyond the name. */
 const KINDS: Array<[string, string, Record<string, string>]> = [
@@ -33,7 +37,8 @@ const KINDS: Array<[string, string, Record<string, string>]> = [
 beforeAll(async () => {
   ensureWebBuilt();
   browser = await launch();
-  server = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
+  snmpAgent = await startAgent({ communities: ['web-community'], scalars: [{ name: 'load', oid: '1.3.6.1.4.1.55555.2.1', type: snmp.ObjectType.Gauge, value: 77 }] });
+  server = await startTestServer({ WORKER: 'true', RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
   const org = await server.org({ plan: 'enterprise' });
   api = server.api(org.apiKey);
   email = (await server.db.selectFrom('users').innerJoin('memberships', 'memberships.user_id', 'users.id')
@@ -48,6 +53,7 @@ afterAll(async () => {
   await w?.context.close().catch(() => undefined);
   await browser?.close();
   await server?.close();
+  await snmpAgent?.close();
 });
 
 async function newMonitor(p: Page, name: string, kindLabel: string, fields: Record<string, string>) {
@@ -95,4 +101,20 @@ test('an edit that leaves the check\'s settings empty keeps them; a new name and
   expect({ name: m.name, tags: m.tags }).toEqual({ name: 'Edited', tags: ['db', 'primary'] });
   // The sealed config is the very same ciphertext: not sent, not replaced.
   expect(await sealed()).toBe(before);
+}, 60_000);
+
+test('an SNMP monitor made through the form shows its readings on its page', async () => {
+  const p = w.page;
+  await newMonitor(p, 'Core switch', 'SNMP', {
+    Host: '127.0.0.1', Port: String(snmpAgent.port), 'Community (v2c)': 'web-community',
+    OIDs: '[{"oid":"1.3.6.1.4.1.55555.2.1.0","name":"load","unit":"%"}]',
+  });
+  await p.getByRole('heading', { name: 'Core switch' }).waitFor();
+  const id = new URL(p.url()).pathname.split('/').pop()!;
+  await checkNow(server, api, id);
+  await p.reload();
+  const readings = p.getByRole('region', { name: 'SNMP readings' });
+  await readings.getByRole('cell', { name: '77 %' }).waitFor();
+  await readings.getByRole('cell', { name: 'load' }).waitFor();
+  expect(await axe(p, 'snmp-detail')).toEqual([]);
 }, 60_000);
