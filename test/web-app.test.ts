@@ -116,6 +116,11 @@ test('a forgotten password set again through the app, sign-in, the overview\'s e
   await checkAxe(p, 'overview-empty');
   await shot(p, 'overview-empty');
 
+  // Dismissed, the checklist is gone for the organisation (also on the next visit).
+  await p.getByRole('button', { name: 'Dismiss the checklist' }).click();
+  await p.getByRole('heading', { name: 'Get started' }).waitFor({ state: 'detached' });
+  expect(ok('getSetup', await api.get('/setup')).dismissedAt).toEqual(expect.any(String));
+
   await p.getByRole('button', { name: 'Sign out' }).click();
   await p.getByRole('heading', { name: 'Sign in to Vigil' }).waitFor();
   await p.goto(`${server.url}/monitors`);

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, ok } from '../lib/api';
+import { api, ok, type Schema } from '../lib/api';
 import { keys, q } from '../lib/queries';
 import { useMe } from '../lib/me';
 
@@ -11,7 +11,8 @@ export function SetupChecklist() {
   const setup = useQuery(q.setup());
   const dismiss = useMutation({
     mutationFn: () => ok(api.DELETE('/setup')),
-    onSuccess: (r) => qc.setQueryData(keys.setup, r.data),
+    // The answer is a bare acknowledgement: the checklist is marked dismissed here, without another read.
+    onSuccess: () => qc.setQueryData<Schema<'Setup'>>(keys.setup, (old) => (old ? { ...old, dismissedAt: new Date().toISOString() } : old)),
   });
   const s = setup.data;
   if (!s || s.dismissedAt) return null;
