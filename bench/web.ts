@@ -50,7 +50,7 @@ async function seed(v: { url: string; apiKey: string }, workspaces: string[]): P
 }
 
 async function main(): Promise<void> {
-  execFileSync(process.execPath, [path.join(__dirname, '../scripts/run/build.mjs'), '--if-stale'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(__dirname, '../scripts/run/build.mjs'), '--web-if-stale'], { stdio: 'inherit' });
   const db = await benchDatabase();
   const server = await startServer(loadConfig({
     ...process.env, DATABASE_URL: db.url, DATA_DIR: path.join(__dirname, '../data/bench-web'), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent',

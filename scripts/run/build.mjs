@@ -81,8 +81,12 @@ export function build({ onlyStale = false } = {}) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  // `--if-stale`: what tests run before starting a server that serves the app.
-  const onlyStale = process.argv.includes('--if-stale');
-  const ms = build({ onlyStale });
-  process.stdout.write(`built dist/ and dist/web in ${(ms / 1000).toFixed(1)} s\n`);
+  // `--web-if-stale`: what the browser tests run (they start the server from src/, so only the app must be built).
+  if (process.argv.includes('--web-if-stale')) {
+    if (isWebStale()) buildWeb();
+  } else {
+    // `--if-stale`: only what is older than its sources.
+    const ms = build({ onlyStale: process.argv.includes('--if-stale') });
+    process.stdout.write(`built dist/ and dist/web in ${(ms / 1000).toFixed(1)} s\n`);
+  }
 }

@@ -14,9 +14,9 @@ const ROOT = path.resolve(__dirname, '../..');
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 export const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 
-/** Builds dist/web when stale (scripts/run/build.mjs --if-stale builds the server too when stale). */
+/** Builds dist/web when older than its sources (the tests' server runs from src/: dist/ is not needed). */
 export function ensureWebBuilt(): void {
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts/run/build.mjs'), '--if-stale'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/run/build.mjs'), '--web-if-stale'], { cwd: ROOT, stdio: 'inherit' });
 }
 
 export async function launch(): Promise<Browser> {
