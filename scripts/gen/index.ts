@@ -5,6 +5,10 @@
  * folder and fails listing every file of gen/ that differs.
  * `--root DIR` runs on another contract folder (openapi.yaml, buf.yaml,
  * buf.gen.yaml, proto/), writing DIR/gen.
+ *
+ * The TypeScript client package (clients/typescript) carries its own copy of
+ * the openapi-typescript types (src/schema.ts), so that it installs on its
+ * own from the repository; it is written and checked with gen/.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -119,6 +123,12 @@ function sync(files: Map<string, string>, genDir: string): number {
   return changed;
 }
 
+/** The client package's copy of the contract's types, when `root` has the package. */
+function clientSchema(root: string, files: Map<string, string>): { path: string; text: string } | null {
+  const dir = join(root, 'clients/typescript/src');
+  return existsSync(dir) ? { path: join(dir, 'schema.ts'), text: files.get('openapi.d.ts')! } : null;
+}
+
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const check = args.includes('--check');
@@ -133,12 +143,14 @@ async function main(): Promise<number> {
     return 1;
   }
   const files = await generateAll(root, doc);
+  const client = clientSchema(root, files);
   if (check) {
     const tmp = writeTemp(files);
     try {
-      const diff = diffDirs(tmp, genDir);
+      const diff = diffDirs(tmp, genDir).map((d) => `gen/${d}`);
+      if (client && (!existsSync(client.path) || readFileSync(client.path, 'utf8') !== client.text)) diff.push(`${relative(root, client.path)} (differs)`);
       if (diff.length) {
-        console.error(`gen:check: gen/ is out of date; run \`npm run gen\`:\n${diff.map((d) => `  - gen/${d}`).join('\n')}`);
+        console.error(`gen:check: gen/ is out of date; run \`npm run gen\`:\n${diff.map((d) => `  - ${d}`).join('\n')}`);
         return 1;
       }
       console.log(`gen:check: gen/ is up to date (${files.size} files)`);
@@ -147,7 +159,11 @@ async function main(): Promise<number> {
       rmSync(tmp, { recursive: true, force: true });
     }
   }
-  const changed = sync(files, genDir);
+  let changed = sync(files, genDir);
+  if (client && (!existsSync(client.path) || readFileSync(client.path, 'utf8') !== client.text)) {
+    writeFileSync(client.path, client.text);
+    changed++;
+  }
   console.log(`gen: ${files.size} files in gen/, ${changed} changed`);
   return 0;
 }

@@ -10,7 +10,7 @@ import { ROOT, build, isStale } from './build.mjs';
 
 if (isStale()) {
   process.stderr.write('Building dist/ (the sources are newer)…\n');
-  build();
+  build({ onlyStale: true });
 }
 const entry = process.argv[2] === 'worker' ? 'dist/src/worker-main.js' : 'dist/src/main.js';
 createRequire(import.meta.url)(path.join(ROOT, entry));

@@ -30,6 +30,7 @@ import { mountAnalyticsScript } from '../analytics/scriptRoute';
 import { mountAnalyticsIngestion } from '../analytics/ingest';
 import { mountMcp } from '../mcp/http';
 import { mountDocs } from '../docs/reference';
+import { webApp } from './webApp';
 
 /** The proto package's folder: files import each other by their path under it (`vigil/v1/common.proto`). */
 const PROTO_PACKAGE_DIR = 'vigil/v1';
@@ -136,6 +137,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   app.use(connectMiddleware(runner, log));
   mountMcp(app, { db: deps.db, limits: deps.limits, runner, log });
   mountDocs(app);
+  app.use(webApp());
   app.use((req: Request, res: Response) => sendError(req, res, new ApiError(404, 'not_found', `No route ${req.method} ${req.path}.`)));
   app.use(lastResort(log));
   return app;

@@ -1,0 +1,43 @@
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { useMutation } from '@tanstack/react-query';
+import { api, ok, VigilApiError } from '../lib/api';
+import { Field } from '../components/Field';
+
+/**
+ * Sets a new password with a reset link's token, carried in the address's
+ * fragment (`/reset-password#token=pr_…`) so it never reaches a server log.
+ */
+export function ResetPassword() {
+  const navigate = useNavigate();
+  const token = new URLSearchParams(window.location.hash.slice(1)).get('token') ?? '';
+  const [password, setPassword] = useState('');
+  const reset = useMutation({
+    mutationFn: () => ok(api.POST('/password-reset/confirm', { body: { token, password } })),
+    onSuccess: () => navigate('/sign-in?reset=done', { replace: true }),
+  });
+  const e = reset.error instanceof VigilApiError ? reset.error : null;
+  const submit = (ev: FormEvent) => { ev.preventDefault(); reset.mutate(); };
+  return (
+    <main className="narrow">
+      <section className="card">
+        <h1>Set a new password</h1>
+        {!token ? (
+          <p>This page needs the link from the reset e-mail. <Link to="/forgot-password">Ask for a new link</Link>.</p>
+        ) : (
+          <form onSubmit={submit}>
+            <Field label="New password" hint="8 to 128 characters." error={e?.fieldReason('password') ?? null}>
+              <input type="password" autoComplete="new-password" required minLength={8} maxLength={128} value={password} onChange={(x) => setPassword(x.target.value)} />
+            </Field>
+            {e && !e.fieldReason('password') && (
+              <p role="alert" className="error">
+                {e.code === 'reset_link_invalid' ? 'This link was used, replaced or has expired. Ask for a new one.' : e.message}
+              </p>
+            )}
+            <button type="submit" disabled={reset.isPending}>Set the password</button>
+          </form>
+        )}
+      </section>
+    </main>
+  );
+}
