@@ -43,8 +43,9 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('REST conventions', () => {
-  test('every response, errors included, has Vary and Cache-Control', async () => {
-    for (const path of ['/api/v1/monitors', '/api/v1/nope', '/no-such-route', '/openapi.json']) {
+  test('every response of the API, errors included, has Vary and Cache-Control', async () => {
+    // (A path outside the server's own prefixes is the web app's: its index.html is `no-cache`, test/web-serving.test.ts.)
+    for (const path of ['/api/v1/monitors', '/api/v1/nope', '/api/no-such-route', '/ping/no/such/route', '/openapi.json']) {
       const { res } = await raw(path);
       expect(res.headers.get('vary')).toBe('Accept, Content-Type');
       expect(res.headers.get('cache-control')).toBe('private, no-store');
