@@ -21,6 +21,7 @@ const IncidentDetail = lazy(() => import('./pages/IncidentDetail'));
 const NotFound = lazy(() => import('./pages/NotFound'));
 const OnCall = lazy(() => import('./pages/OnCall'));
 const Maintenance = lazy(() => import('./pages/Maintenance'));
+const Channels = lazy(() => import('./pages/Channels'));
 
 /** Pages anyone may open, signed in or not. */
 const PUBLIC = ['/sign-in', '/forgot-password', '/reset-password'];
@@ -57,6 +58,7 @@ export function App() {
             <Route path="/incidents/:id" element={<IncidentDetail />} />
             <Route path="/on-call" element={<OnCall />} />
             <Route path="/maintenance" element={<Maintenance />} />
+            <Route path="/channels" element={<Channels />} />
             <Route path="*" element={<NotFound />} />
           </Routes>
         </Suspense>

@@ -14,6 +14,7 @@ export const keys = {
   workspaces: ['workspaces'] as const,
   onCall: ['on-call'] as const,
   maintenance: ['maintenance'] as const,
+  channels: ['channels'] as const,
 };
 
 const data = <T,>(p: Promise<{ data: T }>) => p.then((r) => r.data);
@@ -52,5 +53,6 @@ export const q = {
   }),
   workspaces: () => queryOptions({ queryKey: keys.workspaces, queryFn: () => data(ok(api.GET('/workspaces'))) }),
   onCall: () => queryOptions({ queryKey: keys.onCall, queryFn: () => data(ok(api.GET('/on-call'))) }),
+  channels: () => queryOptions({ queryKey: keys.channels, queryFn: () => data(ok(api.GET('/channels'))) }),
   maintenance: () => queryOptions({ queryKey: keys.maintenance, queryFn: () => data(ok(api.GET('/maintenance'))) }),
 };
