@@ -22,6 +22,7 @@ const NotFound = lazy(() => import('./pages/NotFound'));
 const OnCall = lazy(() => import('./pages/OnCall'));
 const Maintenance = lazy(() => import('./pages/Maintenance'));
 const Channels = lazy(() => import('./pages/Channels'));
+const Hosts = lazy(() => import('./pages/Hosts'));
 
 /** Pages anyone may open, signed in or not. */
 const PUBLIC = ['/sign-in', '/forgot-password', '/reset-password'];
@@ -59,6 +60,7 @@ export function App() {
             <Route path="/on-call" element={<OnCall />} />
             <Route path="/maintenance" element={<Maintenance />} />
             <Route path="/channels" element={<Channels />} />
+            <Route path="/hosts" element={<Hosts />} />
             <Route path="*" element={<NotFound />} />
           </Routes>
         </Suspense>

@@ -28,6 +28,7 @@ export function Layout({ children }: { children: ReactNode }) {
               <li><NavLink to="/channels">Channels</NavLink></li>
               <li><NavLink to="/maintenance">Maintenance</NavLink></li>
               <li><NavLink to="/on-call">On-call</NavLink></li>
+              <li><NavLink to="/hosts">Hosts</NavLink></li>
             </ul>
           </nav>
           <div className="right">
