@@ -43,7 +43,7 @@ export function cpuLine(a: ReturnType<typeof cpuNow>, b: ReturnType<typeof cpuNo
  */
 export async function seedChannels(c: pg.Client, masterKey: Buffer, organizationId: string, hook: string, count: number): Promise<string[]> {
   const box = createSecretBox(masterKey);
-  const ids = (await c.query(`select id from monitors where organization_id = $1 order by next_due_at, id`, [organizationId])).rows.map((r) => r.id as string);
+  const ids = (await c.query(`select m.id from monitors m join monitor_schedule s on s.monitor_id = m.id where m.organization_id = $1 order by s.next_due_at, m.id`, [organizationId])).rows.map((r) => r.id as string);
   const channels = Array.from({ length: count }, () => newId('ch'));
   for (const [k, id] of channels.entries()) {
     await c.query(`insert into notification_channels (id, organization_id, kind, name, target, enabled, confirmed_at, target_enc, secret_enc, config)
@@ -62,9 +62,9 @@ export async function seedChannels(c: pg.Client, masterKey: Buffer, organization
 export async function park(c: pg.Client, organizationId: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    await c.query(`update monitors set next_due_at = now() + interval '1 day' where organization_id = $1 and next_due_at < now() + interval '1 hour'`, [organizationId]);
+    await c.query(`update monitor_schedule set next_due_at = now() + interval '1 day' where monitor_id in (select id from monitors where organization_id = $1) and next_due_at < now() + interval '1 hour'`, [organizationId]);
     await new Promise((r) => setTimeout(r, 500));
-    const { rows } = await c.query(`select count(*)::int as n from monitors where organization_id = $1
+    const { rows } = await c.query(`select count(*)::int as n from monitor_schedule where monitor_id in (select id from monitors where organization_id = $1)
       and (lease_until is not null or next_due_at < now() + interval '1 hour')`, [organizationId]);
     if (rows[0].n === 0) return;
     if (Date.now() > deadline) throw new Error(`${rows[0].n} monitors still in flight after 60 s`);
@@ -73,8 +73,8 @@ export async function park(c: pg.Client, organizationId: string): Promise<void> 
 
 /** Makes monitor k (in schedule order) due at `start + k × spreadMs / n`: spread 0 = all due at once. */
 export async function scheduleFrom(c: pg.Client, ids: string[], start: number, spreadMs: number): Promise<void> {
-  await c.query(`update monitors m set next_due_at = $2::timestamptz + make_interval(secs => (u.n - 1) * $3::float8 / 1000)
-    from unnest($1::text[]) with ordinality as u(id, n) where m.id = u.id`, [ids, new Date(start), spreadMs / ids.length]);
+  await c.query(`update monitor_schedule s set next_due_at = $2::timestamptz + make_interval(secs => (u.n - 1) * $3::float8 / 1000)
+    from unnest($1::text[]) with ordinality as u(id, n) where s.monitor_id = u.id`, [ids, new Date(start), spreadMs / ids.length]);
 }
 
 /** Polls `sql` (one int column `n`) every 250 ms until `ok(n)`; throws after `timeoutMs`. */

@@ -3,6 +3,7 @@
  * seeding of N http monitors, vacuuming in autovacuum's stead, and the
  * markdown table (CPU accounting is in bench/checks-cpu.ts, re-exported here).
  */
+import { sql } from 'kysely';
 import pg from 'pg';
 import { createSecretBox } from '../src/crypto/secrets';
 import { newId } from '../src/crypto/ids';
@@ -46,9 +47,12 @@ export async function seedMonitors(url: string, masterKey: Buffer, n: number, in
       const rows = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
         id: newId('mon'), organization_id: org.organizationId, workspace_id: org.workspaceId, name: `bench ${i + k}`, kind: 'http',
         config_enc: secrets.seal(JSON.stringify({ url: `${target}/m/${i + k}` })), interval_seconds: interval,
-        next_due_at: new Date(base + Math.floor(((i + k) * interval * 1000) / n)),
       }));
       await db.insertInto('monitors').values(rows).execute();
+      // The schedule's trigger made them due now: spread them over one interval, a day ahead.
+      await sql`update monitor_schedule s set next_due_at = v.due from unnest(${rows.map((r) => r.id)}::text[],
+          ${rows.map((_, k) => new Date(base + Math.floor(((i + k) * interval * 1000) / n)).toISOString())}::timestamptz[]) as v(id, due)
+        where s.monitor_id = v.id`.execute(db);
     }
     return { organizationId: org.organizationId, base };
   } finally {
@@ -58,7 +62,8 @@ export async function seedMonitors(url: string, masterKey: Buffer, n: number, in
 
 /** Moves the seeded schedule so that the first monitor is due at `start`. */
 export async function shiftSchedule(c: pg.Client, organizationId: string, base: number, start: number): Promise<void> {
-  await c.query(`update monitors set next_due_at = next_due_at - make_interval(secs => $2) where organization_id = $1`,
+  await c.query(`update monitor_schedule set next_due_at = next_due_at - make_interval(secs => $2)
+    where monitor_id in (select id from monitors where organization_id = $1)`,
     [organizationId, (base - start) / 1000]);
 }
 
@@ -67,6 +72,15 @@ export async function storedBetween(c: pg.Client, organizationId: string, from: 
   const r = await c.query(`select count(*)::int as n from check_results where organization_id = $1 and at >= $2 and at < $3`,
     [organizationId, new Date(from), new Date(to)]);
   return r.rows[0].n as number;
+}
+
+/** Results stored in each `windowMs` slice of [from, to): the fewest and the most (a slice with none counts as 0: a stall shows). */
+export async function storedPerWindow(c: pg.Client, organizationId: string, from: number, to: number, windowMs: number): Promise<{ min: number; max: number }> {
+  const r = await c.query(`select floor(extract(epoch from at - $2::timestamptz) * 1000 / $4)::int as w, count(*)::int as n from check_results
+    where organization_id = $1 and at >= $2 and at < $3 group by 1`, [organizationId, new Date(from), new Date(to), windowMs]);
+  const counts = Array.from({ length: Math.floor((to - from) / windowMs) }, () => 0);
+  for (const row of r.rows as { w: number; n: number }[]) if (row.w < counts.length) counts[row.w] = row.n;
+  return { min: Math.min(...counts), max: Math.max(...counts) };
 }
 
 /** The monitors table's health after a run: dead row versions, share of HOT updates, vacuums (auto or not), size. */

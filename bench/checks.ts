@@ -13,7 +13,11 @@
  *     (from /proc: the benchmark database's backends and the server's background
  *     processes; other databases' sessions are shown apart), and the worker's RSS;
  *   - missed checks: expected (N × duration / interval) minus those started,
- *     plus those that started more than one interval late (their run was lost).
+ *     plus those that started more than one interval late (their run was lost);
+ *   - results stored in each 5-second slice of the window, fewest and most:
+ *     run with more monitors than the machine can check (overload) it shows
+ *     that the engine keeps checking and writing at its capacity, oldest due
+ *     first, with no slice without results.
  * Before the runs, a bare Node client (bench/checks-bare.ts) measures the CPU
  * of a fresh-connection request to the same target, the yardstick (target:
  * Vigil's worker + PostgreSQL within about 5× of it). Target: 10,000 monitors
@@ -43,7 +47,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { startChild, type Child } from './lib';
 import {
-  checksDatabase, checksTable, fmt, machineBusy, meets, monitorsTable, postgresDelta, postgresSnapshot, processCpu, seedMonitors, shiftSchedule, storedBetween, vacuumEvery, type RunRow,
+  checksDatabase, checksTable, fmt, machineBusy, meets, monitorsTable, postgresDelta, postgresSnapshot, processCpu, seedMonitors, shiftSchedule, storedBetween, storedPerWindow, vacuumEvery, type RunRow,
 } from './checks-lib';
 import type { BareResult } from './checks-bare';
 import type { TargetReady } from './checks-target';
@@ -118,6 +122,8 @@ async function run(n: number, target: TargetReady, bare: number | null): Promise
     await sleepUntil(to + GRACE * 1000);
     const w = await ask<WindowStats>(worker, { type: 'collect' });
     const stored = await storedBetween(client, org, from, to);
+    // Overload must degrade, never stall: results keep being written in every slice of the window.
+    const slices = await storedPerWindow(client, org, from, to, 5000);
 
     const expected = Math.floor((n * DURATION) / INTERVAL);
     const k = w.startedInWindow / 1000;
@@ -126,7 +132,7 @@ async function run(n: number, target: TargetReady, bare: number | null): Promise
     const other = cpu.busy - cpu.worker - cpu.pgAll - cpu.target - cpu.me;
     const sec = w.perSecond;
     console.error(`N=${fmt(n)}: started ${fmt(w.startedInWindow)} in the window (${fmt(Math.min(...sec))}–${fmt(Math.max(...sec))}/s), ` +
-      `${fmt(w.due)} of ${fmt(expected)} due in it started, ${fmt(stored)} results stored, ${fmt(w.claims / DURATION, 1)} claims/s ` +
+      `${fmt(w.due)} of ${fmt(expected)} due in it started, ${fmt(stored)} results stored (${fmt(slices.min)}–${fmt(slices.max)} per 5 s), ${fmt(w.claims / DURATION, 1)} claims/s ` +
       `(${fmt(w.startedInWindow / Math.max(1, w.claims), 1)} checks each); lag p50 ${fmt(w.p50)} / p99 ${fmt(w.p99)} / max ${fmt(w.max)} ms\n` +
       `  CPU s in the window: worker ${cpu.worker.toFixed(1)}, PostgreSQL ${cpu.pg.toFixed(1)} (backends ${cpu.pgBack.toFixed(1)}; ${Math.max(0, cpu.pgAll - cpu.pg).toFixed(1)} more for other databases), ` +
       `target ${cpu.target.toFixed(1)}, other processes ${other.toFixed(1)} (machine busy ${fmt((100 * cpu.busy) / (DURATION * os.cpus().length))}% of ${os.cpus().length} cores); ` +

@@ -68,13 +68,13 @@ export interface RouteDef {
 export type Permission = 'agent:delete' | 'agent:enroll' | 'agent:read' | 'api_key:manage' | 'api_key:read' | 'audit_log:read' | 'billing:manage' | 'billing:read' | 'incident:acknowledge' | 'incident:comment' | 'incident:read' | 'incident:resolve' | 'maintenance:manage' | 'member:invite' | 'member:read' | 'member:remove' | 'member:update_role' | 'monitor:create' | 'monitor:delete' | 'monitor:pause' | 'monitor:read' | 'monitor:update' | 'notification_channel:manage' | 'notification_channel:read' | 'oncall:read' | 'org:update' | 'status_page:manage' | 'status_page:read' | 'workspace:read' | 'workspace:update';
 
 /** Every operationId of the contract. */
-export type OperationId = 'acceptInvitation' | 'addHostMonitor' | 'addStatusPageComponent' | 'changePassword' | 'confirmSmsEnrolment' | 'createAnalyticsSite' | 'createApiKey' | 'createChannel' | 'createCheckoutSession' | 'createErrorProject' | 'createEscalationPolicy' | 'createHost' | 'createMaintenanceWindow' | 'createMonitor' | 'createOverride' | 'createSchedule' | 'createSmsEnrolment' | 'createStatusPage' | 'createWorkspace' | 'deleteAccount' | 'deleteAgent' | 'deleteAnalyticsSite' | 'deleteChannel' | 'deleteErrorProject' | 'deleteEscalationPolicy' | 'deleteHost' | 'deleteInvitation' | 'deleteMaintenanceWindow' | 'deleteMonitor' | 'deleteOverride' | 'deleteSchedule' | 'deleteStatusPage' | 'deleteWorkspace' | 'dismissSetup' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentHourlyMetrics' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getBilling' | 'getErrorIssue' | 'getHost' | 'getIncident' | 'getIncidentFeed' | 'getIndex' | 'getMe' | 'getMonitor' | 'getMonitorGraph' | 'getMonitorHistory' | 'getMonitorPushUrl' | 'getOnCall' | 'getSetup' | 'getStatusPage' | 'getSummary' | 'inviteMember' | 'listAgents' | 'listAnalyticsSiteChannels' | 'listAnalyticsSites' | 'listApiKeys' | 'listAuditEntries' | 'listChannels' | 'listErrorIssues' | 'listErrorProjectChannels' | 'listErrorProjects' | 'listHosts' | 'listIncidentEvents' | 'listIncidents' | 'listMaintenanceWindows' | 'listMembers' | 'listMonitorChannels' | 'listMonitorGraphs' | 'listMonitorHosts' | 'listMonitors' | 'listOrganizations' | 'listProbes' | 'listSessions' | 'listStatusPageSubscribers' | 'listStatusPages' | 'listWorkspaces' | 'removeHostMonitor' | 'removeMember' | 'removeStatusPageComponent' | 'removeStatusPageSubscriber' | 'requestPasswordReset' | 'resetPassword' | 'revokeApiKey' | 'revokeIncidentFeed' | 'revokeSession' | 'rotateIncidentFeed' | 'searchResources' | 'sendChannelConfirmation' | 'setActiveOrganization' | 'setAnalyticsSiteChannels' | 'setErrorProjectChannels' | 'setIncidentPostmortem' | 'setMonitorChannels' | 'setMonitorHosts' | 'signIn' | 'signUp' | 'testChannel' | 'updateAnalyticsSite' | 'updateChannel' | 'updateErrorIssue' | 'updateErrorProject' | 'updateHost' | 'updateIncident' | 'updateMember' | 'updateMonitor' | 'updateStatusPage' | 'updateWorkspace' | 'uploadSourceMap' | 'uploadSymbols' | 'verifyStatusPageDomain' | 'verifyStorePurchase';
+export type OperationId = 'acceptInvitation' | 'addHostMonitor' | 'addStatusPageComponent' | 'changePassword' | 'confirmSmsEnrolment' | 'createAnalyticsSite' | 'createApiKey' | 'createChannel' | 'createCheckoutSession' | 'createErrorProject' | 'createEscalationPolicy' | 'createHost' | 'createMaintenanceWindow' | 'createMonitor' | 'createOverride' | 'createSchedule' | 'createSmsEnrolment' | 'createStatusPage' | 'createWorkspace' | 'deleteAccount' | 'deleteAgent' | 'deleteAnalyticsSite' | 'deleteChannel' | 'deleteErrorProject' | 'deleteEscalationPolicy' | 'deleteHost' | 'deleteInvitation' | 'deleteMaintenanceWindow' | 'deleteMonitor' | 'deleteOverride' | 'deleteSchedule' | 'deleteStatusPage' | 'deleteWorkspace' | 'dismissSetup' | 'enrollAgent' | 'exportAll' | 'exportEntity' | 'getAgentHourlyMetrics' | 'getAgentMetrics' | 'getAnalyticsSite' | 'getBilling' | 'getErrorIssue' | 'getHost' | 'getIncident' | 'getIncidentFeed' | 'getIndex' | 'getMe' | 'getMonitor' | 'getMonitorGraph' | 'getMonitorHistory' | 'getMonitorPushUrl' | 'getOnCall' | 'getSetup' | 'getStatusPage' | 'getSummary' | 'inviteMember' | 'listAgents' | 'listAnalyticsSiteChannels' | 'listAnalyticsSites' | 'listApiKeys' | 'listAuditEntries' | 'listChannels' | 'listErrorIssues' | 'listErrorProjectChannels' | 'listErrorProjects' | 'listHosts' | 'listIncidentEvents' | 'listIncidents' | 'listMaintenanceWindows' | 'listMembers' | 'listMonitorChannels' | 'listMonitorGraphs' | 'listMonitorHosts' | 'listMonitors' | 'listOrganizations' | 'listProbes' | 'listSessions' | 'listStatusPageSubscribers' | 'listStatusPages' | 'listWorkspaces' | 'removeHostMonitor' | 'removeMember' | 'removeStatusPageComponent' | 'removeStatusPageSubscriber' | 'requestPasswordReset' | 'resetPassword' | 'revokeApiKey' | 'revokeIncidentFeed' | 'revokeSession' | 'rotateIncidentFeed' | 'searchResources' | 'sendChannelConfirmation' | 'setActiveOrganization' | 'setAnalyticsSiteChannels' | 'setErrorProjectChannels' | 'setIncidentPostmortem' | 'setMonitorChannels' | 'setMonitorHosts' | 'signIn' | 'signUp' | 'streamEvents' | 'testChannel' | 'updateAnalyticsSite' | 'updateChannel' | 'updateErrorIssue' | 'updateErrorProject' | 'updateHost' | 'updateIncident' | 'updateMember' | 'updateMonitor' | 'updateStatusPage' | 'updateWorkspace' | 'uploadSourceMap' | 'uploadSymbols' | 'verifyStatusPageDomain' | 'verifyStorePurchase';
 
 /** Operations whose request body is not JSON (x-raw-request). */
 export type RawRequestOperationId = 'uploadSymbols';
 
 /** Operations whose success body is a file (x-raw-response). */
-export type RawResponseOperationId = 'exportAll' | 'exportEntity';
+export type RawResponseOperationId = 'exportAll' | 'exportEntity' | 'streamEvents';
 
 /** Operations not built yet: the contract documents their 501 (src/api/notImplemented.ts answers it). */
 export type UnbuiltOperationId = never;
@@ -1472,7 +1472,7 @@ export const routes: readonly RouteDef[] = [
     bucket: 'W',
     sessionOnly: false,
     anonymous: true,
-    sessionCookie: null,
+    sessionCookie: 'set',
     rawRequest: false,
     rawResponse: false,
     built: true,
@@ -2356,7 +2356,7 @@ export const routes: readonly RouteDef[] = [
     bucket: 'W',
     sessionOnly: false,
     anonymous: true,
-    sessionCookie: null,
+    sessionCookie: 'set',
     rawRequest: false,
     rawResponse: false,
     built: true,
@@ -2914,6 +2914,32 @@ export const routes: readonly RouteDef[] = [
     requestMessage: 'vigil.v1.RemoveStatusPageSubscriberRequest',
     responseMessage: 'vigil.v1.RemoveStatusPageSubscriberResponse',
     summary: 'Remove a subscriber from a status page',
+  },
+  {
+    operationId: 'streamEvents',
+    method: 'GET',
+    path: '/stream',
+    expressPath: '/stream',
+    tag: 'stream',
+    service: 'StreamService',
+    rpc: 'StreamEvents',
+    permission: null,
+    permissions: ['monitor:read', 'incident:read'],
+    bucket: 'R',
+    sessionOnly: false,
+    anonymous: false,
+    sessionCookie: null,
+    rawRequest: false,
+    rawResponse: true,
+    built: true,
+    successStatus: 200,
+    pathParams: [],
+    queryParams: [{ name: 'lastEventId', type: 'string', required: false }],
+    headerParams: [{ name: 'Last-Event-ID', field: 'lastEventId', type: 'string', required: false }],
+    body: 'none',
+    requestMessage: 'vigil.v1.StreamEventsRequest',
+    responseMessage: 'vigil.v1.StreamEventsResponse',
+    summary: 'Follow changes live (server-sent events)',
   },
   {
     operationId: 'getSummary',

@@ -29,6 +29,8 @@ export interface Config {
   metricsToken: string | null;
   /** How long a SIGTERM may take: in-flight requests, running checks and jobs get this long to finish. */
   shutdownTimeoutMs: number;
+  /** The event stream (src/stream/): seconds between keep-alive comments, and open streams per organisation in one process. */
+  stream: { heartbeatSeconds: number; maxPerOrganization: number };
   /**
    * Which proxies in front of Vigil to believe about the client's address
    * (X-Forwarded-For), as Express's `trust proxy`: false (none), a number of
@@ -267,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logFormat: env.LOG_FORMAT ? format : null,
     metricsToken: env.METRICS_TOKEN?.trim() || null,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT', 25, 1, 3600) * 1000,
+    stream: { heartbeatSeconds: int(env, 'STREAM_HEARTBEAT_SECONDS', 20, 1, 300), maxPerOrganization: int(env, 'STREAM_MAX_PER_ORGANIZATION', 50, 1) },
     signup: oneOf(env, 'SIGNUP', ['open', 'closed'] as const, 'closed'),
     trustProxy: trustProxy(env),
     stripe: stripeConfig(env),

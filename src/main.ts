@@ -35,6 +35,9 @@ async function main(): Promise<void> {
   process.stdout.write(`Vigil is listening at ${server.url} (API: ${server.url}/api/v1)\n`);
   if (server.bootstrapKey) {
     process.stdout.write(`First start: created an organisation and its owner. Owner API key (shown once):\n  ${server.bootstrapKey}\n`);
+    if (server.ownerSetupUrl) {
+      process.stdout.write(`Set the owner's password and sign in (owner@localhost; one-time link, valid 24 hours):\n  ${server.ownerSetupUrl}\n`);
+    }
   }
 }
 

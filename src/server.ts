@@ -21,13 +21,15 @@ import { netPolicyFrom } from './net/policy';
 import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
 import { startGrouper } from './errors/grouper';
-import { startAnalyticsDrain } from './analytics/drain';
+import { startAnalyticsDrainThread } from './analytics/drainOnThread';
 import { withEventFastPath } from './analytics/ingest';
 import { withErrorFastPath } from './errors/ingest';
 import { startTrafficJudge } from './analytics/traffic';
 import { startPingDrain } from './ingest/pings';
 import { startAgentDrain } from './ingest/agents';
 import type { PageCache } from './statuspages/cache';
+import { StreamHub } from './stream/hub';
+import { ownerSetupToken } from './people/sessions';
 
 /** A running Vigil process (role serve). */
 export interface RunningServer {
@@ -35,6 +37,8 @@ export interface RunningServer {
   db: Db;
   /** The owner key printed on the first start of an empty database, else null. */
   bootstrapKey: string | null;
+  /** The first owner's one-time link (set the password, land signed in; 24 h, once), printed with the key; else null. */
+  ownerSetupUrl: string | null;
   /** How often public status pages were read from the database (each visit otherwise comes from memory). */
   statusPageLoads(): number;
   close(): Promise<void>;
@@ -73,6 +77,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   let embedded: EmbeddedServer | null = null;
   let database: Db | null = null;
   let changes: ChangeFeed | null = null;
+  let stream: StreamHub | null = null;
   let limits: RateLimits | null = null;
   let listening: { drain(ms: number): Promise<void> } | null = null;
   let worker: Worker | null = null;
@@ -95,6 +100,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     // Readiness fails and answers say `Connection: close` from now; requests in flight finish,
     // the worker stops claiming and its checks finish (or are handed back), running jobs finish.
     closing = true;
+    // Event streams end first: they never finish by themselves, and their clients reconnect to another process.
+    await step('event streams', () => stream?.close());
     await Promise.all([
       step('connections', () => listening?.drain(graceMs)),
       step('worker', () => worker?.stop(Math.max(0, graceMs - 2000))),
@@ -123,13 +130,18 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     // Hot reads are cached while this feed tells us of other processes' writes.
     changes = await startChangeFeed(dbUrl, clock, (m, e) => log.error(m, e));
     // Exactly one of several processes started at once on an empty database creates the first organisation.
-    const bootstrapKey = (await bootstrapOrganization(db, config.bootstrapPlan))?.apiKey ?? null;
+    const created = await bootstrapOrganization(db, config.bootstrapPlan);
+    const bootstrapKey = created?.apiKey ?? null;
+    // Besides the key, a password-reset-style link for the owner: nobody but whoever reads this start's output can use it.
+    const ownerToken = created ? await ownerSetupToken(db, created.userId) : null;
     // The limiter opens (and closes) its own Redis client when REDIS_URL is set.
     limits = await createRateLimits(config, { pool, log });
     const secrets = createSecretBox(loadMasterKey(config.masterKey, config.dataDir));
     let baseUrl = config.baseUrl ?? '';
     const net = netPolicyFrom(config);
-    const services: Services = { config, secrets, baseUrl: () => baseUrl, net };
+    stream = new StreamHub(db, { maxPerOrganization: config.stream.maxPerOrganization, log: (m, e) => log.error(m, e) });
+    await stream.start(clock);
+    const services: Services = { config, secrets, baseUrl: () => baseUrl, net, stream };
     const run = createRunner({ db, limits, services, handlers: handlers as never });
     const startedAt = Date.now();
     const lastPollAt = () => (config.worker ? worker?.lastPollAt ?? startedAt : null);
@@ -157,7 +169,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       worker = startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency });
       jobs = await startJobs(pool, { db, secrets, services }, log);
       grouper = startGrouper(db, log);
-      analytics = startAnalyticsDrain(db, log);
+      analytics = startAnalyticsDrainThread(dbUrl, db, log, config);
       traffic = startTrafficJudge(db, log, { minPageviews: config.trafficAlertMinPageviews });
       pingDrain = startPingDrain(db, log);
       agentDrain = startAgentDrain(db, log);
@@ -166,6 +178,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       url,
       db,
       bootstrapKey,
+      ownerSetupUrl: ownerToken ? `${baseUrl}/password-reset/${ownerToken}` : null,
       statusPageLoads: () => (app.locals.statusPages as PageCache).loads,
       close: () => stopAll(config.shutdownTimeoutMs),
     };

@@ -38,7 +38,7 @@ import { connectAgent } from './support/mcp';
 import { Rng } from './support/prng';
 import { startHttpReceiver, startSmtpServer, type HttpReceiver, type SmtpReceiver } from './support/receivers';
 import { schemaTools, type SchemaTools, type Spec } from './support/schema';
-import { connectCall, mcpCall, restCall, type Transport, type WireAnswer, type WireRequest } from './support/wire-call';
+import { connectCall, connectStreamCall, mcpCall, restCall, type Transport, type WireAnswer, type WireRequest } from './support/wire-call';
 
 const SEED = Number(process.env.PROPERTY_SEED ?? 24_0624);
 /** Operations that hash a password, sent at most this often in a run. */
@@ -292,6 +292,8 @@ const BUILD: Record<string, (g: Gen) => Built> = {
   searchResources: (g) => ({ query: { q: searchWords(g), limit: 20, ...(g.rng.chance(0.2) ? { type: g.rng.pick(['monitor', 'incident,postmortem', 'member,invitation,api_key', 'channel,maintenance', 'workspace']) } : {}) } }),
   exportAll: (g) => ({ query: { format: g.rng.pick(['csv', 'json']) } }),
   exportEntity: (g) => ({ query: { format: g.rng.pick(['csv', 'json']) } }),
+  // From the start of the log: the replay holds every change of the run so far that the caller may read (and nothing else).
+  streamEvents: (g) => (g.rng.chance(0.8) ? { query: { lastEventId: '0-0' } } : {}),
 
   createMonitor: (g) => {
     const zone = g.zone();
@@ -439,6 +441,7 @@ function excerpt(text: string, at: number): string {
 async function send(g: Gen, transport: Transport, req: WireRequest): Promise<WireAnswer> {
   try {
     if (transport === 'mcp') return await mcpCall(agents.get(g.caller.token)!, req);
+    if ((transport === 'connect' || transport === 'connect-proto') && req.route.operationId === 'streamEvents') return await connectStreamCall(server.url, req, transport === 'connect-proto');
     if (transport === 'connect' || transport === 'connect-proto') return await connectCall(server.url, req, transport === 'connect-proto');
     return await restCall(server.url, req);
   } catch (e) {
@@ -862,6 +865,8 @@ test('random operations by every kind of caller over every transport: no 5xx, no
     const mcp = toolNames.has(route.operationId);
     let transport: Transport = rng.weighted<Transport>({ rest: 60, connect: 12, 'connect-proto': 8, mcp: mcp ? 20 : 0 });
     if (route.rawRequest && transport !== 'mcp') transport = 'rest';
+    // The event stream is no tool (it never ends): REST or Connect's server stream.
+    if (route.operationId === 'streamEvents' && transport === 'mcp') transport = 'rest';
     transports[transport] = (transports[transport] ?? 0) + 1;
     const t = Date.now();
     await runOne(rng, route, caller, transport);

@@ -9,6 +9,7 @@ import { createLogger } from '../src/log';
 import { startServer } from '../src/server';
 import { verifyWebhookSignature } from '../src/alerting/channels/webhook';
 import { ok, until } from './support/expect';
+import { makeDue } from './support/monitors';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { startHttpReceiver, type HttpReceiver } from './support/receivers';
 import { tempDir } from './support/child';
@@ -28,7 +29,7 @@ let targetStatus = 200;
 
 async function checkNow(id: string) {
   const before = (await server.db.selectFrom('monitors').select('last_checked_at').where('id', '=', id).executeTakeFirstOrThrow()).last_checked_at;
-  await server.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', '=', id).execute();
+  await makeDue(server.db, [id]);
   await until(`a check of ${id}`, async () => {
     const row = await server.db.selectFrom('monitors').select('last_checked_at').where('id', '=', id).executeTakeFirstOrThrow();
     return row.last_checked_at && (!before || row.last_checked_at > before);
@@ -148,7 +149,7 @@ test('during a maintenance window nothing pages; with keepChecking false nothing
   expect(q.status).toBe('down');
   expect(q.openIncidentId).not.toBeNull();
   const lastChecked = (await api.get(`/monitors/${paused.id}`)).body.data.lastCheckedAt;
-  await server.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', '=', paused.id).execute();
+  await makeDue(server.db, [paused.id]);
   await new Promise((r) => setTimeout(r, 1500));
   expect((await api.get(`/monitors/${paused.id}`)).body.data.lastCheckedAt).toBe(lastChecked);
   expect(events('quiet')).toEqual([]);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import snmp from 'net-snmp';
 import { chainPem, makePki } from './support/certs';
 import { ok, until } from './support/expect';
+import { makeDue } from './support/monitors';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { startAgent, type TestAgent } from './support/snmp-agent';
 import { tempDir } from './support/child';
@@ -83,7 +84,7 @@ test('snmp: readings in lastCheckDetail, a value graph with units and raw series
     expect.objectContaining({ name: 'name', text: 'core-1', unit: null }),
   ]));
   // A second check, so the hourly roll-up merges readings.
-  await server.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', '=', id).execute();
+  await makeDue(server.db, [id]);
   await until('a second check', async () => Number((await server.db.selectFrom('check_results').select((eb) => eb.fn.countAll<number>().as('n')).where('monitor_id', '=', id).executeTakeFirstOrThrow()).n) >= 2);
   const graph = ok('getMonitorGraph', await api.get(`/monitors/${id}/graph?hours=2`));
   expect(graph.type).toBe('value');

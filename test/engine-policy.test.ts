@@ -62,8 +62,10 @@ test('housekeeping drops raw results older than the plan retention, and only tho
   // The worker may check the new monitor once before it is disabled: that fresh result is not one of ours.
   const left = await server.db.selectFrom('check_results').select('at').where('monitor_id', '=', id).where('at', '<', daysAgo(1)).execute();
   expect(left.map((r) => Math.round((now.getTime() - r.at.getTime()) / 86_400_000))).toEqual([10]);
-  expect(await server.db.selectFrom('rollup_hourly').select('hour').where('monitor_id', '=', id).execute()).toHaveLength(0);
-  expect((await server.db.selectFrom('rollup_daily').select('day').where('monitor_id', '=', id).execute()).map((r) => r.day)).toEqual([daysAgo(10).toISOString().slice(0, 10)]);
+  // Likewise the roll-ups of that check (this hour, today) are not ours.
+  expect(await server.db.selectFrom('rollup_hourly').select('hour').where('monitor_id', '=', id).where('hour', '<', daysAgo(1)).execute()).toHaveLength(0);
+  expect((await server.db.selectFrom('rollup_daily').select('day').where('monitor_id', '=', id).where('day', '<', daysAgo(1).toISOString().slice(0, 10)).execute()).map((r) => r.day))
+    .toEqual([daysAgo(10).toISOString().slice(0, 10)]);
   // Partitions for the months ahead exist.
   const parts = await sql<{ n: number }>`select count(*)::int as n from pg_inherits i join pg_class p on p.oid = i.inhparent where p.relname = 'check_results'`.execute(server.db);
   expect(parts.rows[0].n).toBeGreaterThanOrEqual(3);

@@ -11,6 +11,7 @@ import { startServer } from '../src/server';
 import { responseValidators } from '../gen/validators.cjs';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { until } from './support/expect';
+import { checkNow as checkMonitorNow, makeDue } from './support/monitors';
 import { tempDir } from './support/child';
 
 // The engine end to end: a monitor created through the API is checked by the
@@ -33,23 +34,8 @@ function ok<T = any>(op: string, r: { status: number; body: T }): T {
   return r.body;
 }
 
-/** Makes a monitor due now and waits until the worker has checked it once more. */
-async function checkNow(id: string) {
-  // A check counts when it began after this call (last_checked_at is its start): one already under
-  // way may have judged an older state of the target.
-  const since = new Date();
-  await until(`a check of ${id}`, async () => {
-    const row = await server.db.selectFrom('monitors').select(['last_checked_at', 'lease_until', 'next_due_at']).where('id', '=', id).executeTakeFirstOrThrow();
-    if (row.last_checked_at && row.last_checked_at >= since) return true;
-    // Not claimed and not due (a check under way when we asked has set its next time): due again.
-    const now = new Date();
-    if ((!row.lease_until || row.lease_until < now) && (!row.next_due_at || row.next_due_at > now)) {
-      await server.db.updateTable('monitors').set({ next_due_at: new Date(now.getTime() - 1000) }).where('id', '=', id).execute();
-    }
-    return false;
-  });
-  return ok('getMonitor', await api.get(`/monitors/${id}`)).data;
-}
+/** Makes a monitor due now and waits until the worker has checked it once more (test/support/monitors.ts). */
+const checkNow = (id: string) => checkMonitorNow(server, api, id);
 
 async function httpMonitor(name: string, extra: Record<string, unknown> = {}) {
   const body = ok('createMonitor', await api.post('/monitors', {
@@ -149,7 +135,7 @@ test('paused and disabled monitors are not checked', async () => {
   await new Promise((r) => setTimeout(r, 400));
   const count = async () => Number((await server.db.selectFrom('check_results').select((eb) => eb.fn.countAll<number>().as('n')).where('monitor_id', 'in', [paused, disabled]).executeTakeFirstOrThrow()).n);
   const before = await count();
-  await server.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', 'in', [paused, disabled]).execute();
+  await makeDue(server.db, [paused, disabled]);
   await new Promise((r) => setTimeout(r, 1500));
   expect(await count()).toBe(before);
   expect(ok('getMonitor', await api.get(`/monitors/${paused}`)).data.status).toBe('paused');
@@ -242,9 +228,9 @@ test('a check claimed by a worker that died is picked up once its lease expires'
   await until('the first check', lastChecked);
   const first = await lastChecked();
   // A "dead" worker holds the lease of a due monitor.
-  await server.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 5000), lease_until: new Date(Date.now() + 60_000) }).where('id', '=', id).execute();
+  await server.db.updateTable('monitor_schedule').set({ next_due_at: new Date(Date.now() - 5000), lease_until: new Date(Date.now() + 60_000) }).where('monitor_id', '=', id).execute();
   await new Promise((r) => setTimeout(r, 1000));
   expect(await lastChecked()).toBe(first);
-  await server.db.updateTable('monitors').set({ lease_until: new Date(Date.now() - 1000) }).where('id', '=', id).execute();
+  await server.db.updateTable('monitor_schedule').set({ lease_until: new Date(Date.now() - 1000) }).where('monitor_id', '=', id).execute();
   await until('the orphaned check', async () => (await lastChecked()) !== first);
 });

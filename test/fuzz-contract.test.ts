@@ -92,8 +92,9 @@ afterAll(async () => {
 /** Credentials of the ingestion endpoints outside /api/v1. */
 let outside: Record<string, string> = {};
 
-// Operations that end the caller's own access, whose wrong inputs are covered elsewhere (account, sessions).
-const SKIP = new Set(['deleteAccount', 'signUp']);
+// Operations that end the caller's own access, whose wrong inputs are covered elsewhere (account, sessions), and the
+// event stream, whose answer never ends (its wrong cursors, answered with `reset`, are in stream.test.ts).
+const SKIP = new Set(['deleteAccount', 'signUp', 'streamEvents']);
 
 test('no operation answers a 5xx, or without the error shape, to wrong ids, query values or bodies', async () => {
   for (const r of routes) {

@@ -61,3 +61,30 @@ test('without a way to set items aside, a loop keeps retrying (halving, never be
   await loop.stop();
   expect(sizes.slice(0, 8)).toEqual([8, 4, 2, 1, 1, 1, 2, 4]);
 });
+
+test('an idle loop looks less and less often, up to idleMaxMs; wake() and work found bring it back to pollMs', async () => {
+  const starts: number[] = [];
+  let work = 0;
+  const loop = startLoop({
+    name: 'idle-test', log: createLogger('silent'), pollMs: 20, gapMs: 0, idleMaxMs: 320,
+    async run() { starts.push(Date.now()); if (work > 0) { work--; return 1; } return 0; },
+  });
+  try {
+    await new Promise((r) => setTimeout(r, 2000));
+    // Without backing off it would have looked ~100 times; with it: 20, 40, 80, 160, then every 320 ms.
+    expect(starts.length).toBeGreaterThanOrEqual(5);
+    expect(starts.length).toBeLessThanOrEqual(14);
+    const gaps = starts.slice(1).map((t, i) => t - starts[i]);
+    expect(Math.max(...gaps)).toBeLessThan(320 + 250);
+    expect(gaps[gaps.length - 1]).toBeGreaterThanOrEqual(300);
+    // Woken, it looks at once; work found keeps it looking at the poll's pace.
+    const before = starts.length;
+    work = 3;
+    loop.wake();
+    await until('the woken rounds', async () => starts.length >= before + 4, 2000);
+    const woken = starts.slice(before).map((t, i, a) => (i === 0 ? 0 : t - a[i - 1]));
+    expect(Math.max(...woken.slice(1, 4))).toBeLessThan(200);
+  } finally {
+    await loop.stop();
+  }
+});

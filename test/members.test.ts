@@ -118,7 +118,7 @@ test("acceptInvitation: the contract's operation for the link, called through a 
   const done = await vigil.POST('/invitations/accept', { body: { token, name: 'Fox Mulder', password: 'i want to believe' } });
   expect(done.response.status).toBe(201);
   expect(ok('acceptInvitation', { status: 201, headers: done.response.headers, body: done.data }, 201)).toEqual({
-    organizationId: org.organizationId, membershipId: expect.stringMatching(/^mem_/), userId: expect.stringMatching(/^usr_/), role: 'viewer',
+    organizationId: org.organizationId, membershipId: expect.stringMatching(/^mem_/), userId: expect.stringMatching(/^usr_/), role: 'viewer', signedIn: null,
   });
   expect(ok('listMembers', await owner.get('/members')).invitations.find((i: { id: string }) => i.id === inv.id)).toBeUndefined();
   // One use: the link and the operation both refuse it now.

@@ -107,6 +107,7 @@ test('metrics: requests by operation, checks by kind and result, lag, deliveries
   expect(sample(s, 'vigil_check_duration_seconds_count', { kind: 'http' })).toBeGreaterThanOrEqual(2);
   expect(sample(s, 'vigil_scheduling_lag_seconds_count')).toBeGreaterThanOrEqual(2);
   expect(sample(s, 'vigil_monitors_due_unclaimed')).toBe(0);
+  expect(sample(s, 'vigil_checks_overdue_seconds')).toBe(0);
   expect(sample(s, 'vigil_job_queue_depth') ?? 0).toBeGreaterThanOrEqual(0);
   expect(sample(s, 'vigil_db_pool_connections', { state: 'idle' })).toBeGreaterThanOrEqual(0);
   expect(sample(s, 'vigil_db_pool_connections', { state: 'in_use' })).toBeGreaterThanOrEqual(0);

@@ -66,7 +66,7 @@ async function failUntilIncident(m: string, path: string): Promise<string> {
     const row = await srv.db.selectFrom('incidents').select('id').where('monitor_id', '=', m).executeTakeFirst();
     if (row) return row.id;
     // Due again at once: a check under way when the path began to fail saw it up and put the next one minutes away.
-    await srv.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', '=', m).where('next_due_at', '>', new Date()).execute();
+    await srv.db.updateTable('monitor_schedule').set({ next_due_at: new Date(Date.now() - 1000) }).where('monitor_id', '=', m).where('next_due_at', '>', new Date()).execute();
     return null;
   }, 30_000);
 }

@@ -8,6 +8,7 @@ import { claimDue } from '../src/engine/claim';
 import { writeResults } from '../src/engine/results';
 import type { CheckResult } from '../src/engine/kinds/kind';
 import { ok } from './support/expect';
+import { makeDue } from './support/monitors';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 
 let server: TestServer;
@@ -34,7 +35,7 @@ test('one result with NUL, lone surrogates, Infinity and odd readings is stored 
       name, kind: 'http', workspaceId: org.workspaceId, config: JSON.stringify({ url: 'https://example.com/' }),
     }), 201).id);
   }
-  await server.db.updateTable('monitors').set({ next_due_at: new Date(Date.now() - 1000) }).where('id', 'in', ids).execute();
+  await makeDue(server.db, ids);
   const claimed = (await claimDue(server.db, 50, null)).filter((m) => ids.includes(m.id));
   expect(claimed).toHaveLength(2);
   const at = new Date();

@@ -130,6 +130,6 @@ test('SIGTERM under load loses nothing: no reset, no 5xx, running checks handed 
   b.child.kill('SIGTERM');
   expect(await b.exited).toBe(0);
   // Neither process left a lease behind: nothing waits two minutes for a lease to expire.
-  const { rows: leased } = await db.query('select count(*)::int as n from monitors where lease_until > now()');
+  const { rows: leased } = await db.query('select count(*)::int as n from monitor_schedule where lease_until > now()');
   expect(leased[0].n).toBe(0);
 }, 90_000);

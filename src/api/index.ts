@@ -23,6 +23,7 @@ import { analyticsHandlers } from './analytics';
 import { agentHandlers } from './agents';
 import { searchHandlers } from './search';
 import { exportHandlers } from './export';
+import { streamHandlers } from './stream';
 
 /** Every operation of the contract: a missing one fails `tsc`. */
 export const handlers: Handlers<Ctx> = {
@@ -50,4 +51,5 @@ export const handlers: Handlers<Ctx> = {
   ...agentHandlers,
   ...searchHandlers,
   ...exportHandlers,
+  ...streamHandlers,
 };

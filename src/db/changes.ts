@@ -23,6 +23,14 @@ export class ChangeClock {
   private watched = new Set<string>();
   /** True while notifications from other processes are being received. */
   live = false;
+  /** Told of every bump (the event stream wakes on `stream_events`); 'all' when anything may have changed. */
+  private readonly listeners = new Set<(tables: ReadonlySet<string> | 'all') => void>();
+
+  /** Calls `fn` after every bump; returns the function that stops it. */
+  listen(fn: (tables: ReadonlySet<string> | 'all') => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
 
   /**
    * Records that `tables` changed ('all' when unknown), and what the
@@ -34,12 +42,14 @@ export class ChangeClock {
   bump(tables: Iterable<string> | 'all', deleted: Iterable<string> = [], updated: Iterable<string> = []): void {
     if (tables === 'all') {
       this.everything++;
+      for (const fn of this.listeners) fn('all');
       return;
     }
     const touched = new Set(tables);
     for (const t of deleted) for (const c of this.onDelete.get(t) ?? []) touched.add(c);
     for (const t of updated) for (const c of this.onUpdate.get(t) ?? []) touched.add(c);
     for (const t of touched) this.gens.set(t, (this.gens.get(t) ?? 0) + 1);
+    for (const fn of this.listeners) fn(touched);
   }
 
   /**

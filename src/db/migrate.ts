@@ -28,6 +28,9 @@ import * as m0027 from './migrations/0027_ingest_rejected';
 import * as m0028 from './migrations/0028_error_event_summary';
 import * as m0029 from './migrations/0029_analytics_previous_visitor';
 import * as m0030 from './migrations/0030_audit_actor_user';
+import * as m0031 from './migrations/0031_monitor_schedule';
+import * as m0032 from './migrations/0032_upload_chunks';
+import * as m0033 from './migrations/0033_stream_events';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -60,6 +63,9 @@ const migrations: Record<string, Migration> = {
   '0028_error_event_summary': m0028,
   '0029_analytics_previous_visitor': m0029,
   '0030_audit_actor_user': m0030,
+  '0031_monitor_schedule': m0031,
+  '0032_upload_chunks': m0032,
+  '0033_stream_events': m0033,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -268,17 +268,28 @@ export interface MonitorsTable {
   last_check_detail: ColumnType<unknown | null, string | null | undefined, string | null>;
   uptime_24h: number | null;
   uptime_30d: number | null;
-  next_due_at: TsNull;
   created_at: TsDefault;
   updated_at: TsDefault;
   consecutive_failures: ColumnType<number, number | undefined, number>;
-  lease_until: TsNull;
   heartbeat_token_enc: string | null;
   heartbeat_token_hash: Buffer | null;
   last_ping_at: TsNull;
   last_ping_kind: string | null;
   /** `agent` monitors: the agent watched (also in the sealed config), so a new sample brings the check forward. */
   agent_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/**
+ * When each monitor is next due and who holds it (kept beside `monitors` by a
+ * trigger; migration 0031 says why it is a table of its own).
+ */
+export interface MonitorScheduleTable {
+  monitor_id: string;
+  runnable: boolean;
+  probe_id: string | null;
+  next_due_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Until when a worker's (or probe's) claim holds; null: not claimed. */
+  lease_until: TsNull;
 }
 
 export interface HostsTable {
@@ -727,6 +738,7 @@ export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
   monitors: MonitorsTable;
+  monitor_schedule: MonitorScheduleTable;
   hosts: HostsTable;
   monitor_hosts: MonitorHostsTable;
   incidents: IncidentsTable;

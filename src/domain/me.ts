@@ -1,4 +1,5 @@
-import type { Caller } from '../auth/caller';
+import { can, type Caller } from '../auth/caller';
+import { PERMISSIONS } from '../auth/roles';
 import type { Db } from '../db/connect';
 import { iso } from './tenancy';
 import { myOrganizations } from '../people/organizations';
@@ -30,7 +31,8 @@ export async function describeMe(db: Db, caller: Caller) {
   return {
     user: { id: user.id, email: user.email, name: user.name, createdAt: iso(user.created_at)! },
     organization: { id: organization.id, name: organization.name, plan: organization.plan, createdAt: iso(organization.created_at)! },
-    membership: { id: membership.id, role: caller.role, workspaceIds: caller.workspaceIds ? [...caller.workspaceIds] : null },
+    // What the pipeline would let through (src/auth/caller.ts `can`): a client needs no role table of its own.
+    membership: { id: membership.id, role: caller.role, workspaceIds: caller.workspaceIds ? [...caller.workspaceIds] : null, permissions: PERMISSIONS.filter((x) => can(caller, x)) },
     // scopes: the key's own narrowing, [] when it carries all of its role's permissions (ApiKeyInfo.scopes).
     key: caller.key ? { id: caller.key.id, name: caller.key.name, prefix: caller.key.prefix, scopes: [...caller.key.scopes] } : null,
     entitlements: {

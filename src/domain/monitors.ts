@@ -138,7 +138,7 @@ export async function createMonitor(db: Db, secrets: SecretBox, caller: Caller, 
     await tx.insertInto('monitors').values({
       id, organization_id: caller.organizationId, workspace_id: ws.id, name, kind: input.kind,
       config_enc: secrets.seal(JSON.stringify(config)), interval_seconds: interval,
-      confirmations: input.confirmations ?? 1, depends_on: dependsOn, tags, next_due_at: new Date(),
+      confirmations: input.confirmations ?? 1, depends_on: dependsOn, tags,
       heartbeat_token_enc: ping?.enc ?? null, heartbeat_token_hash: ping?.hash ?? null, probe_id: input.probeId ?? null, agent_id: agentId,
     }).execute();
     await audit(tx, caller, { action: 'monitor.created', resourceType: 'monitor', resourceId: id, workspaceId: ws.id,
@@ -172,8 +172,7 @@ export async function updateMonitor(db: Db, secrets: SecretBox, caller: Caller, 
   if (input.intervalSeconds !== undefined) set.interval_seconds = clampInterval(input.intervalSeconds, caller);
   if (input.confirmations !== undefined) set.confirmations = input.confirmations;
   if (input.enabled !== undefined) set.enabled = input.enabled;
-  // Switched back on: check soon rather than at the old schedule.
-  if ((input.enabled === true && !before.enabled) || (input.paused === false && before.paused)) set.next_due_at = new Date();
+  // Switched back on, a monitor is due at once rather than at its old schedule: the schedule's trigger (migration 0033) sees to it.
   if (input.config !== undefined) {
     const config = parseConfig(before.kind as MonitorKind, input.config);
     if (before.kind === 'agent') set.agent_id = await watchedAgent(db, caller, before.workspace_id, config);

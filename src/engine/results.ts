@@ -6,6 +6,7 @@ import { nextState, type CheckStatus } from './state';
 import { applyTransitions } from './incidents';
 import { ensurePartitionFor } from './partitions';
 import { underMaintenance } from '../alerting/maintenance';
+import { reschedule } from './claim';
 
 /** What the writer needs of the monitor a result belongs to (as claimed). */
 export interface ResultSubject {
@@ -66,11 +67,7 @@ export async function writeResults(db: Db, given: FinishedCheck[]): Promise<void
   // storable here, so that one NUL byte or odd number never sinks the batch of every other monitor.
   const all = given.map((b) => (b.result ? { ...b, result: storableResult(b.result) } : b));
   const idle = all.filter((b) => b.result === null && b.nextDueAt);
-  if (idle.length) {
-    await sql`update monitors m set next_due_at = v.next_due, lease_until = null
-      from jsonb_to_recordset(${JSON.stringify(idle.map((b) => ({ id: b.monitor.id, next_due: b.nextDueAt!.toISOString() })))}::jsonb)
-        as v(id text, next_due timestamptz) where m.id = v.id`.execute(db);
-  }
+  await reschedule(db, idle.map((b) => ({ id: b.monitor.id, nextDueAt: b.nextDueAt! })));
   let batch = all.filter((b): b is StoredCheck => b.result !== null);
   if (batch.length === 0) return;
   await ensurePartitionFor(db, batch.map((b) => b.at));
@@ -85,11 +82,7 @@ export async function writeResults(db: Db, given: FinishedCheck[]): Promise<void
     // still ends here (otherwise the monitor would wait out the whole lease), and it is judged
     // again within a second on the new ping. (A ping's own result holds no claim: nextDueAt null.)
     const superseded = batch.filter((b) => b.nextDueAt && pings.has(b.monitor.id) && !judgedCurrent(b));
-    if (superseded.length) {
-      await sql`update monitors m set next_due_at = least(v.next_due, now() + interval '1 second'), lease_until = null
-        from jsonb_to_recordset(${JSON.stringify(superseded.map((b) => ({ id: b.monitor.id, next_due: b.nextDueAt!.toISOString() })))}::jsonb)
-          as v(id text, next_due timestamptz) where m.id = v.id`.execute(tx);
-    }
+    await reschedule(tx, superseded.map((b) => ({ id: b.monitor.id, nextDueAt: b.nextDueAt! })), 1);
     batch = batch.filter((b) => pings.has(b.monitor.id) && judgedCurrent(b));
     if (batch.length === 0) return;
     await tx.insertInto('check_results').values(batch.map((b) => ({
@@ -140,19 +133,21 @@ export async function writeResults(db: Db, given: FinishedCheck[]): Promise<void
       id: b.monitor.id, status, failures, status_since: changedAt?.toISOString() ?? null,
       at: b.at.toISOString(), rt: b.result.responseTimeMs, message: b.result.message.slice(0, 1000),
       detail: DETAIL_KINDS.has(b.monitor.kind) && b.result.detail ? b.result.detail : null,
-      next_due: b.nextDueAt?.toISOString() ?? null,
     }));
     await sql`update monitors m set status = v.status, consecutive_failures = v.failures,
         status_since = coalesce(v.status_since, m.status_since), last_checked_at = v.at, last_response_time_ms = v.rt,
         last_message = v.message, last_check_detail = coalesce(v.detail, m.last_check_detail),
-        next_due_at = coalesce(v.next_due, m.next_due_at), lease_until = case when v.next_due is null then m.lease_until else null end,
         uptime_24h = (select round((100.0 * sum(h.checks - h.failures) / nullif(sum(h.checks), 0))::numeric, 3)::float8
           from rollup_hourly h where h.monitor_id = m.id and h.hour > now() - interval '24 hours'),
         uptime_30d = (select round((100.0 * sum(d.checks - d.failures) / nullif(sum(d.checks), 0))::numeric, 3)::float8
           from rollup_daily d where d.monitor_id = m.id and d.day > (now() at time zone 'UTC')::date - 30)
       from jsonb_to_recordset(${JSON.stringify(updates)}::jsonb)
-        as v(id text, status text, failures int, status_since timestamptz, at timestamptz, rt float8, message text, detail jsonb, next_due timestamptz)
+        as v(id text, status text, failures int, status_since timestamptz, at timestamptz, rt float8, message text, detail jsonb)
       where m.id = v.id`.execute(tx);
+    // The next due times of the checks (not of pings, which leave the schedule alone), claims ended.
+    const dues = new Map<string, Date>();
+    for (const b of batch) if (b.nextDueAt) dues.set(b.monitor.id, b.nextDueAt);
+    await reschedule(tx, [...dues].map(([id, nextDueAt]) => ({ id, nextDueAt })));
 
     // Incident transitions, in order, for monitors whose status moved.
     const moved = [...finals.values()].filter((f) => f.changedAt !== null && f.from !== f.status);

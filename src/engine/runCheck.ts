@@ -1,6 +1,7 @@
 import { kinds, isKind } from './kinds';
 import type { AgentState, CheckResult } from './kinds/kind';
 import type { NetPolicy } from '../net/policy';
+import { checkDeadline } from './deadline';
 
 /** The longest a single check may run before it is cut off as a timeout. */
 export const CHECK_DEADLINE_MS = 70_000;
@@ -30,6 +31,7 @@ export interface LocalSources {
  */
 export async function runCheck(job: CheckJob, net: NetPolicy, stop?: AbortSignal, local: LocalSources = {}): Promise<CheckResult | null> {
   const started = Date.now();
+  const deadline = checkDeadline(CHECK_DEADLINE_MS, stop);
   try {
     if (!isKind(job.kind)) return { outcome: 'down', cause: 'check_failed', message: `Unknown monitor kind ${job.kind}.`, responseTimeMs: null };
     if (job.config === null) return { outcome: 'down', cause: 'check_failed', message: 'The monitor configuration cannot be decrypted (was MASTER_KEY changed?).', responseTimeMs: null };
@@ -37,7 +39,7 @@ export async function runCheck(job: CheckJob, net: NetPolicy, stop?: AbortSignal
       monitorId: job.id,
       intervalSeconds: job.intervalSeconds,
       now: new Date(),
-      signal: AbortSignal.any([AbortSignal.timeout(CHECK_DEADLINE_MS), ...(stop ? [stop] : [])]),
+      signal: deadline.signal,
       net,
       heartbeat: job.kind === 'heartbeat'
         ? { lastPingAt: job.lastPingAt, lastPingKind: job.lastPingKind as 'success' | 'fail' | 'start' | null, since: job.statusSince, pending: job.status === 'pending' }
@@ -48,5 +50,7 @@ export async function runCheck(job: CheckJob, net: NetPolicy, stop?: AbortSignal
     });
   } catch (e) {
     return { outcome: 'down', cause: 'check_failed', message: `The check failed: ${e instanceof Error ? e.message : String(e)}`, responseTimeMs: Date.now() - started };
+  } finally {
+    deadline.done();
   }
 }

@@ -2,7 +2,7 @@ import os from 'node:os';
 import type { SecretBox } from '../crypto/secrets';
 import type { Db } from '../db/connect';
 import type { Logger } from '../log';
-import { claimDue, jobOf, LEASE_RENEW_MS, nextDue, renewLeases, type ClaimedMonitor } from './claim';
+import { claimDue, jobOf, LEASE_RENEW_MARGIN_MS, LEASE_RENEW_MS, nextDue, releaseClaims, renewLeases, WORKER_LEASE_SECONDS, type ClaimedMonitor } from './claim';
 import { housekeeping } from './housekeeping';
 import type { NetPolicy } from '../net/policy';
 import { writeResults, type FinishedCheck } from './results';
@@ -11,6 +11,8 @@ import { underMaintenance } from '../alerting/maintenance';
 import { metrics } from '../observability/metrics';
 import { agentState } from '../repo/agents';
 
+/** The longest an idle scheduler waits before looking for due monitors again: a new monitor is checked within about this. */
+const IDLE_MAX_MS = 1000;
 /** Results written per transaction, and transactions written at once (see flush). */
 const WRITE_BATCH = 50;
 const MAX_WRITES = 3;
@@ -60,9 +62,11 @@ export function startWorker(o: WorkerOptions): Worker {
   let inFlight = 0;
   let started = 0;
   let pending: FinishedCheck[] = [];
-  // Monitors this worker holds a claim on: checks in flight and results not yet written. Their leases are
-  // renewed every LEASE_RENEW_MS, so a claim outlives a crashed worker by seconds, never a running check.
-  const held = new Set<string>();
+  // Monitors this worker holds a claim on (checks in flight, results not yet written), with when the claim
+  // runs out (unix ms). Only claims about to run out are renewed: a claim outlives a crashed worker by
+  // seconds, never a running check, and a check answered quickly costs no renewal.
+  const held = new Map<string, number>();
+  let renewing = false;
   // Result writes in progress, and the monitors they are writing.
   const writing = new Set<Promise<void>>();
   const busy = new Set<string>();
@@ -70,6 +74,8 @@ export function startWorker(o: WorkerOptions): Worker {
   // Set while every slot is busy: the first half of the slots freeing up wakes the scheduler
   // at once instead of after a whole poll (otherwise throughput caps near concurrency / poll).
   let atCap = false;
+  // How long the scheduler waits after a look that found nothing (see tick).
+  let idleMs = pollMs / 2;
 
   const writeBatch = (batch: FinishedCheck[]) => writeResults(o.db, batch).catch(async (e) => {
     // One result the database refuses must not cost every other monitor its result: one by one, then.
@@ -138,18 +144,24 @@ export function startWorker(o: WorkerOptions): Worker {
   const tick = async () => {
     if (stopping.signal.aborted) return;
     let claimed = 0;
+    let full = false;
     try {
-      const room = o.concurrency - inFlight;
+      // Results waiting to be written take slots too: when writing falls behind, the worker claims less
+      // (and checks at the rate results are stored) instead of holding ever more claims it cannot write.
+      const room = o.concurrency - inFlight - pending.length;
       // Every slot busy is a look at the work too: the scheduler is alive.
       if (room <= 0) lastPollAt = Date.now();
       if (room > 0) {
-        const batch = await claimDue(o.db, Math.min(room, 500), null);
+        const claimedAt = Date.now();
+        const limit = Math.min(room, 500);
+        const batch = await claimDue(o.db, limit, null, new Date(claimedAt));
         lastPollAt = Date.now();
         claimed = batch.length;
+        full = claimed === limit;
         // A window with keepChecking false: not checked at all (the history shows a gap).
         const quiet = batch.length ? await underMaintenance(o.db, batch.map((m) => m.id), new Date()) : new Map();
         for (const m of batch) {
-          held.add(m.id);
+          held.set(m.id, claimedAt + WORKER_LEASE_SECONDS * 1000);
           if (quiet.get(m.id)?.keepChecking === false) {
             pending.push({ monitor: m, result: null, at: new Date(), nextDueAt: nextDue(m, new Date()) });
             continue;
@@ -169,13 +181,25 @@ export function startWorker(o: WorkerOptions): Worker {
     } catch (e) {
       log.error('claiming due monitors', e);
     }
-    // Keep claiming while there is a backlog; otherwise poll (or wait for slots, see atCap).
+    // Keep claiming while there is a backlog (a full claim); otherwise look again after a poll, or wait for
+    // slots (see atCap). Looks that find nothing wait twice as long each time, up to IDLE_MAX_MS: a quiet
+    // installation does not ask PostgreSQL four times a second for work it does not have.
     atCap = inFlight >= o.concurrency;
-    if (!stopping.signal.aborted) timer = setTimeout(() => void tick(), claimed > 0 && !atCap ? 0 : pollMs);
+    idleMs = claimed > 0 ? pollMs : Math.min(idleMs * 2, Math.max(pollMs, IDLE_MAX_MS));
+    if (!stopping.signal.aborted) timer = setTimeout(() => void tick(), full && !atCap ? 0 : claimed > 0 ? pollMs : idleMs);
   };
 
+  // One renewal at a time, of the claims about to run out, in one statement that skips rows being written.
   const renewTimer = setInterval(() => {
-    if (held.size > 0) renewLeases(o.db, [...held]).catch((e) => log.error('renewing the claims of running checks', e));
+    if (renewing || held.size === 0) return;
+    const now = Date.now();
+    const due = [...held].filter(([, until]) => until - now < LEASE_RENEW_MARGIN_MS).map(([id]) => id);
+    if (due.length === 0) return;
+    renewing = true;
+    renewLeases(o.db, due, new Date(now))
+      .then(() => { for (const id of due) if (held.has(id)) held.set(id, now + WORKER_LEASE_SECONDS * 1000); })
+      .catch((e) => log.error('renewing the claims of running checks', e))
+      .finally(() => { renewing = false; });
   }, LEASE_RENEW_MS);
   const house = () => housekeeping(o.db).catch((e) => log.error('housekeeping', e));
   void house();
@@ -202,8 +226,7 @@ export function startWorker(o: WorkerOptions): Worker {
       await drainWrites();
       clearInterval(renewTimer);
       if (abandoned.length > 0) {
-        await o.db.updateTable('monitors').set({ lease_until: null }).where('id', 'in', abandoned).execute()
-          .catch((e) => log.error('releasing the leases of checks cut short', e));
+        await releaseClaims(o.db, abandoned).catch((e) => log.error('releasing the leases of checks cut short', e));
         log.info('released the leases of checks cut short by shutdown', { monitors: abandoned.length });
       }
     },

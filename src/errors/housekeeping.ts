@@ -5,11 +5,13 @@
  * are deleted, except each issue's latest event (the issue shows it as
  * `lastEvent`) and events not grouped yet; so are hourly counts that old
  * (the spark line reads the last 24 hours). Issues, their totals, releases
- * and users seen stay.
+ * and users seen stay. Upload chunks and assembly outcomes of the Sentry
+ * tools go after an hour (an organisation's own go at its next upload too).
  */
 import { sql } from 'kysely';
 import type { Db } from '../db/connect';
 import { withTryLock } from '../db/locked';
+import { expireUploads } from './upload/chunks';
 
 /** Rows deleted per transaction, so a first run over a large backlog holds no lock, and no dead rows from vacuum, for long. */
 const CHUNK = 10_000;
@@ -38,6 +40,7 @@ export async function errorsHousekeeping(db: Db, now: Date = new Date()): Promis
     deleted += n;
     if (n < CHUNK) break;
   }
+  await locked(db, (tx) => expireUploads(tx));
   await locked(db, (tx) => sql`delete from error_issue_hours h using error_issues i, organizations o, plans p
     where h.issue_id = i.id and o.id = i.organization_id and p.code = o.plan
       and h.hour < ${now}::timestamptz - make_interval(days => p.history_retention_days)`.execute(tx));

@@ -137,10 +137,11 @@ export async function applySamples(db: Db, items: readonly TakenSample[]): Promi
  */
 export async function wakeAgentMonitors(db: Db, agentIds: readonly string[]): Promise<void> {
   if (agentIds.length === 0) return;
-  await sql`update monitors set next_due_at = now() where id in (
-      select id from monitors where agent_id = any(${[...agentIds]}::text[]) and kind = 'agent' and enabled and not paused
-        and (next_due_at is null or next_due_at > now()) and (lease_until is null or lease_until < now())
-      for update skip locked)`.execute(db);
+  await sql`update monitor_schedule set next_due_at = now() where monitor_id in (
+      select s.monitor_id from monitor_schedule s join monitors m on m.id = s.monitor_id
+      where m.agent_id = any(${[...agentIds]}::text[]) and m.kind = 'agent' and s.runnable
+        and s.next_due_at > now() and (s.lease_until is null or s.lease_until < now())
+      for update of s skip locked)`.execute(db);
 }
 
 /** The worker side: applies buffered samples (any number of workers share them). */

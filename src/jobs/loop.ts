@@ -20,8 +20,18 @@ export interface LoopOptions {
    * fails must not block the work behind it forever.
    */
   setAside?(error: string): Promise<void>;
-  /** How often an idle loop looks (150 ms); `wake()` starts it sooner. */
+  /**
+   * How soon an idle loop looks again (150 ms); each round that finds nothing
+   * doubles the wait, up to `idleMaxMs`; work found or `wake()` brings it back.
+   */
   pollMs?: number;
+  /**
+   * The longest wait of an idle loop (2 s, never under `pollMs`): a quiet
+   * installation pays a look every few seconds per loop, not several a
+   * second. Work appended in this process wakes the loop at once; work
+   * appended by another process waits at most this long.
+   */
+  idleMaxMs?: number;
   /** Least time between the starts of two rounds that were not full (50 ms), so that under load batches grow instead of multiplying. */
   gapMs?: number;
   /** Wait after a failed round (1 s). */
@@ -55,6 +65,8 @@ export function startLoop(o: LoopOptions): Loop {
   const pollMs = o.pollMs ?? 150;
   const gapMs = o.gapMs ?? 50;
   const retryMs = o.retryMs ?? 1000;
+  const idleMaxMs = Math.max(pollMs, o.idleMaxMs ?? 2000);
+  let idleMs = pollMs;
   const concurrency = Math.max(1, o.concurrency ?? 1);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -78,11 +90,15 @@ export function startLoop(o: LoopOptions): Loop {
   const afterGap = () => Math.max(0, lastStart + gapMs - Date.now());
   const finished = (n: number | null | 'failed', size: number) => {
     if (n === 'failed') return schedule(retryMs);
+    if ((n ?? 0) > 0 || woken) idleMs = pollMs;
     if ((n ?? 0) >= size || startWhenFree) {
       startWhenFree = false;
       schedule(0);
     } else if (woken || (n ?? 0) > 0) schedule(afterGap());
-    else if (running.size === 0) schedule(pollMs);
+    else if (running.size === 0) {
+      schedule(idleMs);
+      idleMs = Math.min(idleMs * 2, idleMaxMs);
+    }
   };
   function start() {
     timer = undefined;
@@ -114,13 +130,14 @@ export function startLoop(o: LoopOptions): Loop {
     });
     running.add(p);
     // Another round may follow before this one ends (see above): when woken, or at the next look.
-    if (running.size < concurrency) schedule(Math.max(pollMs, gapMs));
+    if (running.size < concurrency) schedule(Math.max(idleMs, gapMs));
   }
 
   schedule(0);
   return {
     wake() {
       woken = true;
+      idleMs = pollMs;
       if (running.size < concurrency) schedule(afterGap());
     },
     async stop() {

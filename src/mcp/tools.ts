@@ -65,9 +65,16 @@ function annotationsOf(route: RouteDef): ToolAnnotations {
   };
 }
 
-/** True when the spec makes a tool of this operation: every GET outside the excluded areas, and the three writes. */
+/**
+ * GETs that are not a request and an answer: the event stream never ends,
+ * so a tool call would never return (an agent reads the state with the
+ * other tools instead).
+ */
+export const ENDLESS_OPERATIONS: ReadonlySet<string> = new Set(['streamEvents']);
+
+/** True when the spec makes a tool of this operation: every GET outside the excluded areas (but endless ones), and the three writes. */
 export function isTool(route: RouteDef): boolean {
-  if (inExcludedArea(route)) return false;
+  if (inExcludedArea(route) || ENDLESS_OPERATIONS.has(route.operationId)) return false;
   return route.method === 'GET' || WRITE_OPERATIONS.includes(`${route.method} ${route.path}`);
 }
 

@@ -93,13 +93,21 @@ export function serverMetrics(s: ServerSources): { contentType: string; text(): 
     name: 'vigil_worker_last_poll_timestamp_seconds', help: 'When the scheduler last looked for due monitors (unix seconds); 0 without a worker.', registers: [own],
     collect() { this.set((s.lastPollAt() ?? 0) / 1000); },
   });
+  // The backlog, read once a scrape for both gauges below: how many monitors are past due with no claim, and how late the oldest is.
+  let backlog: Promise<{ n: number; late: number }> | null = null;
+  const readBacklog = () => (backlog ??= sql<{ n: string; late: number | null }>`select count(*) as n, extract(epoch from now() - min(next_due_at))::float8 as late
+      from monitor_schedule where runnable and probe_id is null and next_due_at <= now() and (lease_until is null or lease_until < now())`.execute(s.db)
+    .then(({ rows }) => ({ n: Number(rows[0]?.n ?? 0), late: Math.max(0, rows[0]?.late ?? 0) }))
+    .finally(() => setTimeout(() => { backlog = null; }, 0)));
   new client.Gauge({
     name: 'vigil_monitors_due_unclaimed', help: 'Monitors past due that no worker has claimed (all workers, from PostgreSQL).', registers: [own],
-    async collect() {
-      const { rows } = await sql<{ n: string }>`select count(*) as n from monitors
-        where enabled and not paused and probe_id is null and next_due_at <= now() and (lease_until is null or lease_until < now())`.execute(s.db);
-      this.set(Number(rows[0]?.n ?? 0));
-    },
+    async collect() { this.set((await readBacklog()).n); },
+  });
+  new client.Gauge({
+    name: 'vigil_checks_overdue_seconds',
+    help: 'How long the oldest unclaimed due monitor has been waiting (0 when none): above a second or two, the workers are over capacity and check the oldest due first.',
+    registers: [own],
+    async collect() { this.set((await readBacklog()).late); },
   });
   new client.Gauge({
     name: 'vigil_job_queue_depth', help: 'Jobs waiting in the queue (not running, attempts left), by task.', labelNames: ['task'] as const, registers: [own],

@@ -15,6 +15,7 @@ import { parseEmailAddress, sendMail } from '../alerting/channels/email';
 import { deliveryContext } from '../alerting/context';
 import { audit } from '../domain/audit';
 import type { Ctx, Services } from '../pipeline/context';
+import { startSession } from './sessions';
 import { ApiError, conflict, invalid } from '../pipeline/errors';
 import { mayChange, requireGrantable } from '../auth/confinement';
 import { checkMemberCap, confinement, invitationOut, mayHandle } from './members';
@@ -126,6 +127,7 @@ export async function acceptInvitation(db: Db, token: string, input: AcceptInput
         .returning(['id', 'email', 'password_hash']).executeTakeFirstOrThrow();
     } else if (!user.password_hash && passwordHash) {
       await tx.updateTable('users').set({ name, password_hash: passwordHash, password_changed_at: new Date() }).where('id', '=', user.id).execute();
+      user = { ...user, password_hash: passwordHash };
     }
     const existing = await tx.selectFrom('memberships').select('id').where('organization_id', '=', inv.organization_id).where('user_id', '=', user.id).executeTakeFirst();
     const membershipId = existing?.id ?? newId('mem');
@@ -137,7 +139,9 @@ export async function acceptInvitation(db: Db, token: string, input: AcceptInput
       action: 'member.joined', resourceType: 'member', resourceId: membershipId,
       changes: { member: { from: null, to: { email: user.email, role: inv.role, workspaceIds: inv.workspace_ids } } },
     });
-    return { organizationId: inv.organization_id, organization: invitation.organization, membershipId, userId: user.id, role: inv.role, email: user.email };
+    // The person chose their password in this very request: only then does accepting prove them (sign-in may follow).
+    const passwordSet = passwordHash !== null && user.password_hash === passwordHash;
+    return { organizationId: inv.organization_id, organization: invitation.organization, membershipId, userId: user.id, role: inv.role, email: user.email, passwordSet };
   });
 }
 
@@ -146,10 +150,12 @@ export async function acceptInvitation(db: Db, token: string, input: AcceptInput
  * spends the same per-address point as the page (`link_address`), so the
  * two together are held to one limit, and answers the new membership.
  */
-export async function acceptInvitationByToken(ctx: Pick<Ctx, 'db' | 'limits' | 'client'>, body: AcceptInput & { token: string }) {
+export async function acceptInvitationByToken(ctx: Pick<Ctx, 'db' | 'limits' | 'client'>, body: AcceptInput & { token: string; signIn?: boolean }) {
   await ctx.limits.consume(`address:${ctx.client.address ?? ''}`, 'link_address');
   const done = await acceptInvitation(ctx.db, body.token, { name: body.name, password: body.password });
-  return { organizationId: done.organizationId, membershipId: done.membershipId, userId: done.userId, role: done.role as 'owner' | 'admin' | 'member' | 'viewer' };
+  // A newcomer who just set a password is signed in, in the organisation they joined; an existing account signs in with its password.
+  const signedIn = body.signIn && done.passwordSet ? await startSession(ctx.db, done.userId, ctx.client, done.organizationId) : null;
+  return { organizationId: done.organizationId, membershipId: done.membershipId, userId: done.userId, role: done.role as 'owner' | 'admin' | 'member' | 'viewer', signedIn };
 }
 
 function invitationNotFound(): ApiError {

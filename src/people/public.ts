@@ -21,7 +21,11 @@ import type { RateLimits } from '../pipeline/ratelimit';
 import { escapeHtml, htmlDocument, pageSecurityHeaders } from '../pipeline/html';
 import { BODY_LIMITS, drainUnread, readForm } from '../transport/body';
 import { acceptInvitation, invitationByToken } from './invitations';
-import { resetPassword, resetTokenValid } from './sessions';
+import { resetPassword, resetTokenValid, startSession, type SessionClient } from './sessions';
+import { setSessionCookie } from '../transport/rest';
+
+/** Where a page's request comes from, for the session it may start. */
+const clientOf = (req: Request): SessionClient => ({ address: req.ip ?? null, userAgent: req.headers['user-agent']?.slice(0, 200) ?? null });
 
 const CSS = `body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#111827;background:#f3f4f6}
 main{max-width:28rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.1)}
@@ -100,7 +104,13 @@ export function mountInvitations(app: express.Express, deps: { db: Db; limits: R
         if (json) {
           pageSecurityHeaders(res, null);
           res.status(201).setHeader('Cache-Control', 'private, no-store');
-          return res.json({ data: { organizationId: done.organizationId, membershipId: done.membershipId, userId: done.userId, role: done.role } });
+          return res.json({ data: { organizationId: done.organizationId, membershipId: done.membershipId, userId: done.userId, role: done.role, signedIn: null } });
+        }
+        // A newcomer who chose a password here lands signed in, in the organisation they joined.
+        if (done.passwordSet) {
+          const session = await startSession(deps.db, done.userId, clientOf(req), done.organizationId);
+          setSessionCookie(req, res, session.token);
+          return page(res, 201, 'Welcome', `<h1>Welcome to ${escapeHtml(done.organization)}</h1><p>You are now a member as <strong>${escapeHtml(done.role)}</strong>, signed in as ${escapeHtml(done.email)}.</p><p><a href="/">Continue to Vigil</a></p>`);
         }
         page(res, 201, 'Welcome', `<h1>Welcome to ${escapeHtml(done.organization)}</h1><p>You are now a member as <strong>${escapeHtml(done.role)}</strong>. Sign in with ${escapeHtml(done.email)}.</p>`);
       } catch (e) {
@@ -142,8 +152,10 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}<form me
       if (!(await admitted(req, res, deps.limits))) return;
       const input = await readForm(req, BODY_LIMITS.statusPageForm);
       try {
-        await resetPassword(deps.db, { token: String(req.params.token), password: input.password ?? '' });
-        page(res, 200, 'Password set', '<h1>Your password is set</h1><p>Sign in with it from now on.</p>');
+        // The link proved the person: they land signed in (the first owner's printed link included).
+        const done = await resetPassword(deps.db, { token: String(req.params.token), password: input.password ?? '', signIn: true }, clientOf(req));
+        if (done.signedIn) setSessionCookie(req, res, done.signedIn.token);
+        page(res, 200, 'Password set', `<h1>Your password is set</h1><p>You are signed in.</p><p><a href="/">Continue to Vigil</a></p>`);
       } catch (e) {
         if (!(e instanceof ApiError) || e.status >= 500) throw e;
         if (e.code === 'reset_link_invalid') return page(res, 404, 'Password reset', RESET_GONE);

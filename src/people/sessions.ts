@@ -51,17 +51,21 @@ function sessionOut(r: SessionRow, currentId: string | null) {
   };
 }
 
-/** A new session for `userId` acting in `organizationId` (the person's first organisation when null). */
-async function startSession(db: Db, userId: string, ctx: Ctx) {
-  const m = await db.selectFrom('memberships').select(['id', 'organization_id']).where('user_id', '=', userId)
-    .orderBy('created_at').orderBy('id').executeTakeFirst();
+/** Where a session is started from (shown in the sessions list). */
+export type SessionClient = Pick<Ctx['client'], 'userAgent' | 'address'>;
+
+/** A new session for `userId` acting in `organizationId` (the person's first organisation when not given). */
+export async function startSession(db: Db, userId: string, client: SessionClient, organizationId?: string) {
+  let mq = db.selectFrom('memberships').select(['id', 'organization_id']).where('user_id', '=', userId);
+  if (organizationId) mq = mq.where('organization_id', '=', organizationId);
+  const m = await mq.orderBy('created_at').orderBy('id').executeTakeFirst();
   if (!m) throw signInFailed();
   const { token } = newToken(SESSION_TOKEN_KIND);
   const now = new Date();
   const row = await db.insertInto('sessions').values({
     id: newId('ses'), token_hash: hashToken(token), user_id: userId, organization_id: m.organization_id,
     created_at: now, last_seen_at: now, expires_at: new Date(now.getTime() + ABSOLUTE_DAYS * DAY_MS),
-    user_agent: ctx.client.userAgent, ip_address: ctx.client.address,
+    user_agent: client.userAgent, ip_address: client.address,
   }).returningAll().executeTakeFirstOrThrow();
   return { token, session: sessionOut(row, row.id), organizationId: m.organization_id, membershipId: m.id };
 }
@@ -129,7 +133,7 @@ export async function signIn(ctx: Ctx, body: { email: string; password: string }
     throw signInFailed();
   }
   // Signed in only once there is a session: a person without an organisation fails as a wrong password does.
-  const started = await startSession(db, user.id, ctx).catch(async (e: unknown) => { await attempt.failed(); throw e; });
+  const started = await startSession(db, user.id, ctx.client).catch(async (e: unknown) => { await attempt.failed(); throw e; });
   await attempt.succeeded();
   return started;
 }
@@ -230,12 +234,16 @@ export async function resetTokenValid(db: Db, token: string): Promise<boolean> {
   return !!(await db.selectFrom('password_resets').select('id').where('token_hash', '=', hashToken(token)).where('expires_at', '>', new Date()).executeTakeFirst());
 }
 
-/** POST /password-reset/confirm (and the reset page): the new password; every session of the person ends. */
-export async function resetPassword(db: Db, body: { token: string; password: string }) {
+/**
+ * POST /password-reset/confirm (and the reset page): the new password; every
+ * session of the person ends. With `signIn`, a new one starts (the link
+ * proved the person, as a password would): `signedIn` is its grant.
+ */
+export async function resetPassword(db: Db, body: { token: string; password: string; signIn?: boolean }, client: SessionClient) {
   const invalidLink = () => new ApiError(400, 'reset_link_invalid', 'This reset link does not work: it was used, replaced or has expired. Ask for a new one.', {}, [{ field: 'token', reason: 'is not a valid reset link' }]);
   if (!(await resetTokenValid(db, body.token))) throw invalidLink();
   const hash = await hashPassword(body.password, 'password');
-  await db.transaction().execute(async (tx) => {
+  const userId = await db.transaction().execute(async (tx) => {
     const used = await tx.deleteFrom('password_resets').where('token_hash', '=', hashToken(body.token)).where('expires_at', '>', new Date())
       .returning('user_id').executeTakeFirst();
     if (!used) throw invalidLink();
@@ -249,8 +257,27 @@ export async function resetPassword(db: Db, body: { token: string; password: str
         action: 'user.password_reset', resourceType: 'user', resourceId: used.user_id, changes: { password: { changed: true }, sessionsEnded: { from: null, to: ended.length } },
       });
     }
+    return used.user_id;
   });
-  return { ok: true as const };
+  return { ok: true as const, signedIn: body.signIn ? await startSession(db, userId, client) : null };
+}
+
+/** How long the first owner's link works. */
+const OWNER_LINK_MS = 24 * 3600_000;
+
+/**
+ * The first owner's one-time link (printed on the first start of an empty
+ * database): a password-reset token for that person, valid 24 hours, used
+ * once, stored as its hash like every reset token. Whoever holds the printed
+ * line sets the password and is signed in; nobody else can, and no "first
+ * visitor becomes admin" page exists.
+ */
+export async function ownerSetupToken(db: Db, userId: string): Promise<string> {
+  const { token } = newToken(RESET_KIND);
+  const values = { token_hash: hashToken(token), expires_at: new Date(Date.now() + OWNER_LINK_MS), created_at: new Date() };
+  await db.insertInto('password_resets').values({ id: newId('prs'), user_id: userId, ...values })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet(values)).execute();
+  return token;
 }
 
 /** POST /signup (SIGNUP=open): the person, their organisation on the free plan, and a session. */
@@ -268,5 +295,5 @@ export async function signUp(ctx: Ctx, body: { email: string; password: string; 
   if (taken) throw conflict('email_taken', 'This address already has an account: sign in instead.', {}, 'email');
   const org = await createOrganization(db, { name: orgName, ownerEmail: email, plan: 'free', withKey: false });
   await db.updateTable('users').set({ name, password_hash: hash, password_changed_at: new Date() }).where('id', '=', org.userId).execute();
-  return startSession(db, org.userId, ctx);
+  return startSession(db, org.userId, ctx.client);
 }

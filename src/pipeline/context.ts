@@ -5,6 +5,7 @@ import type { SecretBox } from '../crypto/secrets';
 import type { Db } from '../db/connect';
 import type { NetPolicy } from '../net/policy';
 import type { RateLimits } from './ratelimit';
+import type { StreamHub } from '../stream/hub';
 
 /** Process-wide services handed to every handler. */
 export interface Services {
@@ -14,6 +15,8 @@ export interface Services {
   baseUrl(): string;
   /** Outbound network policy for checks and deliveries. */
   net: NetPolicy;
+  /** The event stream's hub (API processes; absent elsewhere). */
+  stream?: StreamHub;
 }
 
 /** What a handler gets besides its typed input: who calls, and the means to act. */

@@ -25,6 +25,7 @@ import { ROOT } from '../paths';
 import { mountInvitations } from '../people/public';
 import { mountBillingWebhooks } from '../billing/public';
 import { mountErrorIngestion } from '../errors/ingest';
+import { sentryUploadRouter } from '../errors/upload/router';
 import { mountAnalyticsScript } from '../analytics/scriptRoute';
 import { mountAnalyticsIngestion } from '../analytics/ingest';
 import { mountMcp } from '../mcp/http';
@@ -127,6 +128,7 @@ export function createApp(runner: Runner, log: (msg: string, e: unknown) => void
   app.use('/confirm', confirmRouter(deps, log));
   mountInvitations(app, { db: deps.db, limits: deps.limits });
   mountBillingWebhooks(app, deps, log);
+  app.use('/api/0', sentryUploadRouter({ db: deps.db, limits: deps.limits, log: deps.logger }));
   app.locals.errorIngestion = mountErrorIngestion(app, { db: deps.db, limits: deps.limits, log: deps.logger });
   mountAnalyticsScript(app);
   app.locals.analyticsIngestion = mountAnalyticsIngestion(app, { db: deps.db, log: deps.logger, limits: deps.limits });

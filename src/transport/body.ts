@@ -20,6 +20,10 @@ export const BODY_LIMITS = {
   probe: 5 * MiB,
   /** Mobile symbols (`POST /symbols`, REST only: a raw file of up to 200 MiB compressed). */
   symbols: 200 * MiB,
+  /** sentry-cli's chunk uploads (`/api/0/…/chunk-upload/`): at most 4 chunks of 8 MiB a request (src/errors/upload/chunks.ts), with their multipart framing. */
+  sentryChunks: 33 * MiB,
+  /** The JSON bodies of sentry-cli and the bundler plugins (assemble requests, releases). */
+  sentryJson: 1 * MiB,
   /** Server-agent reports (`/agent/v1/report`): at most 1,000 samples, a few hundred bytes each (more with many filesystems). */
   agent: 4 * MiB,
   /** Heartbeat pings: the body is read and dropped. */

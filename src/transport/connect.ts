@@ -18,6 +18,7 @@ import { credentialsOf } from './credentials';
 import { asApiError } from './respond';
 import { bufferedFile, type FileAnswer } from './fileAnswer';
 import type { Credentials } from '../pipeline/run';
+import type { EventFeed, SseText } from '../stream/session';
 
 /** API statuses as Connect codes. 503 is `unavailable`, the code Connect itself sends as 503 (a 502 becomes it too: Connect has no 502). */
 const CODES: Record<number, Code> = {
@@ -60,7 +61,42 @@ function sendConnectError(req: Request, res: Response, err: ConnectError): void 
 }
 
 /**
- * Connect (binary and JSON, unary) at `/rpc/vigil.v1.<Service>/<Method>`: each
+ * A server-streaming RPC (the event stream): admitted like any request (the
+ * key, one read of the rate limit, the permission), then the handler's feed
+ * is sent item by item as messages; keep-alives and the bare cursor of a
+ * fresh stream have no message. The client going away ends the feed.
+ */
+function serverStream(runner: Runner, route: RouteDef, method: DescMethod, log: (msg: string, e: unknown) => void) {
+  return async function* stream(req: unknown, ctx: HandlerContext) {
+    let feed: EventFeed | null = null;
+    const stop = () => feed?.close();
+    ctx.signal.addEventListener('abort', stop);
+    try {
+      const input = messageToShape(method.input, req, 'request');
+      const credentials = ctx.values.get(CREDENTIALS) ?? { authorization: ctx.requestHeader.get('authorization') ?? undefined, method: 'POST' };
+      const headers: Record<string, string | undefined> = {};
+      ctx.requestHeader.forEach((v, k) => { headers[k] = v; });
+      const query: Record<string, unknown> = {};
+      for (const q of route.queryParams) if (input[q.name] !== undefined) query[q.name] = input[q.name];
+      const raw = { credentials, path: {}, query, body: undefined, headers };
+      const answer = await runner.execute(route, raw, await runner.admit(route, credentials)) as FileAnswer;
+      feed = (answer.content as Partial<SseText>).feed ?? null;
+      if (!feed) throw new Error(`${route.operationId} answered no feed`);
+      if (ctx.signal.aborted) feed.close();
+      for await (const items of feed) {
+        for (const item of items) if (item.kind === 'event') yield shapeToMessage(method.output, item.data);
+      }
+    } catch (err) {
+      throw toConnectError(err, log);
+    } finally {
+      ctx.signal.removeEventListener('abort', stop);
+      stop();
+    }
+  };
+}
+
+/**
+ * Connect (binary and JSON, unary; the event stream as a server stream) at `/rpc/vigil.v1.<Service>/<Method>`: each
  * RPC is the operation of the same name, run through the same pipeline as
  * REST. Before Connect sees a request, the key, rate limit and permission are
  * checked from the headers, then the body is read through the one bounded
@@ -80,6 +116,10 @@ export function connectMiddleware(runner: Runner, log: (msg: string, e: unknown)
     const impl: Record<string, (req: unknown, ctx: HandlerContext) => Promise<unknown>> = {};
     for (const method of desc.methods as DescMethod[]) {
       const route = byRpc.get(`${name}/${method.name}`);
+      if (route && method.methodKind === 'server_streaming') {
+        impl[method.localName] = serverStream(runner, route, method, log) as never;
+        continue;
+      }
       if (!route || method.methodKind !== 'unary') continue;
       impl[method.localName] = async (req, ctx) => {
         try {

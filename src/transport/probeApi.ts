@@ -99,9 +99,9 @@ export function probeRouter(db: Db, secrets: SecretBox, log: (msg: string, e: un
       }
     });
     const ids = [...new Set(items.map((r) => String((r as { monitorId?: unknown }).monitorId)))];
-    const monitors = ids.length === 0 ? [] : await db.selectFrom('monitors')
-      .select(['id', 'organization_id', 'workspace_id', 'name', 'kind', 'status', 'consecutive_failures', 'confirmations', 'depends_on', 'interval_seconds', 'next_due_at'])
-      .where('probe_id', '=', probe.id).where('id', 'in', ids).execute();
+    const monitors = ids.length === 0 ? [] : await db.selectFrom('monitors').innerJoin('monitor_schedule as s', 's.monitor_id', 'monitors.id')
+      .select(['id', 'organization_id', 'workspace_id', 'name', 'kind', 'status', 'consecutive_failures', 'confirmations', 'depends_on', 'interval_seconds', 's.next_due_at'])
+      .where('monitors.probe_id', '=', probe.id).where('id', 'in', ids).execute();
     const byId = new Map(monitors.map((m) => [m.id, m]));
     const now = new Date();
     const batch = [];

@@ -10,6 +10,7 @@ import { BODY_LIMITS, readBody } from './body';
 import { credentialsOf } from './credentials';
 import { ABSOLUTE_DAYS, SESSION_COOKIE } from '../auth/sessions';
 import { bufferedFile, sendFile, type FileAnswer } from './fileAnswer';
+import { isEventStream, sendEventStream } from './eventStream';
 
 
 function queryOf(req: Request): Record<string, unknown> {
@@ -44,18 +45,25 @@ function decodeBody(route: RouteDef, req: Request, raw: Buffer, query: Record<st
   }
 }
 
+/** Sets the session cookie for `token` (HttpOnly, SameSite Lax, Secure over HTTPS); also for the server's own link pages. */
+export function setSessionCookie(req: Request, res: Response, token: string): void {
+  const secure = req.secure || String(req.headers['x-forwarded-proto'] ?? '').split(',')[0].trim() === 'https' ? '; Secure' : '';
+  res.append('Set-Cookie', `${SESSION_COOKIE}=${token}; Path=/; Max-Age=${ABSOLUTE_DAYS * 86_400}; HttpOnly; SameSite=Lax${secure}`);
+}
+
 /**
  * The session cookie of sign-in and sign-up (`x-session-cookie: set`), and
  * its clearing when the current session ends (`clear`). HttpOnly, SameSite
  * Lax, Secure when the request came over HTTPS (directly or via a proxy).
  */
 function sessionCookie(route: RouteDef, req: Request, res: Response, result: unknown): void {
-  const data = (result as { data?: { token?: string; current?: boolean; session?: { expiresAt?: string } } } | null)?.data;
+  const data = (result as { data?: { token?: string; current?: boolean; signedIn?: { token?: string } | null } } | null)?.data;
   if (!route.sessionCookie || !data) return;
   const secure = req.secure || String(req.headers['x-forwarded-proto'] ?? '').split(',')[0].trim() === 'https' ? '; Secure' : '';
-  if (route.sessionCookie === 'set' && data.token) {
-    const maxAge = ABSOLUTE_DAYS * 86_400;
-    res.append('Set-Cookie', `${SESSION_COOKIE}=${data.token}; Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`);
+  // Sign-in and sign-up answer the grant itself; a reset or an accepted invitation that signs in answers it as `signedIn`.
+  const token = data.token ?? data.signedIn?.token;
+  if (route.sessionCookie === 'set' && token) {
+    setSessionCookie(req, res, token);
   } else if (route.sessionCookie === 'clear' && data.current) {
     res.append('Set-Cookie', `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure}`);
   }
@@ -68,7 +76,10 @@ function sessionCookie(route: RouteDef, req: Request, res: Response, result: unk
  */
 async function sendResult(route: RouteDef, req: Request, res: Response, result: unknown, log: (msg: string, e: unknown) => void): Promise<void> {
   sessionCookie(route, req, res, result);
-  if (route.rawResponse && wantsProtobuf(req)) {
+  // An event stream is text/event-stream whatever the Accept header asks (it has no end to buffer).
+  if (route.rawResponse && isEventStream(result)) {
+    await sendEventStream(req, res, result, log);
+  } else if (route.rawResponse && wantsProtobuf(req)) {
     sendBytes(req, res, route.successStatus, PROTOBUF, encodeMessage(messageDesc(route.responseMessage), await bufferedFile(result as FileAnswer)));
   } else if (route.rawResponse) {
     await sendFile(req, res, route.successStatus, result as FileAnswer, log);

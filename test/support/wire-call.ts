@@ -10,7 +10,10 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { unzipSync } from 'fflate';
 import type { RouteDef } from '../../gen/routes';
-import { messageDesc, protoRegistry } from '../../src/transport/registry';
+import { ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { codeToHttpStatus } from '@connectrpc/connect/protocol-connect';
+import { messageDesc, protoRegistry, serviceDesc } from '../../src/transport/registry';
 import { referenceEncoding } from '../../src/transport/wire';
 
 export type Transport = 'rest' | 'connect' | 'connect-proto' | 'mcp';
@@ -40,6 +43,9 @@ export interface WireAnswer {
 const decoder = new TextDecoder();
 
 /** The texts of a file answer: each file of a zip, or the file itself. */
+/** How long a call reads an event stream before it hangs up. */
+const STREAM_READ_MS = 400;
+
 function fileTexts(bytes: Uint8Array, type: string | null): string[] {
   if ((type ?? '').includes('zip') || (bytes[0] === 0x50 && bytes[1] === 0x4b)) {
     try {
@@ -68,7 +74,18 @@ export async function restCall(base: string, r: WireRequest): Promise<WireAnswer
   let body: BodyInit | undefined;
   if (r.raw) { body = r.raw.bytes as BodyInit; Object.assign(headers, r.raw.headers); }
   else if (r.body !== undefined) { body = JSON.stringify(r.body); headers['content-type'] = 'application/json'; }
-  const res = await fetch(`${base}${urlOf(r)}`, { method: r.route.method, headers, body });
+  // The event stream never ends: what it sent within a moment is its answer (the replay of a cursor, keep-alives).
+  const abort = new AbortController();
+  const res = await fetch(`${base}${urlOf(r)}`, { method: r.route.method, headers, body, signal: abort.signal });
+  if (res.status === 200 && (res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    const timer = setTimeout(() => abort.abort(), STREAM_READ_MS);
+    let text = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) text += decoder.decode(chunk, { stream: true });
+    } catch { /* aborted: the moment is over */ }
+    clearTimeout(timer);
+    return { status: res.status, texts: [text] };
+  }
   const bytes = new Uint8Array(await res.arrayBuffer());
   const type = res.headers.get('content-type');
   if (res.status < 300 && r.route.rawResponse) return { status: res.status, texts: fileTexts(bytes, type) };
@@ -121,6 +138,39 @@ export async function connectCall(base: string, r: WireRequest, binary: boolean)
   // An export travels in the message as bytes (base64 in JSON).
   if (r.route.rawResponse && typeof json?.content === 'string') texts.push(...fileTexts(Buffer.from(json.content, 'base64'), json.contentType));
   return { status: r.route.successStatus, json, texts };
+}
+
+/**
+ * A server-streaming RPC (the event stream) through Connect's own client:
+ * the messages of a moment, each as JSON, are its answer; a refusal comes
+ * as the error's status and the `vigil-error` body.
+ */
+export async function connectStreamCall(base: string, r: WireRequest, binary: boolean): Promise<WireAnswer> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), STREAM_READ_MS);
+  const transport = createConnectTransport({
+    baseUrl: `${base}/rpc`, httpVersion: '1.1', useBinaryFormat: binary,
+    interceptors: [(next) => (req) => { req.header.set('authorization', `Bearer ${r.token}`); return next(req); }],
+  });
+  const service = serviceDesc(r.route.service);
+  const method = service.methods.find((m) => m.name === r.route.rpc)!;
+  const client = createClient(service, transport) as unknown as Record<string, (msg: unknown, o: { signal: AbortSignal }) => AsyncIterable<never>>;
+  const texts: string[] = [];
+  try {
+    for await (const m of client[method.localName](connectMessage(r), { signal: abort.signal })) texts.push(JSON.stringify(toJson(method.output, m, { registry: protoRegistry() })));
+  } catch (e) {
+    // Our own hang-up ends the moment; anything else is the server's refusal.
+    if (!abort.signal.aborted) {
+      const err = ConnectError.from(e);
+      const header = err.metadata.get('vigil-error');
+      let parsed: any;
+      try { parsed = header ? JSON.parse(header) : undefined; } catch { /* none */ }
+      clearTimeout(timer);
+      return { status: codeToHttpStatus(err.code), ...errorFields(parsed), texts: [...texts, err.message, header ?? ''] };
+    }
+  }
+  clearTimeout(timer);
+  return { status: r.route.successStatus, texts };
 }
 
 /** The arguments of a tool: path and query parameters by name, the body under `body`. */

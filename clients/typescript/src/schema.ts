@@ -1113,6 +1113,14 @@ export interface paths {
          *     is 404 `invitation_not_found`. Each call spends a point of the
          *     per-address limit of the invitation and reset pages (60 in 15
          *     minutes, 429 past it).
+         *
+         *     With `signIn: true`, a newcomer (who set `password` in this call)
+         *     is signed in at once, in the organisation they joined: `signedIn`
+         *     carries the session (as `POST /sessions` answers it) and the REST
+         *     answer sets the `vigil_session` cookie. Someone who already had an
+         *     account proves nothing here about knowing their password, so they
+         *     sign in with it as usual (`signedIn` is null), as it is without
+         *     `signIn`.
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -1230,7 +1238,16 @@ export interface paths {
          * @description No credential needed: the token of the e-mailed link is the
          *     credential. Sets `password` (8 to 128 characters) and ends every
          *     session of the person. A used, replaced, expired or unknown token is
-         *     400 `reset_link_invalid`.
+         *     400 `reset_link_invalid`. With `signIn: true` the person is signed
+         *     in at once: `signedIn` carries a new session (as `POST /sessions`
+         *     answers it, in the person's first organisation) and the REST answer
+         *     sets the `vigil_session` cookie; otherwise `signedIn` is null.
+         *
+         *     The one-time link Vigil prints on the first start of an empty
+         *     database (`{base_url}/password-reset/<token>`, valid 24 hours) is
+         *     such a token, for the first owner (`owner@localhost`): its page, or
+         *     a client posting here with `signIn: true`, sets the owner's password
+         *     and lands signed in.
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -2183,6 +2200,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow changes live (server-sent events)
+         * @description A server-sent-events stream (`text/event-stream`, never compressed)
+         *     of the changes the caller may read, so that a client shows them
+         *     without polling: monitor status changes; monitors created, updated,
+         *     paused, resumed and deleted; incidents opened, acknowledged,
+         *     resolved and commented on; the setup checklist changing. Opening it
+         *     costs one read of the `R` bucket, whatever it carries afterwards.
+         *     The full description: docs/stream.md.
+         *
+         *     Each event is filtered exactly as the read it changes: the
+         *     organisation, the permission of that read (`monitor.*` and
+         *     `setup.changed` need monitor:read, as `GET /monitors/{id}` and
+         *     `GET /setup`; `incident.*` need incident:read, as `GET
+         *     /incidents/{id}`) and workspace confinement (an event of a workspace
+         *     outside the caller's does not exist for it; organisation-level
+         *     events carry `workspaceId: null`). The credential is checked again
+         *     at every keep-alive: a revoked key or an ended session ends the
+         *     stream. A caller holding neither permission gets keep-alives only.
+         *
+         *     Every message is `id: <cursor>`, `event: <type>`, `data: <one line
+         *     of JSON>` (the schema below); the first message of a connection
+         *     without a cursor is a bare `id:` (no data, not dispatched by
+         *     EventSource) giving the current cursor. A comment `: keep-alive`
+         *     comes every 20 s (`STREAM_HEARTBEAT_SECONDS`). A reconnect with
+         *     `Last-Event-ID` (or `lastEventId` in the query, for a first connect
+         *     after a reload) within 5 minutes gets every event it missed, from
+         *     any server process; an older or unknown cursor gets `event: reset`
+         *     (refetch what you show), then the live stream.
+         *
+         *     Open streams are limited per organisation and server process
+         *     (`STREAM_MAX_PER_ORGANIZATION`, default 50): past it 429
+         *     `too_many_streams`. On shutdown the stream ends (reconnect); a
+         *     server shutting down answers 503 `shutting_down`. Over Connect it
+         *     is a server-streaming RPC (Connect streaming content types): each
+         *     message is one event (keep-alives are not messages); resume with
+         *     `lastEventId`; a unary call is Connect's 415. It is not an agent
+         *     tool at `/mcp`.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/summary": {
         parameters: {
             query?: never;
@@ -2226,14 +2298,19 @@ export interface paths {
          *     - `X-Service-Platform` (required): `ios` or `android`.
          *     - `X-Service-Symbol-Name` (required): the file's name, e.g.
          *       `MyApp.app.dSYM` or `mapping.txt`.
-         *     - `X-Service-Release`: the release. Android matches by release only,
+         *     - `X-Service-Release`: the release. Android matches by release,
          *       which must equal `<applicationId>@<versionName>+<versionCode>`
-         *       exactly, so it is required for `android` (400 without it).
-         *     - `X-Service-Debug-Ids` (iOS, required for `ios`): comma list of the
-         *       Mach-O UUIDs in the upload. iOS matches exactly by Mach-O UUID.
+         *       exactly, or by ProGuard UUID; `android` needs one of the two (400
+         *       without either).
+         *     - `X-Service-Debug-Ids` (required for `ios`): comma list of the
+         *       Mach-O UUIDs in the upload; iOS matches exactly by Mach-O UUID.
+         *       For `android`, optionally the mapping's ProGuard UUID (version 5
+         *       of the file's bytes, as the Sentry tools compute it; checked):
+         *       events naming it in `debug_meta.images` (type `proguard`) match
+         *       it whatever their release.
          *
-         *     Re-uploading the same build (same debug ids on iOS, same release on
-         *     Android) replaces its symbols (`replaced: true`). 20 builds are kept per
+         *     Re-uploading the same build (same debug ids on iOS, same release or
+         *     ProGuard UUID on Android) replaces its symbols (`replaced: true`). 20 builds are kept per
          *     project; the oldest is dropped beyond that. Over 200 MiB (compressed)
          *     is 413. An unknown project is 404. Rate limit: 20 uploads an hour per
          *     organisation (bucket `symbols`).
@@ -2515,6 +2592,52 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description The `data` of one event of `GET /stream` (its SSE `event:` is `type`).
+         *     Fields beyond `type`, `at` and `workspaceId` are present for the
+         *     types that name them; clients ignore fields they do not know.
+         */
+        StreamEventsResponse: {
+            /**
+             * @description `monitor.status`: the monitor's status (as its read shows it:
+             *     `paused` while paused) changed. `monitor.changed`: created,
+             *     updated, paused or resumed (`change`). `monitor.deleted`.
+             *     `incident.opened` (also an incident back to open or suppressed),
+             *     `incident.acknowledged`, `incident.resolved`,
+             *     `incident.commented` (a comment on its timeline). `setup.changed`:
+             *     something the setup checklist counts changed (refetch `GET
+             *     /setup`); not sent once the checklist is dismissed. `reset`: the
+             *     cursor was too old or unknown, or the client fell too far
+             *     behind: refetch what you show.
+             * @enum {string}
+             */
+            type: "monitor.status" | "monitor.changed" | "monitor.deleted" | "incident.opened" | "incident.acknowledged" | "incident.resolved" | "incident.commented" | "setup.changed" | "reset";
+            /** @description The event's cursor, the same as its SSE `id:` (opaque). Over Connect, resume by sending it as `lastEventId`. */
+            id?: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed (reset - when it was sent).
+             */
+            at: string;
+            /** @description The workspace of the monitor or incident; null for organisation-level events. */
+            workspaceId: string | null;
+            /** @description monitor.* and incident.*: the monitor (a traffic drop's incident: its analytics site, as incident reads do). */
+            monitorId?: string;
+            /** @description incident.* only. */
+            incidentId?: string;
+            /** @description monitor.status: up, degraded, down, paused or pending. incident.*: the incident's status after the change (open, acknowledged, resolved, suppressed). */
+            status?: string;
+            /**
+             * Format: date-time
+             * @description monitor.status: since when the monitor has had this status.
+             */
+            since?: string;
+            /**
+             * @description monitor.changed only.
+             * @enum {string}
+             */
+            change?: "created" | "updated" | "paused" | "resumed";
+        };
         Ack: {
             /** @constant */
             ok: true;
@@ -4012,6 +4135,8 @@ export interface components {
             name?: string;
             /** @description A newcomer's password, 8 to 128 characters; ignored for someone who has an account. */
             password?: string;
+            /** @description True: a newcomer is signed in at once (`signedIn`, and the session cookie). Default false. */
+            signIn?: boolean;
         };
         AcceptInvitationResponse: {
             data: components["schemas"]["AcceptedInvitation"];
@@ -4023,15 +4148,26 @@ export interface components {
             userId: string;
             /** @enum {string} */
             role: "owner" | "admin" | "member" | "viewer";
+            /** @description The new session when `signIn` was asked for by a newcomer; else null. */
+            signedIn: components["schemas"]["SessionGrant"] | null;
         };
         ResetPasswordBody: {
             /** @description The token of the e-mailed link (`pr_…`). */
             token: string;
             /** @description 8 to 128 characters. */
             password: string;
+            /** @description True: sign the person in at once (`signedIn`, and the session cookie). Default false. */
+            signIn?: boolean;
         };
         ResetPasswordResponse: {
-            data: components["schemas"]["Ack"];
+            data: components["schemas"]["PasswordReset"];
+        };
+        /** @description A password set from a reset link. */
+        PasswordReset: {
+            /** @constant */
+            ok: true;
+            /** @description The new session when `signIn` was asked for; else null. */
+            signedIn: components["schemas"]["SessionGrant"] | null;
         };
         ChangePasswordBody: {
             currentPassword: string;
@@ -4146,6 +4282,17 @@ export interface components {
             role: string;
             /** @description The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces. */
             workspaceIds: components["schemas"]["StringList"];
+            /**
+             * @description The permissions this caller holds, exactly as every operation
+             *     checks them: its role's (docs/roles.md), narrowed by a key's
+             *     scopes and by the plan (`audit_log:read` needs a plan with the
+             *     audit log). They hold in every workspace of `workspaceIds` (all
+             *     workspaces when null) and nowhere else; an organisation-wide
+             *     change (a workspace, an organisation-wide channel) also needs an
+             *     unconfined caller. A client shows the controls of these
+             *     permissions only, instead of keeping a role table of its own.
+             */
+            permissions: string[];
         };
         MeOrganization: {
             id: string;
@@ -8036,6 +8183,38 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description The same as the `Last-Event-ID` header, for clients that cannot set it; the header wins. */
+                lastEventId?: string;
+            };
+            header?: {
+                /** @description The `id` of the last event received (EventSource sends it when it reconnects). */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream; each message's `data` is one StreamEventsResponse as JSON. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["StreamEventsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getSummary: {
         parameters: {
             query?: never;
@@ -8070,9 +8249,9 @@ export interface operations {
                 "X-Service-Platform": "ios" | "android";
                 /** @description Name of the uploaded file. */
                 "X-Service-Symbol-Name": string;
-                /** @description The release; required for `android`: `<applicationId>@<versionName>+<versionCode>`. */
+                /** @description The release (`android`: `<applicationId>@<versionName>+<versionCode>`); `android` needs it or a ProGuard UUID. */
                 "X-Service-Release"?: string;
-                /** @description Comma list of Mach-O UUIDs; required for `ios`. */
+                /** @description Comma list of Mach-O UUIDs, required for `ios`; for `android`, the mapping's ProGuard UUID. */
                 "X-Service-Debug-Ids"?: string;
             };
             path?: never;

@@ -4,8 +4,10 @@
  * JavaScript:
  *
  * - Android (Java/Kotlin frames with `module` = class and `function` =
- *   method): the ProGuard/R8 mapping of the build whose release equals the
- *   event's release exactly; a frame can become several (inlined methods).
+ *   method): the ProGuard/R8 mapping whose ProGuard UUID the event names
+ *   (`debug_meta.images` of type `proguard`), else that of the build whose
+ *   release equals the event's release exactly; a frame can become several
+ *   (inlined methods).
  * - iOS (frames with `instruction_addr`): the `macho` image of
  *   `debug_meta.images` holding the address, its dSYM found by Mach-O UUID,
  *   the address taken into the image's own address space
@@ -51,14 +53,23 @@ const isJavaFrame = (f: Frame) => typeof f.module === 'string' && typeof f.funct
 export async function resolveNative(db: Db, projectId: string, event: Record<string, any>, chain: Record<string, any>[], framesOf: (x: Record<string, any>) => Frame[]): Promise<NativeResolution> {
   const out: NativeResolution = { frames: new Map(), types: new Map() };
   const all = chain.flatMap(framesOf);
-  if (all.some(isJavaFrame) && typeof event.release === 'string') await resolveAndroid(db, projectId, event.release, chain, framesOf, out);
+  if (all.some(isJavaFrame)) await resolveAndroid(db, projectId, event, chain, framesOf, out);
   if (all.some((f) => f.instruction_addr !== undefined)) await resolveIos(db, projectId, event, chain, framesOf, out);
   return out;
 }
 
-async function resolveAndroid(db: Db, projectId: string, release: string, chain: Record<string, any>[], framesOf: (x: Record<string, any>) => Frame[], out: NativeResolution) {
-  const row = await db.selectFrom('error_symbol_files as f').innerJoin('error_symbol_builds as b', 'b.id', 'f.build_id').select('f.content_gzip')
-    .where('b.project_id', '=', projectId).where('b.platform', '=', 'android').where('b.release', '=', release).executeTakeFirst();
+/** The ProGuard UUIDs an event names (the Android SDK sends its build's mapping id). */
+function proguardIds(event: Record<string, any>): string[] {
+  const images: unknown[] = Array.isArray(event.debug_meta?.images) ? event.debug_meta.images : [];
+  return images.flatMap((i: any) => (i?.type === 'proguard' && typeof i.uuid === 'string' && /^[0-9a-f-]{32,36}$/i.test(i.uuid) ? [canonicalUuid(i.uuid)] : []));
+}
+
+async function resolveAndroid(db: Db, projectId: string, event: Record<string, any>, chain: Record<string, any>[], framesOf: (x: Record<string, any>) => Frame[], out: NativeResolution) {
+  const mapping = () => db.selectFrom('error_symbol_files as f').innerJoin('error_symbol_builds as b', 'b.id', 'f.build_id').select('f.content_gzip')
+    .where('b.project_id', '=', projectId).where('b.platform', '=', 'android');
+  const ids = proguardIds(event);
+  let row = ids.length ? await mapping().where('f.project_id', '=', projectId).where('f.debug_id', 'in', ids).executeTakeFirst() : undefined;
+  if (!row && typeof event.release === 'string') row = await mapping().where('b.release', '=', event.release).executeTakeFirst();
   if (!row) return;
   let m: ProguardMapping;
   try { m = parseProguardMapping(zlib.gunzipSync(row.content_gzip).toString('utf8')); } catch { return; }

@@ -2,11 +2,14 @@
  * POST /symbols: mobile debug symbols per build. The body is the file,
  * gzip-compressed: for iOS a zipped `.dSYM` bundle (or the bare DWARF Mach-O
  * file inside one), for Android a ProGuard/R8 `mapping.txt`. iOS builds are
- * matched by Mach-O UUID, Android builds by release
+ * matched by Mach-O UUID, Android builds by ProGuard UUID (the one the Sentry
+ * Gradle plugin and sentry-cli derive from the file, which events carry in
+ * `debug_meta`) when the upload declares it, and by release
  * (`<applicationId>@<versionName>+<versionCode>`, exactly). The same build
  * uploaded again replaces its symbols; the newest 20 builds of a project are
  * kept.
  */
+import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import { unzipSync } from 'fflate';
 import { sql } from 'kysely';
@@ -35,6 +38,23 @@ export function canonicalUuid(s: string): string {
 }
 
 interface Upload { content: Buffer; projectRef: number; platform: string; symbolName: string; release: string | null; debugIds: string | null }
+
+/** A name-based (version 5) UUID, as RFC 4122 makes it. */
+function uuid5(namespace: string, name: Buffer | string): string {
+  const h = crypto.createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name).digest().subarray(0, 16);
+  h[6] = (h[6] & 0x0f) | 0x50;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  return canonicalUuid(h.toString('hex'));
+}
+
+/**
+ * A ProGuard mapping's UUID: version 5 of its bytes in the namespace of the
+ * name "guardsquare.com" (in the DNS namespace), the id the Sentry tools give
+ * a mapping and the Android SDK sends; computed, so a declared one is checked.
+ */
+export function proguardUuid(mapping: Buffer): string {
+  return uuid5(uuid5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'guardsquare.com'), mapping);
+}
 
 /** The upload from REST (raw body and headers) or Connect (one message). */
 function uploadOf(body: unknown, headers: Record<string, string | undefined>): Upload {
@@ -107,15 +127,16 @@ export async function uploadSymbols(db: Db, caller: Caller, body: unknown, heade
   if (u.debugIds !== null && u.debugIds.length > 4096) throw invalid('X-Service-Debug-Ids', 'is at most 4096 characters');
   if (u.content.length > MAX_SYMBOLS_BYTES) throw new ApiError(413, 'symbols_too_large', `Symbols may be at most ${MAX_SYMBOLS_BYTES} bytes.`, { limit: String(MAX_SYMBOLS_BYTES) });
   let declared: string[] = [];
+  declared = (u.debugIds ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = declared.find((d) => !UUID.test(d));
+  if (bad !== undefined) throw invalid('X-Service-Debug-Ids', `"${bad.slice(0, 40)}" is not a ${u.platform === 'ios' ? 'Mach-O' : 'ProGuard'} UUID`);
+  declared = [...new Set(declared.map(canonicalUuid))];
   if (u.platform === 'android') {
-    if (!u.release) throw invalid('X-Service-Release', 'is required for android', 'missing_field');
-    if (!ANDROID_RELEASE.test(u.release)) throw invalid('X-Service-Release', 'must be <applicationId>@<versionName>+<versionCode>');
-  } else {
-    declared = (u.debugIds ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-    if (declared.length === 0) throw invalid('X-Service-Debug-Ids', 'is required for ios', 'missing_field');
-    const bad = declared.find((d) => !UUID.test(d));
-    if (bad !== undefined) throw invalid('X-Service-Debug-Ids', `"${bad.slice(0, 40)}" is not a Mach-O UUID`);
-    declared = [...new Set(declared.map(canonicalUuid))];
+    if (!u.release && declared.length === 0) throw invalid('X-Service-Release', 'is required for android (or the mapping\'s ProGuard UUID in X-Service-Debug-Ids)', 'missing_field');
+    if (u.release && !ANDROID_RELEASE.test(u.release)) throw invalid('X-Service-Release', 'must be <applicationId>@<versionName>+<versionCode>');
+    if (declared.length > 1) throw invalid('X-Service-Debug-Ids', 'names one ProGuard UUID for android');
+  } else if (declared.length === 0) {
+    throw invalid('X-Service-Debug-Ids', 'is required for ios', 'missing_field');
   }
 
   let q = db.selectFrom('error_projects').select(['id', 'workspace_id']).where('organization_id', '=', caller.organizationId).where('ref', '=', String(u.projectRef));
@@ -129,7 +150,12 @@ export async function uploadSymbols(db: Db, caller: Caller, body: unknown, heade
   if (u.platform === 'android') {
     const text = data.toString('utf8');
     if (!/^[^\s#][^\s]* -> [^\s]+:\s*$/m.test(text)) throw unreadable('no class mapping (`original -> obfuscated:`) in the file');
-    files = [{ debugId: null, content: zlib.gzipSync(data, { level: 6 }) }];
+    if (declared.length) {
+      const uuid = proguardUuid(data);
+      if (declared[0] !== uuid) throw invalid('X-Service-Debug-Ids', `${declared[0]} is not this mapping's ProGuard UUID (${uuid})`);
+      debugIds = [uuid];
+    }
+    files = [{ debugId: debugIds[0] ?? null, content: zlib.gzipSync(data, { level: 6 }) }];
   } else {
     const found = machOFiles(data);
     if (found.length === 0) throw unreadable('no Mach-O file with a UUID (expected a zipped .dSYM bundle or its DWARF file)');
@@ -143,11 +169,12 @@ export async function uploadSymbols(db: Db, caller: Caller, body: unknown, heade
 
   const id = newId('sym');
   const replaced = await db.transaction().execute(async (tx) => {
-    // The same build: the same release (Android) or any of the same UUIDs (iOS).
-    const same = u.platform === 'android'
-      ? await tx.deleteFrom('error_symbol_builds').where('project_id', '=', project.id).where('platform', '=', 'android').where('release', '=', u.release).returning('id').execute()
-      : await tx.deleteFrom('error_symbol_builds').where('project_id', '=', project.id).where('platform', '=', 'ios')
-        .where(sql<boolean>`debug_ids && ${sql.val(debugIds)}::text[]`).returning('id').execute();
+    // The same build: the same release (Android) or any of the same UUIDs (iOS, and Android by ProGuard UUID).
+    const same = await tx.deleteFrom('error_symbol_builds').where('project_id', '=', project.id).where('platform', '=', u.platform)
+      .where((w) => w.or([
+        ...(u.platform === 'android' && u.release ? [w('release', '=', u.release)] : []),
+        w(sql<boolean>`debug_ids && ${sql.val(debugIds)}::text[]`, '=', true),
+      ])).returning('id').execute();
     await tx.insertInto('error_symbol_builds').values({
       id, project_id: project.id, organization_id: caller.organizationId, platform: u.platform, name: u.symbolName, release: u.release,
       debug_ids: debugIds, size_bytes: u.content.length,
@@ -160,4 +187,25 @@ export async function uploadSymbols(db: Db, caller: Caller, body: unknown, heade
     return same.length > 0;
   });
   return { id, platform: u.platform as 'ios' | 'android', release: u.release, debugIds, replaced };
+}
+
+/**
+ * Gives the Android build of a ProGuard UUID a release (what sentry-cli 2's
+ * `upload-proguard --app-id --version --version-code` asks after the
+ * upload), so events of that release match it even without the UUID; an
+ * older build of the same release is replaced, as an upload of it would be.
+ */
+export async function setProguardRelease(db: Db, caller: Caller, projectId: string, workspaceId: string, uuid: string, release: string) {
+  if (!UUID.test(uuid)) throw invalid('proguard_uuid', 'is not a ProGuard UUID');
+  if (!ANDROID_RELEASE.test(release)) throw invalid('release_name', 'must be <applicationId>@<versionName>+<versionCode>');
+  const id = canonicalUuid(uuid);
+  await db.transaction().execute(async (tx) => {
+    const build = await tx.selectFrom('error_symbol_builds').select('id').where('project_id', '=', projectId).where('platform', '=', 'android')
+      .where(sql<boolean>`${id} = any(debug_ids)`).executeTakeFirst();
+    if (!build) throw notFound('ProGuard mapping', 'proguard_uuid');
+    await tx.deleteFrom('error_symbol_builds').where('project_id', '=', projectId).where('platform', '=', 'android').where('release', '=', release).where('id', '!=', build.id).execute();
+    await tx.updateTable('error_symbol_builds').set({ release }).where('id', '=', build.id).execute();
+    await audit(tx, caller, { action: 'symbols.uploaded', resourceType: 'error_project', resourceId: projectId, workspaceId,
+      changes: { symbols: { from: null, to: { platform: 'android', release, debugIds: [id], associated: true } } } });
+  });
 }

@@ -7,15 +7,13 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Ack } from "./common_pb";
-import { file_vigil_v1_common } from "./common_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file vigil/v1/sessions.proto.
  */
 export const file_vigil_v1_sessions: GenFile = /*@__PURE__*/
-  fileDesc("Chd2aWdpbC92MS9zZXNzaW9ucy5wcm90bxIIdmlnaWwudjEiMAoNU2lnbkluUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCSI2Cg5TaWduSW5SZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuU2Vzc2lvbkdyYW50InEKDFNlc3Npb25HcmFudBINCgV0b2tlbhgBIAEoCRIiCgdzZXNzaW9uGAIgASgLMhEudmlnaWwudjEuU2Vzc2lvbhIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSFQoNbWVtYmVyc2hpcF9pZBgEIAEoCSKIAgoHU2Vzc2lvbhIKCgJpZBgBIAEoCRIPCgdjdXJyZW50GAIgASgIEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3Rfc2Vlbl9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoKdXNlcl9hZ2VudBgGIAEoCUgAiAEBEhcKCmlwX2FkZHJlc3MYByABKAlIAYgBAUINCgtfdXNlcl9hZ2VudEINCgtfaXBfYWRkcmVzcyIVChNMaXN0U2Vzc2lvbnNSZXF1ZXN0IjcKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEh8KBGRhdGEYASADKAsyES52aWdpbC52MS5TZXNzaW9uIiIKFFJldm9rZVNlc3Npb25SZXF1ZXN0EgoKAmlkGAEgASgJIj8KFVJldm9rZVNlc3Npb25SZXNwb25zZRImCgRkYXRhGAEgASgLMhgudmlnaWwudjEuUmV2b2tlZFNlc3Npb24iPgoOUmV2b2tlZFNlc3Npb24SCgoCaWQYASABKAkSDwoHZGVsZXRlZBgCIAEoCBIPCgdjdXJyZW50GAMgASgIIiwKG1JlcXVlc3RQYXNzd29yZFJlc2V0UmVxdWVzdBINCgVlbWFpbBgBIAEoCSJOChxSZXF1ZXN0UGFzc3dvcmRSZXNldFJlc3BvbnNlEi4KBGRhdGEYASABKAsyIC52aWdpbC52MS5QYXNzd29yZFJlc2V0UmVxdWVzdGVkIioKFlBhc3N3b3JkUmVzZXRSZXF1ZXN0ZWQSEAoIYWNjZXB0ZWQYASABKAgiNwoUUmVzZXRQYXNzd29yZFJlcXVlc3QSDQoFdG9rZW4YASABKAkSEAoIcGFzc3dvcmQYAiABKAkiNAoVUmVzZXRQYXNzd29yZFJlc3BvbnNlEhsKBGRhdGEYASABKAsyDS52aWdpbC52MS5BY2siRwoVQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0EhgKEGN1cnJlbnRfcGFzc3dvcmQYASABKAkSFAoMbmV3X3Bhc3N3b3JkGAIgASgJIkEKFkNoYW5nZVBhc3N3b3JkUmVzcG9uc2USJwoEZGF0YRgBIAEoCzIZLnZpZ2lsLnYxLlBhc3N3b3JkQ2hhbmdlZCI7Cg9QYXNzd29yZENoYW5nZWQSCgoCb2sYASABKAgSHAoUb3RoZXJfc2Vzc2lvbnNfZW5kZWQYAiABKAUiWQoNU2lnblVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIMCgRuYW1lGAMgASgJEhkKEW9yZ2FuaXphdGlvbl9uYW1lGAQgASgJIjYKDlNpZ25VcFJlc3BvbnNlEiQKBGRhdGEYASABKAsyFi52aWdpbC52MS5TZXNzaW9uR3JhbnQyuQQKDlNlc3Npb25TZXJ2aWNlEjsKBlNpZ25JbhIXLnZpZ2lsLnYxLlNpZ25JblJlcXVlc3QaGC52aWdpbC52MS5TaWduSW5SZXNwb25zZRJNCgxMaXN0U2Vzc2lvbnMSHS52aWdpbC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0Gh4udmlnaWwudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USUAoNUmV2b2tlU2Vzc2lvbhIeLnZpZ2lsLnYxLlJldm9rZVNlc3Npb25SZXF1ZXN0Gh8udmlnaWwudjEuUmV2b2tlU2Vzc2lvblJlc3BvbnNlEmUKFFJlcXVlc3RQYXNzd29yZFJlc2V0EiUudmlnaWwudjEuUmVxdWVzdFBhc3N3b3JkUmVzZXRSZXF1ZXN0GiYudmlnaWwudjEuUmVxdWVzdFBhc3N3b3JkUmVzZXRSZXNwb25zZRJQCg1SZXNldFBhc3N3b3JkEh4udmlnaWwudjEuUmVzZXRQYXNzd29yZFJlcXVlc3QaHy52aWdpbC52MS5SZXNldFBhc3N3b3JkUmVzcG9uc2USUwoOQ2hhbmdlUGFzc3dvcmQSHy52aWdpbC52MS5DaGFuZ2VQYXNzd29yZFJlcXVlc3QaIC52aWdpbC52MS5DaGFuZ2VQYXNzd29yZFJlc3BvbnNlEjsKBlNpZ25VcBIXLnZpZ2lsLnYxLlNpZ25VcFJlcXVlc3QaGC52aWdpbC52MS5TaWduVXBSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_vigil_v1_common]);
+  fileDesc("Chd2aWdpbC92MS9zZXNzaW9ucy5wcm90bxIIdmlnaWwudjEiMAoNU2lnbkluUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCSI2Cg5TaWduSW5SZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuU2Vzc2lvbkdyYW50InEKDFNlc3Npb25HcmFudBINCgV0b2tlbhgBIAEoCRIiCgdzZXNzaW9uGAIgASgLMhEudmlnaWwudjEuU2Vzc2lvbhIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSFQoNbWVtYmVyc2hpcF9pZBgEIAEoCSKIAgoHU2Vzc2lvbhIKCgJpZBgBIAEoCRIPCgdjdXJyZW50GAIgASgIEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3Rfc2Vlbl9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoKdXNlcl9hZ2VudBgGIAEoCUgAiAEBEhcKCmlwX2FkZHJlc3MYByABKAlIAYgBAUINCgtfdXNlcl9hZ2VudEINCgtfaXBfYWRkcmVzcyIVChNMaXN0U2Vzc2lvbnNSZXF1ZXN0IjcKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEh8KBGRhdGEYASADKAsyES52aWdpbC52MS5TZXNzaW9uIiIKFFJldm9rZVNlc3Npb25SZXF1ZXN0EgoKAmlkGAEgASgJIj8KFVJldm9rZVNlc3Npb25SZXNwb25zZRImCgRkYXRhGAEgASgLMhgudmlnaWwudjEuUmV2b2tlZFNlc3Npb24iPgoOUmV2b2tlZFNlc3Npb24SCgoCaWQYASABKAkSDwoHZGVsZXRlZBgCIAEoCBIPCgdjdXJyZW50GAMgASgIIiwKG1JlcXVlc3RQYXNzd29yZFJlc2V0UmVxdWVzdBINCgVlbWFpbBgBIAEoCSJOChxSZXF1ZXN0UGFzc3dvcmRSZXNldFJlc3BvbnNlEi4KBGRhdGEYASABKAsyIC52aWdpbC52MS5QYXNzd29yZFJlc2V0UmVxdWVzdGVkIioKFlBhc3N3b3JkUmVzZXRSZXF1ZXN0ZWQSEAoIYWNjZXB0ZWQYASABKAgiWQoUUmVzZXRQYXNzd29yZFJlcXVlc3QSDQoFdG9rZW4YASABKAkSEAoIcGFzc3dvcmQYAiABKAkSFAoHc2lnbl9pbhgDIAEoCEgAiAEBQgoKCF9zaWduX2luIj4KFVJlc2V0UGFzc3dvcmRSZXNwb25zZRIlCgRkYXRhGAEgASgLMhcudmlnaWwudjEuUGFzc3dvcmRSZXNldCJGCg1QYXNzd29yZFJlc2V0EgoKAm9rGAEgASgIEikKCXNpZ25lZF9pbhgCIAEoCzIWLnZpZ2lsLnYxLlNlc3Npb25HcmFudCJHChVDaGFuZ2VQYXNzd29yZFJlcXVlc3QSGAoQY3VycmVudF9wYXNzd29yZBgBIAEoCRIUCgxuZXdfcGFzc3dvcmQYAiABKAkiQQoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRInCgRkYXRhGAEgASgLMhkudmlnaWwudjEuUGFzc3dvcmRDaGFuZ2VkIjsKD1Bhc3N3b3JkQ2hhbmdlZBIKCgJvaxgBIAEoCBIcChRvdGhlcl9zZXNzaW9uc19lbmRlZBgCIAEoBSJZCg1TaWduVXBSZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEgwKBG5hbWUYAyABKAkSGQoRb3JnYW5pemF0aW9uX25hbWUYBCABKAkiNgoOU2lnblVwUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLlNlc3Npb25HcmFudDK5BAoOU2Vzc2lvblNlcnZpY2USOwoGU2lnbkluEhcudmlnaWwudjEuU2lnbkluUmVxdWVzdBoYLnZpZ2lsLnYxLlNpZ25JblJlc3BvbnNlEk0KDExpc3RTZXNzaW9ucxIdLnZpZ2lsLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaHi52aWdpbC52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJQCg1SZXZva2VTZXNzaW9uEh4udmlnaWwudjEuUmV2b2tlU2Vzc2lvblJlcXVlc3QaHy52aWdpbC52MS5SZXZva2VTZXNzaW9uUmVzcG9uc2USZQoUUmVxdWVzdFBhc3N3b3JkUmVzZXQSJS52aWdpbC52MS5SZXF1ZXN0UGFzc3dvcmRSZXNldFJlcXVlc3QaJi52aWdpbC52MS5SZXF1ZXN0UGFzc3dvcmRSZXNldFJlc3BvbnNlElAKDVJlc2V0UGFzc3dvcmQSHi52aWdpbC52MS5SZXNldFBhc3N3b3JkUmVxdWVzdBofLnZpZ2lsLnYxLlJlc2V0UGFzc3dvcmRSZXNwb25zZRJTCg5DaGFuZ2VQYXNzd29yZBIfLnZpZ2lsLnYxLkNoYW5nZVBhc3N3b3JkUmVxdWVzdBogLnZpZ2lsLnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2USOwoGU2lnblVwEhcudmlnaWwudjEuU2lnblVwUmVxdWVzdBoYLnZpZ2lsLnYxLlNpZ25VcFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message vigil.v1.SignInRequest
@@ -296,6 +294,13 @@ export type ResetPasswordRequest = Message<"vigil.v1.ResetPasswordRequest"> & {
    * @generated from field: string password = 2;
    */
   password: string;
+
+  /**
+   * True: sign the person in at once (signed_in).
+   *
+   * @generated from field: optional bool sign_in = 3;
+   */
+  signIn?: boolean | undefined;
 };
 
 /**
@@ -310,9 +315,9 @@ export const ResetPasswordRequestSchema: GenMessage<ResetPasswordRequest> = /*@_
  */
 export type ResetPasswordResponse = Message<"vigil.v1.ResetPasswordResponse"> & {
   /**
-   * @generated from field: vigil.v1.Ack data = 1;
+   * @generated from field: vigil.v1.PasswordReset data = 1;
    */
-  data?: Ack | undefined;
+  data?: PasswordReset | undefined;
 };
 
 /**
@@ -321,6 +326,32 @@ export type ResetPasswordResponse = Message<"vigil.v1.ResetPasswordResponse"> & 
  */
 export const ResetPasswordResponseSchema: GenMessage<ResetPasswordResponse> = /*@__PURE__*/
   messageDesc(file_vigil_v1_sessions, 13);
+
+/**
+ * A password set from a reset link (field 1 as Ack's, so older clients read it alike).
+ *
+ * @generated from message vigil.v1.PasswordReset
+ */
+export type PasswordReset = Message<"vigil.v1.PasswordReset"> & {
+  /**
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The new session when sign_in was asked for; absent otherwise.
+   *
+   * @generated from field: vigil.v1.SessionGrant signed_in = 2;
+   */
+  signedIn?: SessionGrant | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.PasswordReset.
+ * Use `create(PasswordResetSchema)` to create a new message.
+ */
+export const PasswordResetSchema: GenMessage<PasswordReset> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_sessions, 14);
 
 /**
  * @generated from message vigil.v1.ChangePasswordRequest
@@ -342,7 +373,7 @@ export type ChangePasswordRequest = Message<"vigil.v1.ChangePasswordRequest"> & 
  * Use `create(ChangePasswordRequestSchema)` to create a new message.
  */
 export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_sessions, 14);
+  messageDesc(file_vigil_v1_sessions, 15);
 
 /**
  * @generated from message vigil.v1.ChangePasswordResponse
@@ -359,7 +390,7 @@ export type ChangePasswordResponse = Message<"vigil.v1.ChangePasswordResponse"> 
  * Use `create(ChangePasswordResponseSchema)` to create a new message.
  */
 export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_sessions, 15);
+  messageDesc(file_vigil_v1_sessions, 16);
 
 /**
  * @generated from message vigil.v1.PasswordChanged
@@ -381,7 +412,7 @@ export type PasswordChanged = Message<"vigil.v1.PasswordChanged"> & {
  * Use `create(PasswordChangedSchema)` to create a new message.
  */
 export const PasswordChangedSchema: GenMessage<PasswordChanged> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_sessions, 16);
+  messageDesc(file_vigil_v1_sessions, 17);
 
 /**
  * @generated from message vigil.v1.SignUpRequest
@@ -413,7 +444,7 @@ export type SignUpRequest = Message<"vigil.v1.SignUpRequest"> & {
  * Use `create(SignUpRequestSchema)` to create a new message.
  */
 export const SignUpRequestSchema: GenMessage<SignUpRequest> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_sessions, 17);
+  messageDesc(file_vigil_v1_sessions, 18);
 
 /**
  * @generated from message vigil.v1.SignUpResponse
@@ -430,7 +461,7 @@ export type SignUpResponse = Message<"vigil.v1.SignUpResponse"> & {
  * Use `create(SignUpResponseSchema)` to create a new message.
  */
 export const SignUpResponseSchema: GenMessage<SignUpResponse> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_sessions, 18);
+  messageDesc(file_vigil_v1_sessions, 19);
 
 /**
  * Signing in: sessions, passwords, sign-up.
