@@ -105,12 +105,9 @@ test('a forgotten password set again through the app, sign-in, the overview\'s e
   await checkAxe(p, 'reset-password');
   await p.getByLabel('New password').fill(password);
   await p.getByRole('button', { name: 'Set the password' }).click();
-  await p.getByText('Your password is set. Sign in with it.').waitFor();
-
-  await p.getByLabel('E-mail address').fill(ownerEmail);
-  await p.getByLabel('Password', { exact: true }).fill(password);
-  await p.getByRole('button', { name: 'Sign in' }).click();
+  // Lands signed in: the reset answered with a session.
   await p.getByRole('heading', { name: 'Overview' }).waitFor();
+  expect(new URL(p.url()).pathname).toBe('/');
   await p.getByRole('heading', { name: 'No monitors yet' }).waitFor();
   await p.getByRole('heading', { name: 'Get started' }).waitFor();
   await checkAxe(p, 'overview-empty');
@@ -192,6 +189,11 @@ test('an incident from acknowledgement to postmortem; the postmortem\'s HTML sta
   await p.getByRole('textbox', { name: 'Comment' }).fill('Rolling back the deploy of 14:02.');
   await p.getByRole('button', { name: 'Add the comment' }).click();
   await p.getByRole('list').getByText('Rolling back the deploy of 14:02.').waitFor();
+  // A comment published to status pages and feeds.
+  await p.getByRole('textbox', { name: 'Comment' }).fill('We are rolling back; next update in 15 minutes.');
+  await p.getByRole('checkbox', { name: 'Publish on status pages and feeds' }).check();
+  await p.getByRole('button', { name: 'Add the comment' }).click();
+  await p.getByRole('listitem').filter({ hasText: 'We are rolling back' }).getByText('published').waitFor();
   await p.getByRole('button', { name: 'Resolve' }).click();
   await p.getByRole('region', { name: 'State' }).getByText('Resolved', { exact: true }).waitFor();
 
@@ -214,8 +216,11 @@ test('an incident from acknowledgement to postmortem; the postmortem\'s HTML sta
   expect(stored.status).toBe('resolved');
   await checkAxe(p, 'incident-resolved');
 
-  const events = ok('listIncidentEvents', await api.get(`/incidents/${incidentId}/events`)) as Array<{ kind: string }>;
+  const events = ok('listIncidentEvents', await api.get(`/incidents/${incidentId}/events`)) as Array<{ kind: string; message: string | null; public: boolean }>;
   expect(events.map((e) => e.kind)).toEqual(expect.arrayContaining(['opened', 'acknowledged', 'comment', 'resolved']));
+  expect(events.filter((e) => e.kind === 'comment').map((e) => [e.message, e.public])).toEqual([
+    ['Rolling back the deploy of 14:02.', false], ['We are rolling back; next update in 15 minutes.', true],
+  ]);
 }, 90_000);
 
 test('every page in light, dark and at 375 px: screenshots, axe-core, no horizontal scroll', async () => {

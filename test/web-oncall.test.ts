@@ -1,11 +1,12 @@
 import type { Browser } from 'playwright-core';
 import { setPassword } from '../src/domain/organizations';
+import { createProbe } from '../src/domain/probes';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched } from './support/web';
 import openapi from '../gen/openapi.json';
 
-// The on-call and maintenance pages (read-only in part 1): who is on call
+// The read-only pages of part 1 — on-call, maintenance, hosts and probes: who is on call
 // now and next in a rotation, and a recurring maintenance window's rule in
 // words with its next occurrence; empty states that say what to do; axe-core
 // and screenshots in light, dark and at phone width.
@@ -92,3 +93,24 @@ test('who is on call now and next; a weekly window in words with its next occurr
     await shot(p, `maintenance-${suffix}`);
   }
 }, 120_000);
+
+test('hosts and private probes: empty states, then a host and a probe that never connected', async () => {
+  const w = await open(browser, server.url, { expectedStatuses: [401], streamMissing: !STREAM_IN_CONTRACT });
+  pages.push(w);
+  const p = w.page;
+  await signIn(p, server.url, email, PASSWORD);
+  await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Hosts' }).click();
+  await p.getByText('No host yet.').waitFor();
+  await p.getByText('No private probe.').waitFor();
+  expect(await axe(p, 'hosts-empty')).toEqual([]);
+
+  ok('createHost', await api.post('/hosts', { name: 'db-1.internal', address: '10.0.0.5' }), 201);
+  await createProbe(server.db, org.organizationId, 'office');
+  await p.reload();
+  await p.getByRole('region', { name: 'Hosts' }).getByText('db-1.internal').waitFor();
+  const probes = p.getByRole('region', { name: 'Private probes' });
+  await probes.getByText('office').waitFor();
+  await probes.getByText(/never connected/).waitFor();
+  expect(await axe(p, 'hosts')).toEqual([]);
+  await shot(p, 'hosts-light');
+}, 60_000);

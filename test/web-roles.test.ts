@@ -79,6 +79,7 @@ test('a viewer finds no write control on any page', async () => {
   for (const [path, ready] of [
     ['/', 'Open incidents'], ['/monitors', 'Monitors'], [`/monitors/${monitorId}`, 'Main site'],
     ['/incidents', 'Incidents'], [`/incidents/${incidentId}`, 'Main site is down'], ['/monitors/new', 'Overview'],
+    ['/channels', 'Channels'], ['/maintenance', 'Maintenance'], ['/on-call', 'On-call'], ['/hosts', 'Hosts and probes'],
   ] as const) {
     await p.goto(`${server.url}${path}`);
     if (path === '/monitors/new') {

@@ -77,8 +77,14 @@ test('the app\'s routes answer index.html, never cached, under a strict CSP; ass
   const assets = [...index.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
   expect(assets.length).toBeGreaterThanOrEqual(2);
   for (const a of assets) {
-    const res = await fetch(`${server.url}${a}`);
-    expect({ a, status: res.status, cache: res.headers.get('cache-control') }).toEqual({ a, status: 200, cache: 'public, max-age=31536000, immutable' });
+    // Gzipped for a client that takes it (the build's twin), the same text once unpacked; plain for one that does not.
+    const zipped = await fetch(`${server.url}${a}`, { headers: { 'accept-encoding': 'gzip' } });
+    const plain = await fetch(`${server.url}${a}`, { headers: { 'accept-encoding': 'identity' } });
+    expect({ a, status: zipped.status, cache: zipped.headers.get('cache-control'), encoding: zipped.headers.get('content-encoding') })
+      .toEqual({ a, status: 200, cache: 'public, max-age=31536000, immutable', encoding: 'gzip' });
+    expect({ a, status: plain.status, cache: plain.headers.get('cache-control'), encoding: plain.headers.get('content-encoding') })
+      .toEqual({ a, status: 200, cache: 'public, max-age=31536000, immutable', encoding: null });
+    expect(await zipped.text()).toBe(await plain.text());
   }
   // A missing asset is a 404, not the app; a write to an app route is the API's 404.
   const missing = await fetch(`${server.url}/assets/nope-123.js`);

@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -68,6 +69,11 @@ export function buildWeb() {
   execFileSync(process.execPath, [vite, 'build', '--config', path.join(ROOT, 'web/vite.config.mts'), '--logLevel', 'warn'], {
     cwd: ROOT, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' },
   });
+  // Each script and style sheet also gzipped once here, so the server sends the small one without compressing per request.
+  const assets = path.join(WEB_DIST, 'assets');
+  for (const name of fs.readdirSync(assets)) {
+    if (/\.(js|css)$/.test(name)) fs.writeFileSync(path.join(assets, `${name}.gz`), zlib.gzipSync(fs.readFileSync(path.join(assets, name)), { level: 9 }));
+  }
   fs.mkdirSync(DIST, { recursive: true });
   fs.writeFileSync(WEB_STAMP, `${new Date().toISOString()}\n`);
 }

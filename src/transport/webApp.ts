@@ -38,6 +38,30 @@ function secure(res: Response): void {
   res.setHeader('X-Frame-Options', 'DENY');
 }
 
+const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+
+/**
+ * The build's gzipped twin of a script or style sheet (`x.js.gz`, made by
+ * `npm run build`), for a client that takes gzip; false when there is none
+ * or the client does not take it (the plain file is served then).
+ */
+function sendGzipped(dir: string, req: Request, res: Response): boolean {
+  const type = TYPES[path.extname(req.path)];
+  if (!type || !/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) return false;
+  const file = path.join(dir, path.normalize(req.path).replace(/^(\.\.[/\\])+/, ''));
+  if (!file.startsWith(path.join(dir, 'assets') + path.sep)) return false;
+  let body: Buffer;
+  try { body = fs.readFileSync(`${file}.gz`); } catch { return false; }
+  secure(res);
+  res.status(200).setHeader('Content-Type', type);
+  res.setHeader('Content-Encoding', 'gzip');
+  res.setHeader('Vary', 'Accept-Encoding');
+  res.setHeader('Content-Length', String(body.length));
+  res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+  res.end(req.method === 'HEAD' ? undefined : body);
+  return true;
+}
+
 /** The middleware serving the app; passes on (to the 404) when the app is not built. */
 export function webApp(dir = WEB_DIST): express.RequestHandler {
   // Both serve files of `dir` by the request's path (/assets/x.js is dir/assets/x.js); only their caching differs.
@@ -54,7 +78,10 @@ export function webApp(dir = WEB_DIST): express.RequestHandler {
   });
   return (req: Request, res: Response, next: NextFunction) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || reserved(req.path)) return next();
-    if (req.path.startsWith('/assets/')) return assets(req, res, next);
+    if (req.path.startsWith('/assets/')) {
+      if (sendGzipped(dir, req, res)) return;
+      return assets(req, res, next);
+    }
     if (/^\/[^/]+\.[a-z0-9]+$/i.test(req.path) && req.path !== '/index.html') return rootFiles(req, res, next);
     // Read each time (a few hundred bytes): a rebuild while running is served at once.
     fs.readFile(path.join(dir, 'index.html'), (err, html) => {

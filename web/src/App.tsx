@@ -21,6 +21,8 @@ const IncidentDetail = lazy(() => import('./pages/IncidentDetail'));
 const NotFound = lazy(() => import('./pages/NotFound'));
 const OnCall = lazy(() => import('./pages/OnCall'));
 const Maintenance = lazy(() => import('./pages/Maintenance'));
+const Channels = lazy(() => import('./pages/Channels'));
+const Hosts = lazy(() => import('./pages/Hosts'));
 
 /** Pages anyone may open, signed in or not. */
 const PUBLIC = ['/sign-in', '/forgot-password', '/reset-password'];
@@ -57,6 +59,8 @@ export function App() {
             <Route path="/incidents/:id" element={<IncidentDetail />} />
             <Route path="/on-call" element={<OnCall />} />
             <Route path="/maintenance" element={<Maintenance />} />
+            <Route path="/channels" element={<Channels />} />
+            <Route path="/hosts" element={<Hosts />} />
             <Route path="*" element={<NotFound />} />
           </Routes>
         </Suspense>

@@ -25,8 +25,10 @@ export function Layout({ children }: { children: ReactNode }) {
               <li><NavLink to="/" end>Overview</NavLink></li>
               <li><NavLink to="/monitors">Monitors</NavLink></li>
               <li><NavLink to="/incidents">Incidents</NavLink></li>
+              <li><NavLink to="/channels">Channels</NavLink></li>
               <li><NavLink to="/maintenance">Maintenance</NavLink></li>
               <li><NavLink to="/on-call">On-call</NavLink></li>
+              <li><NavLink to="/hosts">Hosts</NavLink></li>
             </ul>
           </nav>
           <div className="right">

@@ -7,11 +7,11 @@
 export type Permission =
   | 'monitor:create' | 'monitor:update' | 'monitor:pause' | 'monitor:delete'
   | 'incident:acknowledge' | 'incident:resolve' | 'incident:comment'
-  | 'status_page:manage' | 'org:update';
+  | 'status_page:manage' | 'notification_channel:manage' | 'org:update';
 
 const OPERATE: Permission[] = [
   'monitor:create', 'monitor:update', 'monitor:pause', 'monitor:delete',
-  'incident:acknowledge', 'incident:resolve', 'incident:comment', 'status_page:manage',
+  'incident:acknowledge', 'incident:resolve', 'incident:comment', 'status_page:manage', 'notification_channel:manage',
 ];
 
 const BY_ROLE: Record<string, readonly Permission[]> = {

@@ -14,6 +14,9 @@ export const keys = {
   workspaces: ['workspaces'] as const,
   onCall: ['on-call'] as const,
   maintenance: ['maintenance'] as const,
+  channels: ['channels'] as const,
+  hosts: ['hosts'] as const,
+  probes: ['probes'] as const,
 };
 
 const data = <T,>(p: Promise<{ data: T }>) => p.then((r) => r.data);
@@ -52,5 +55,8 @@ export const q = {
   }),
   workspaces: () => queryOptions({ queryKey: keys.workspaces, queryFn: () => data(ok(api.GET('/workspaces'))) }),
   onCall: () => queryOptions({ queryKey: keys.onCall, queryFn: () => data(ok(api.GET('/on-call'))) }),
+  channels: () => queryOptions({ queryKey: keys.channels, queryFn: () => data(ok(api.GET('/channels'))) }),
+  hosts: () => queryOptions({ queryKey: keys.hosts, queryFn: () => data(ok(api.GET('/hosts'))) }),
+  probes: () => queryOptions({ queryKey: keys.probes, queryFn: () => data(ok(api.GET('/probes'))) }),
   maintenance: () => queryOptions({ queryKey: keys.maintenance, queryFn: () => data(ok(api.GET('/maintenance'))) }),
 };

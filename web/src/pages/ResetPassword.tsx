@@ -1,20 +1,28 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, ok, VigilApiError } from '../lib/api';
+import { q } from '../lib/queries';
 import { Field } from '../components/Field';
 
 /**
  * Sets a new password with a reset link's token, carried in the address's
- * fragment (`/reset-password#token=pr_…`) so it never reaches a server log.
+ * fragment (`/reset-password#token=pr_…`) so it never reaches a server log,
+ * and lands signed in (`signIn: true`: the answer sets the session cookie).
  */
 export function ResetPassword() {
   const navigate = useNavigate();
+  const qc = useQueryClient();
   const token = new URLSearchParams(window.location.hash.slice(1)).get('token') ?? '';
   const [password, setPassword] = useState('');
   const reset = useMutation({
-    mutationFn: () => ok(api.POST('/password-reset/confirm', { body: { token, password } })),
-    onSuccess: () => navigate('/sign-in?reset=done', { replace: true }),
+    mutationFn: () => ok(api.POST('/password-reset/confirm', { body: { token, password, signIn: true } })),
+    onSuccess: async (r) => {
+      if (!r.data.signedIn) { navigate('/sign-in?reset=done', { replace: true }); return; }
+      qc.clear();
+      await qc.fetchQuery(q.me());
+      navigate('/', { replace: true });
+    },
   });
   const e = reset.error instanceof VigilApiError ? reset.error : null;
   const submit = (ev: FormEvent) => { ev.preventDefault(); reset.mutate(); };

@@ -1,0 +1,72 @@
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, ok, VigilApiError, type Schema } from '../lib/api';
+import { keys, q } from '../lib/queries';
+import { Field } from './Field';
+
+type Kind = Schema<'CreateChannelBody'>['kind'];
+
+/** The creatable kinds, their names and what their target is (createChannel in the contract). */
+export const CHANNEL_KINDS: Array<[Kind, string, string]> = [
+  ['email', 'E-mail', 'E-mail address'],
+  ['webhook', 'Webhook', 'URL (https:// or http://)'],
+  ['slack', 'Slack', 'Incoming-webhook URL'],
+  ['teams', 'Microsoft Teams', 'Incoming-webhook or Workflows URL'],
+  ['discord', 'Discord', 'Webhook URL'],
+  ['telegram', 'Telegram', 'Chat id (-100… or @channel)'],
+  ['pagerduty', 'PagerDuty', 'Events API v2 routing key'],
+  ['jsm', 'Jira Service Management', 'API key of the integration'],
+];
+
+/** Creates a channel; a webhook's signing secret is shown once, here. */
+export function ChannelForm() {
+  const qc = useQueryClient();
+  const workspaces = useQuery(q.workspaces());
+  const [kind, setKind] = useState<Kind>('email');
+  const [name, setName] = useState('');
+  const [target, setTarget] = useState('');
+  const [workspaceId, setWorkspaceId] = useState('');
+  const create = useMutation({
+    mutationFn: () => ok(api.POST('/channels', { body: { kind, name, target, workspaceId: workspaceId || null } })),
+    onSuccess: () => { setName(''); setTarget(''); void qc.invalidateQueries({ queryKey: keys.channels }); void qc.invalidateQueries({ queryKey: keys.setup }); },
+  });
+  const e = create.error instanceof VigilApiError ? create.error : null;
+  const secret = create.data?.data.secret ?? null;
+  const submit = (ev: FormEvent) => { ev.preventDefault(); create.mutate(); };
+  return (
+    <section className="card" aria-labelledby="new-channel">
+      <h2 id="new-channel">Add a channel</h2>
+      <form onSubmit={submit}>
+        <Field label="Channel kind" error={e?.fieldReason('kind') ?? null}>
+          <select value={kind} onChange={(x) => setKind(x.target.value as Kind)}>
+            {CHANNEL_KINDS.map(([k, label]) => <option key={k} value={k}>{label}</option>)}
+          </select>
+        </Field>
+        <Field label="Channel name" error={e?.fieldReason('name') ?? null}>
+          <input required maxLength={100} value={name} onChange={(x) => setName(x.target.value)} />
+        </Field>
+        <Field label={CHANNEL_KINDS.find(([k]) => k === kind)![2]} error={e?.fieldReason('target') ?? null}>
+          <input required maxLength={2000} autoComplete="off" value={target} onChange={(x) => setTarget(x.target.value)} />
+        </Field>
+        <Field label="For" hint="A channel of one workspace, or of the whole organisation." error={e?.fieldReason('workspaceId') ?? null}>
+          <select value={workspaceId} onChange={(x) => setWorkspaceId(x.target.value)}>
+            <option value="">The whole organisation</option>
+            {(workspaces.data ?? []).map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
+          </select>
+        </Field>
+        {e && !e.details && <p role="alert" className="error">{e.message}</p>}
+        <button type="submit" disabled={create.isPending}>Add the channel</button>
+      </form>
+      {create.data && (
+        <div role="status" className="notice">
+          <p>Channel “{create.data.data.name}” added.{create.data.data.kind === 'email' ? ' The address gets one message asking to confirm; nothing else until it agrees.' : ''}</p>
+          {secret && (
+            <Field label="Signing secret (shown once)" hint="Deliveries are signed with it; keep it where your receiver checks signatures.">
+              <input readOnly value={secret} onFocus={(x) => x.target.select()} />
+            </Field>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}
