@@ -7,7 +7,6 @@ import { startTestServer, type ApiClient, type TestServer } from './support/harn
 import { checkNow } from './support/monitors';
 import { startSmtpServer, type SmtpReceiver } from './support/receivers';
 import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched } from './support/web';
-import openapi from '../gen/openapi.json';
 
 // The web app as an SRE uses it, in headless Chromium against a real server:
 // a forgotten password reset through the app, sign-in and sign-out, an HTTP
@@ -15,10 +14,6 @@ import openapi from '../gen/openapi.json';
 // field), an incident acknowledged, commented, resolved and given a
 // postmortem whose HTML stays text; live updates from the stream; axe-core on
 // every page; no console error and no request to another origin.
-
-// The live stream is built on another branch: this test runs once the contract has it.
-const STREAM_IN_CONTRACT = '/stream' in (openapi as { paths: Record<string, unknown> }).paths;
-const live = STREAM_IN_CONTRACT ? test : test.skip;
 
 let server: TestServer;
 let api: ApiClient;
@@ -33,7 +28,7 @@ const failing = new Set<string>();
 const pages: Watched[] = [];
 
 async function page(opts: Parameters<typeof open>[2] = {}): Promise<Watched> {
-  const w = await open(browser, server.url, { expectedStatuses: [401], streamMissing: !STREAM_IN_CONTRACT, ...opts });
+  const w = await open(browser, server.url, { expectedStatuses: [401], ...opts });
   pages.push(w);
   return w;
 }
@@ -155,7 +150,7 @@ test('an HTTP monitor created through the form: the server\'s refusal at the fie
   await checkAxe(p, 'monitor-list');
 }, 90_000);
 
-live('live: a monitor turns down and its incident opens on screen without a reload', async () => {
+test('live: a monitor turns down and its incident opens on screen without a reload', async () => {
   const name = 'Live';
   const monitorId = ok('createMonitor', await api.post('/monitors', {
     name, kind: 'http', workspaceId: org.workspaceId, intervalSeconds: 3600, config: JSON.stringify({ url: `${targetUrl}/${name}`, timeoutSeconds: 5 }),

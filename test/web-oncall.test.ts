@@ -4,14 +4,12 @@ import { createProbe } from '../src/domain/probes';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched } from './support/web';
-import openapi from '../gen/openapi.json';
 
 // The read-only pages of part 1 — on-call, maintenance, hosts and probes: who is on call
 // now and next in a rotation, and a recurring maintenance window's rule in
 // words with its next occurrence; empty states that say what to do; axe-core
 // and screenshots in light, dark and at phone width.
 
-const STREAM_IN_CONTRACT = '/stream' in (openapi as { paths: Record<string, unknown> }).paths;
 const PASSWORD = 'oncall test password 1';
 let server: TestServer;
 let api: ApiClient;
@@ -41,7 +39,7 @@ afterAll(async () => {
 });
 
 test('empty on-call and maintenance pages say what to do next', async () => {
-  const w = await open(browser, server.url, { expectedStatuses: [401], streamMissing: !STREAM_IN_CONTRACT });
+  const w = await open(browser, server.url, { expectedStatuses: [401] });
   pages.push(w);
   await signIn(w.page, server.url, email, PASSWORD);
   await w.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'On-call' }).click();
@@ -69,7 +67,7 @@ test('who is on call now and next; a weekly window in words with its next occurr
   }), 201);
 
   for (const [scheme, width, suffix] of [['light', 1280, 'light'], ['dark', 1280, 'dark'], ['light', 375, 'phone']] as const) {
-    const w = await open(browser, server.url, { expectedStatuses: [401], streamMissing: !STREAM_IN_CONTRACT, colorScheme: scheme, width });
+    const w = await open(browser, server.url, { expectedStatuses: [401], colorScheme: scheme, width });
     pages.push(w);
     const p = w.page;
     await signIn(p, server.url, email, PASSWORD);
@@ -95,7 +93,7 @@ test('who is on call now and next; a weekly window in words with its next occurr
 }, 120_000);
 
 test('hosts and private probes: empty states, then a host and a probe that never connected', async () => {
-  const w = await open(browser, server.url, { expectedStatuses: [401], streamMissing: !STREAM_IN_CONTRACT });
+  const w = await open(browser, server.url, { expectedStatuses: [401] });
   pages.push(w);
   const p = w.page;
   await signIn(p, server.url, email, PASSWORD);

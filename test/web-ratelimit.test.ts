@@ -3,13 +3,11 @@ import { setPassword } from '../src/domain/organizations';
 import { ok } from './support/expect';
 import { startTestServer, type TestServer } from './support/harness';
 import { axe, ensureWebBuilt, launch, open, signIn, type Watched } from './support/web';
-import openapi from '../gen/openapi.json';
 
 // Over the organisation's read limit the app says so — a banner with the
 // Retry-After countdown — and carries on by itself when the wait is over:
 // never a blank page or a spinner that stays.
 
-const STREAM_IN_CONTRACT = '/stream' in (openapi as { paths: Record<string, unknown> }).paths;
 let server: TestServer;
 let browser: Browser;
 let w: Watched | undefined;
@@ -35,7 +33,7 @@ test('a 429 shows a banner with the countdown, and the page completes by itself 
     name: 'Limited', kind: 'http', workspaceId: org.workspaceId, intervalSeconds: 3600, config: JSON.stringify({ url: 'http://127.0.0.1:9/' }),
   }), 201);
 
-  w = await open(browser, server.url, { expectedStatuses: [401, 429], streamMissing: !STREAM_IN_CONTRACT });
+  w = await open(browser, server.url, { expectedStatuses: [401, 429] });
   const p = w.page;
   await signIn(p, server.url, email, 'rate limit password 1');
   const banner = p.getByRole('status').filter({ hasText: 'Too many requests.' });
@@ -56,6 +54,6 @@ test('a 429 shows a banner with the countdown, and the page completes by itself 
   await p.getByRole('img', { name: /Limited: uptime over the last 24 hours/ }).waitFor({ timeout: 15_000 });
   expect(await p.getByText(/^Loading .*…$/).count()).toBe(0);
   // A stream refused with the reads (it counts as one) is opened again as soon as the limit ends.
-  if (STREAM_IN_CONTRACT) await p.getByRole('status').filter({ hasText: 'Live updates are off' }).waitFor({ state: 'detached', timeout: 20_000 });
+  await p.getByRole('status').filter({ hasText: 'Live updates are off' }).waitFor({ state: 'detached', timeout: 20_000 });
   expect({ problems: w.problems, foreign: w.foreign }).toEqual({ problems: [], foreign: [] });
 }, 150_000);

@@ -3,13 +3,11 @@ import { addMember, setPassword } from '../src/domain/organizations';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { axe, ensureWebBuilt, launch, open, signIn, type Watched } from './support/web';
-import openapi from '../gen/openapi.json';
 
 // What the app shows follows /me: a viewer finds no write control on any
 // page, and a member confined to one workspace sees only that workspace's
 // monitors and incidents (the server filters; the app must not widen it).
 
-const STREAM_IN_CONTRACT = '/stream' in (openapi as { paths: Record<string, unknown> }).paths;
 const PASSWORD = 'role test password 1';
 /** Buttons that change nothing on the server. */
 const READ_ONLY_BUTTONS = new Set(['Sign out', 'Refresh', 'Try again', '24 hours', '3 days', '7 days', 'Unresolved', 'Resolved', 'All']);
@@ -39,7 +37,7 @@ async function downMonitor(name: string, workspaceId: string) {
 }
 
 async function visitAs(email: string, expectedStatuses = [401]): Promise<Page> {
-  const w = await open(browser, server.url, { expectedStatuses, streamMissing: !STREAM_IN_CONTRACT });
+  const w = await open(browser, server.url, { expectedStatuses });
   pages.push(w);
   await signIn(w.page, server.url, email, PASSWORD);
   return w.page;

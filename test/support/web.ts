@@ -33,7 +33,7 @@ export interface Watched { page: Page; context: BrowserContext; problems: string
  * Chromium logs each failed response as a console error, which is then not a
  * problem of the app.
  */
-export async function open(browser: Browser, origin: string, opts: { expectedStatuses?: number[]; colorScheme?: 'light' | 'dark'; width?: number; streamMissing?: boolean } = {}): Promise<Watched> {
+export async function open(browser: Browser, origin: string, opts: { expectedStatuses?: number[]; colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<Watched> {
   const context = await browser.newContext({
     colorScheme: opts.colorScheme ?? 'light',
     viewport: { width: opts.width ?? 1280, height: 900 },
@@ -48,8 +48,6 @@ export async function open(browser: Browser, origin: string, opts: { expectedSta
     if (m.type() !== 'error' && m.type() !== 'warning') return;
     const text = m.text();
     if (/^Failed to load resource: the server responded with a status of/.test(text) && expected.test(text)) return;
-    // A server without the live stream answers its address with JSON 404: the app degrades (and says so).
-    if (opts.streamMissing && (/EventSource's response has a MIME type/.test(text) || m.location().url.endsWith('/api/v1/stream'))) return;
     problems.push(`${m.type()}: ${text}`);
   });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
