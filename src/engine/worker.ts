@@ -146,9 +146,10 @@ export function startWorker(o: WorkerOptions): Worker {
     let claimed = 0;
     let full = false;
     try {
-      // Results waiting to be written take slots too: when writing falls behind, the worker claims less
-      // (and checks at the rate results are stored) instead of holding ever more claims it cannot write.
-      const room = o.concurrency - inFlight - pending.length;
+      // Results waiting to be written beyond what the writes under way can take at once take slots too:
+      // when writing falls behind, the worker claims less (and checks at the rate results are stored)
+      // instead of holding ever more claims it cannot write.
+      const room = o.concurrency - inFlight - Math.max(0, pending.length - WRITE_BATCH * MAX_WRITES);
       // Every slot busy is a look at the work too: the scheduler is alive.
       if (room <= 0) lastPollAt = Date.now();
       if (room > 0) {
