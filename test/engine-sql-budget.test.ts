@@ -8,7 +8,7 @@
  * a loaded machine.
  *
  * The budget: statements are carried by batches (a claim for many due
- * monitors, a result transaction for up to 50), so a round costs well under
+ * monitors, a result transaction for up to 200), so a round costs well under
  * one statement per check, and no statement runs more than once per four
  * checks; a change that adds a statement per check (a lookup per claim, a
  * lease renewal per check, an update per result) breaks it. Rows written per

@@ -14,8 +14,8 @@ import { agentState } from '../repo/agents';
 /** The longest an idle scheduler waits before looking for due monitors again: a new monitor is checked within about this. */
 const IDLE_MAX_MS = 1000;
 /** Results written per transaction, and transactions written at once (see flush). */
-const WRITE_BATCH = 50;
-const MAX_WRITES = 3;
+const WRITE_BATCH = 200;
+const MAX_WRITES = 4;
 
 export interface WorkerOptions {
   db: Db;
