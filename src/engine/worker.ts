@@ -108,6 +108,7 @@ export function startWorker(o: WorkerOptions): Worker {
         writing.delete(w);
         for (const one of batch) { busy.delete(one.monitor.id); held.delete(one.monitor.id); }
         if (pending.length > 0 && (pending.length >= WRITE_BATCH || stopping.signal.aborted)) void flush();
+        else if (pending.length > 0) flushSoon();
       });
       writing.add(w);
     }
@@ -117,7 +118,12 @@ export function startWorker(o: WorkerOptions): Worker {
   const drainWrites = async () => {
     while (pending.length > 0 || writing.size > 0) await flush();
   };
-  const flushTimer = setInterval(() => void flush(), 100);
+  // Results are written 100 ms after the first of them waits (or at once by the batch): a timer only
+  // while something waits, so an idle worker is not woken ten times a second for nothing.
+  let flushTimer: NodeJS.Timeout | undefined;
+  function flushSoon(): void {
+    flushTimer ??= setTimeout(() => { flushTimer = undefined; void flush(); }, 100);
+  }
 
   const runOne = async (m: ClaimedMonitor) => {
     const at = new Date();
@@ -139,6 +145,7 @@ export function startWorker(o: WorkerOptions): Worker {
     const due = nextDue(m, new Date());
     pending.push({ monitor: m, result, at, nextDueAt: due, ...(m.kind === 'heartbeat' ? { judgedPingAt: m.last_ping_at } : {}) });
     if (pending.length >= WRITE_BATCH) void flush();
+    else flushSoon();
   };
 
   const tick = async () => {
@@ -165,6 +172,7 @@ export function startWorker(o: WorkerOptions): Worker {
           held.set(m.id, claimedAt + WORKER_LEASE_SECONDS * 1000);
           if (quiet.get(m.id)?.keepChecking === false) {
             pending.push({ monitor: m, result: null, at: new Date(), nextDueAt: nextDue(m, new Date()) });
+            flushSoon();
             continue;
           }
           inFlight++;
@@ -223,7 +231,7 @@ export function startWorker(o: WorkerOptions): Worker {
       await settle(graceMs);
       cutShort.abort();
       await settle(2000);
-      clearInterval(flushTimer);
+      clearTimeout(flushTimer);
       await drainWrites();
       clearInterval(renewTimer);
       if (abandoned.length > 0) {
