@@ -21,7 +21,7 @@ import { netPolicyFrom } from './net/policy';
 import { migrateQueue } from './jobs/queue';
 import { startJobs } from './jobs/tasks';
 import { startGrouper } from './errors/grouper';
-import { startAnalyticsDrainThread } from './analytics/drainOnThread';
+import { startAnalyticsDrain } from './analytics/drain';
 import { withEventFastPath } from './analytics/ingest';
 import { withErrorFastPath } from './errors/ingest';
 import { startTrafficJudge } from './analytics/traffic';
@@ -169,7 +169,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       worker = startWorker({ db, secrets, net, log, concurrency: config.checkConcurrency });
       jobs = await startJobs(pool, { db, secrets, services }, log);
       grouper = startGrouper(db, log);
-      analytics = startAnalyticsDrainThread(dbUrl, db, log, config);
+      analytics = startAnalyticsDrain(db, log);
       traffic = startTrafficJudge(db, log, { minPageviews: config.trafficAlertMinPageviews });
       pingDrain = startPingDrain(db, log);
       agentDrain = startAgentDrain(db, log);

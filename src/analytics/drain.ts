@@ -83,8 +83,6 @@ export async function drainAnalytics(db: Db, o: { limit?: number; untilMs?: numb
 
 /** A running drain loop. */
 export interface AnalyticsDrain {
-  /** Events were buffered: count soon rather than at the next poll. */
-  wake(): void;
   /** Stops after the batch under way, then drains what is left for up to `finishMs`. */
   stop(finishMs?: number): Promise<void>;
 }
@@ -124,7 +122,6 @@ export function startAnalyticsDrain(db: Db, log: Logger, o: { batch?: number; po
   const houseTimer = setInterval(() => void house(), o.housekeepingMs ?? 10 * 60_000);
   houseTimer.unref();
   return {
-    wake: () => loop.wake(),
     async stop(finishMs = 1000) {
       unlisten();
       clearInterval(houseTimer);
