@@ -6,7 +6,7 @@ import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { checkNow } from './support/monitors';
 import { startSmtpServer, type SmtpReceiver } from './support/receivers';
-import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched } from './support/web';
+import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched, closeWatched } from './support/web';
 
 // The web app as an SRE uses it, in headless Chromium against a real server:
 // a forgotten password reset through the app, sign-in and sign-out, an HTTP
@@ -61,11 +61,7 @@ beforeAll(async () => {
   await setPassword(server.db, ownerEmail, password);
 }, 180_000);
 
-afterEach(async () => {
-  const these = pages.splice(0);
-  for (const w of these) await w.context.close().catch(() => undefined);
-  for (const w of these) expect({ problems: w.problems, foreign: w.foreign }).toEqual({ problems: [], foreign: [] });
-});
+afterEach(() => closeWatched(pages));
 afterAll(async () => {
   await browser?.close();
   await server?.close();

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { setPassword } from '../src/domain/organizations';
 import { startTestServer, type TestServer } from './support/harness';
 import { startHttpReceiver, startSmtpServer, type HttpReceiver, type SmtpReceiver } from './support/receivers';
-import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched } from './support/web';
+import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched, closeWatched } from './support/web';
 
 // The channels page: a webhook added through the form shows its signing
 // secret once and a test delivery reaches a local receiver ("Delivered."); an
@@ -32,11 +32,7 @@ beforeAll(async () => {
   viewerEmail = (await server.db.selectFrom('users').select('email').where('id', '=', viewer.userId).executeTakeFirstOrThrow()).email;
   await setPassword(server.db, viewerEmail, PASSWORD);
 }, 180_000);
-afterEach(async () => {
-  const these = pages.splice(0);
-  for (const w of these) await w.context.close().catch(() => undefined);
-  for (const w of these) expect({ problems: w.problems, foreign: w.foreign }).toEqual({ problems: [], foreign: [] });
-});
+afterEach(() => closeWatched(pages));
 afterAll(async () => {
   await browser?.close();
   await server?.close();

@@ -3,7 +3,7 @@ import { setPassword } from '../src/domain/organizations';
 import { createProbe } from '../src/domain/probes';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched } from './support/web';
+import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched, closeWatched } from './support/web';
 
 // The read-only pages of part 1 — on-call, maintenance, hosts and probes: who is on call
 // now and next in a rotation, and a recurring maintenance window's rule in
@@ -28,11 +28,7 @@ beforeAll(async () => {
   await setPassword(server.db, email, PASSWORD);
   await server.db.updateTable('users').set({ name: 'Ada Owner' }).where('id', '=', org.userId).execute();
 }, 180_000);
-afterEach(async () => {
-  const these = pages.splice(0);
-  for (const w of these) await w.context.close().catch(() => undefined);
-  for (const w of these) expect({ problems: w.problems, foreign: w.foreign }).toEqual({ problems: [], foreign: [] });
-});
+afterEach(() => closeWatched(pages));
 afterAll(async () => {
   await browser?.close();
   await server?.close();

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { addMember, setPassword } from '../src/domain/organizations';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { axe, ensureWebBuilt, launch, open, signIn, type Watched } from './support/web';
+import { axe, ensureWebBuilt, launch, open, signIn, type Watched, closeWatched } from './support/web';
 
 // What the app shows follows /me: a viewer finds no write control on any
 // page, and a member confined to one workspace sees only that workspace's
@@ -53,11 +53,7 @@ beforeAll(async () => {
   await downMonitor('Main site', org.workspaceId);
   await downMonitor('Team B API', otherWs);
 }, 180_000);
-afterEach(async () => {
-  const these = pages.splice(0);
-  for (const w of these) await w.context.close().catch(() => undefined);
-  for (const w of these) expect({ problems: w.problems, foreign: w.foreign }).toEqual({ problems: [], foreign: [] });
-});
+afterEach(() => closeWatched(pages));
 afterAll(async () => {
   await browser?.close();
   await server?.close();

@@ -58,6 +58,13 @@ export async function open(browser: Browser, origin: string, opts: { expectedSta
   return { page, context, problems, foreign };
 }
 
+/** Closes the pages a test opened (emptying `pages`) and checks that none saw a console error or asked another origin. */
+export async function closeWatched(pages: Watched[]): Promise<void> {
+  const these = pages.splice(0);
+  for (const w of these) await w.context.close().catch(() => undefined);
+  for (const w of these) expect({ problems: w.problems, foreign: w.foreign }).toEqual({ problems: [], foreign: [] });
+}
+
 /** axe-core on the page as it is: the serious and critical violations (none expected). */
 export async function axe(page: Page, label: string): Promise<string[]> {
   // Evaluated through the DevTools protocol, which the page's CSP does not govern (an injected <script> it would refuse).
