@@ -14,7 +14,10 @@
  * - the tab's JavaScript heap after both;
  * - the reads (GET /api/v1/…) an opened overview costs, and an idle minute
  *   (BENCH_IDLE_SECONDS, 60) of the open tab;
- * - the round trip of pausing a monitor from its page (click → Resume shown).
+ * - the round trips of pausing a monitor from its page (click → Resume shown)
+ *   and of acknowledging an incident from its page (click → Acknowledged shown);
+ *   the incident is opened by the engine's own result write (writeResults), as
+ *   a failed check would, since this server runs no checks.
  *
  * Goals (issue 26): interactive under 1 s, first visit ≤ 200 KB gzipped,
  * a few reads per overview, none while idle.
@@ -27,6 +30,8 @@ import { loadConfig } from '../src/config';
 import { createOrganization, setPassword } from '../src/domain/organizations';
 import { createLogger } from '../src/log';
 import { startServer } from '../src/server';
+import { writeResults } from '../src/engine/results';
+import type { Db } from '../src/db/connect';
 import { api, benchDatabase, machine } from './lib';
 
 const MONITORS = Number(process.env.BENCH_MONITORS || 10_000);
@@ -47,6 +52,18 @@ async function seed(v: { url: string; apiKey: string }, workspaces: string[]): P
   };
   await Promise.all(Array.from({ length: 16 }, worker));
   return ids;
+}
+
+/** A failed check of `monitorId` written as the engine writes it (as many as its confirmations need): its incident's id. */
+async function openIncident(db: Db, monitorId: string): Promise<string> {
+  for (;;) {
+    const m = await db.selectFrom('monitors').select(['id', 'organization_id', 'workspace_id', 'name', 'kind', 'status', 'consecutive_failures',
+      'confirmations', 'depends_on', 'interval_seconds']).where('id', '=', monitorId).executeTakeFirstOrThrow();
+    const inc = await db.selectFrom('incidents').select('id').where('monitor_id', '=', monitorId).executeTakeFirst();
+    if (inc) return inc.id;
+    await writeResults(db, [{ monitor: m, at: new Date(), nextDueAt: new Date(Date.now() + 86_400_000),
+      result: { outcome: 'down', cause: 'connection_failed', message: 'connection refused', responseTimeMs: null } }]);
+  }
 }
 
 async function main(): Promise<void> {
@@ -119,7 +136,7 @@ async function main(): Promise<void> {
     await page.getByRole('table', { name: 'Monitors' }).getByRole('link', { name: last, exact: true }).waitFor();
     const scrollMs = Date.now() - start;
     start = Date.now();
-    await page.getByLabel('Search by name').fill('Service 0999');
+    await page.getByLabel('Search by name').fill(last.slice(0, -1)); // the last ten
     await page.getByText(/^10 of \d+ monitors$/).waitFor();
     const searchMs = Date.now() - start;
     const rowsInDom = await page.getByRole('table', { name: 'Monitors' }).getByRole('row').count();
@@ -136,6 +153,14 @@ async function main(): Promise<void> {
     await page.getByRole('button', { name: 'Pause' }).click();
     await page.getByRole('button', { name: 'Resume' }).waitFor();
     const pauseMs = Date.now() - start;
+
+    const incidentId = await openIncident(server.db, ids[1]);
+    await page.goto(`${server.url}/incidents/${incidentId}`);
+    await page.getByRole('button', { name: 'Acknowledge' }).waitFor();
+    start = Date.now();
+    await page.getByRole('button', { name: 'Acknowledge' }).click();
+    await page.getByRole('button', { name: 'Acknowledge' }).waitFor({ state: 'detached' });
+    const ackMs = Date.now() - start;
 
     // The read the overview and the list wait for, alone: how much of their time is the server's.
     const apiTimes: number[] = [];
@@ -156,6 +181,7 @@ async function main(): Promise<void> {
     console.log(`monitors list interactive: ${listMs} ms; to the last row: ${scrollMs} ms; search: ${searchMs} ms; rows in the page: ${rowsInDom}`);
     console.log(`tab JS heap after overview and list: ${(heap / 2 ** 20).toFixed(1)} MiB`);
     console.log(`pause round trip (click → Resume shown): ${pauseMs} ms`);
+    console.log(`acknowledge round trip (click → acknowledged shown): ${ackMs} ms`);
     console.log(`GET /api/v1/monitors alone (${MONITORS} monitors): ${apiTimes.join(' / ')} ms, ${kb(apiBytes)} of JSON`);
   } finally {
     await browser.close();
