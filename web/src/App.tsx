@@ -23,6 +23,7 @@ const OnCall = lazy(() => import('./pages/OnCall'));
 const Maintenance = lazy(() => import('./pages/Maintenance'));
 const Channels = lazy(() => import('./pages/Channels'));
 const Hosts = lazy(() => import('./pages/Hosts'));
+const Settings = lazy(() => import('./pages/settings/Settings'));
 
 /** Pages anyone may open, signed in or not. */
 const PUBLIC = ['/sign-in', '/forgot-password', '/reset-password'];
@@ -61,6 +62,7 @@ export function App() {
             <Route path="/maintenance" element={<Maintenance />} />
             <Route path="/channels" element={<Channels />} />
             <Route path="/hosts" element={<Hosts />} />
+            <Route path="/settings/*" element={<Settings />} />
             <Route path="*" element={<NotFound />} />
           </Routes>
         </Suspense>

@@ -29,6 +29,7 @@ export function Layout({ children }: { children: ReactNode }) {
               <li><NavLink to="/maintenance">Maintenance</NavLink></li>
               <li><NavLink to="/on-call">On-call</NavLink></li>
               <li><NavLink to="/hosts">Hosts</NavLink></li>
+              <li><NavLink to="/settings">Settings</NavLink></li>
             </ul>
           </nav>
           <div className="right">

@@ -1,20 +1,23 @@
 /** The signed-in person as `/me` describes them, and what they may do, for every page. */
 import { createContext, useContext, useMemo, type ReactNode } from 'react';
 import type { Schema } from './api';
-import { permissionsOf, type Permission } from './permissions';
+import type { Permission } from './permissions';
 
-type Me = Schema<'Me'>;
-interface MeValue { me: Me; can: (p: Permission) => boolean }
+export type Me = Schema<'Me'>;
+interface MeValue {
+  me: Me;
+  /** True when the caller holds `p` (in its workspaces, when confined). */
+  can: (p: Permission) => boolean;
+  /** True when the caller is confined to some workspaces (organisation-wide changes are refused to it). */
+  confined: boolean;
+}
 
 const MeContext = createContext<MeValue | null>(null);
 
 export function MeProvider({ me, children }: { me: Me; children: ReactNode }) {
   const value = useMemo(() => {
-    // A server that states the caller's permissions (`membership.permissions`) is taken at its word;
-    // otherwise they are derived from the role and the key's scopes.
-    const stated = (me.membership as { permissions?: unknown }).permissions;
-    const perms = Array.isArray(stated) ? new Set(stated as Permission[]) : permissionsOf(me.membership.role, me.key?.scopes ?? []);
-    return { me, can: (p: Permission) => perms.has(p) };
+    const perms = new Set<string>(me.membership.permissions);
+    return { me, can: (p: Permission) => perms.has(p), confined: me.membership.workspaceIds != null };
   }, [me]);
   return <MeContext.Provider value={value}>{children}</MeContext.Provider>;
 }

@@ -1,28 +1,17 @@
 /**
- * What a role may do, mirrored from the server's table (src/auth/roles.ts,
- * docs/roles.md) so the app hides what the person may not do — used only
- * when `/me` does not state the caller's permissions itself. The server
- * still checks every call: this only decides which controls are shown.
+ * The permission names of the API (docs/roles.md), typed so a misspelt one
+ * in a page fails the build. What the caller holds comes from `/me`
+ * (`membership.permissions`, exactly as the server checks them): the app
+ * keeps no role table of its own, and the server still checks every call.
  */
 export type Permission =
-  | 'monitor:create' | 'monitor:update' | 'monitor:pause' | 'monitor:delete'
-  | 'incident:acknowledge' | 'incident:resolve' | 'incident:comment'
-  | 'status_page:manage' | 'notification_channel:manage' | 'org:update';
-
-const OPERATE: Permission[] = [
-  'monitor:create', 'monitor:update', 'monitor:pause', 'monitor:delete',
-  'incident:acknowledge', 'incident:resolve', 'incident:comment', 'status_page:manage', 'notification_channel:manage',
-];
-
-const BY_ROLE: Record<string, readonly Permission[]> = {
-  owner: [...OPERATE, 'org:update'],
-  admin: [...OPERATE, 'org:update'],
-  member: OPERATE,
-  viewer: [],
-};
-
-/** The permissions of `role`, narrowed to a key's scopes when it has any. */
-export function permissionsOf(role: string, scopes: readonly string[] = []): Set<Permission> {
-  const all = BY_ROLE[role] ?? [];
-  return new Set(scopes.length ? all.filter((p) => scopes.includes(p)) : all);
-}
+  | 'monitor:read' | 'monitor:create' | 'monitor:update' | 'monitor:pause' | 'monitor:delete'
+  | 'incident:read' | 'incident:acknowledge' | 'incident:resolve' | 'incident:comment'
+  | 'status_page:read' | 'status_page:manage'
+  | 'notification_channel:read' | 'notification_channel:manage'
+  | 'workspace:read' | 'workspace:update'
+  | 'member:read' | 'member:invite' | 'member:update_role' | 'member:remove'
+  | 'maintenance:manage' | 'oncall:read'
+  | 'agent:read' | 'agent:enroll' | 'agent:delete'
+  | 'api_key:read' | 'api_key:manage'
+  | 'audit_log:read' | 'billing:read' | 'billing:manage' | 'org:update';
