@@ -24,6 +24,7 @@ const Maintenance = lazy(() => import('./pages/Maintenance'));
 const Channels = lazy(() => import('./pages/Channels'));
 const Hosts = lazy(() => import('./pages/Hosts'));
 const Settings = lazy(() => import('./pages/settings/Settings'));
+const Search = lazy(() => import('./pages/Search'));
 
 /** Pages anyone may open, signed in or not. */
 const PUBLIC = ['/sign-in', '/forgot-password', '/reset-password'];
@@ -63,6 +64,7 @@ export function App() {
             <Route path="/channels" element={<Channels />} />
             <Route path="/hosts" element={<Hosts />} />
             <Route path="/settings/*" element={<Settings />} />
+            <Route path="/search" element={<Search />} />
             <Route path="*" element={<NotFound />} />
           </Routes>
         </Suspense>

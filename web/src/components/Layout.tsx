@@ -6,6 +6,7 @@ import { RateLimitBanner } from './RateLimitBanner';
 import { StreamBanner } from './StreamBanner';
 import { OrgSwitcher } from './OrgSwitcher';
 import { SignOut } from './SignOut';
+import { SearchBox } from './SearchBox';
 import { useMe } from '../lib/me';
 
 /** The frame of every signed-in page: navigation, the organisation, banners, and the live stream. */
@@ -33,6 +34,7 @@ export function Layout({ children }: { children: ReactNode }) {
             </ul>
           </nav>
           <div className="right">
+            <SearchBox />
             <OrgSwitcher />
             <SignOut />
           </div>
