@@ -23,6 +23,7 @@ const OnCall = lazy(() => import('./pages/OnCall'));
 const Maintenance = lazy(() => import('./pages/Maintenance'));
 const Channels = lazy(() => import('./pages/Channels'));
 const Hosts = lazy(() => import('./pages/Hosts'));
+const HostDetail = lazy(() => import('./pages/HostDetail'));
 
 /** Pages anyone may open, signed in or not. */
 const PUBLIC = ['/sign-in', '/forgot-password', '/reset-password'];
@@ -61,6 +62,7 @@ export function App() {
             <Route path="/maintenance" element={<Maintenance />} />
             <Route path="/channels" element={<Channels />} />
             <Route path="/hosts" element={<Hosts />} />
+            <Route path="/hosts/:id" element={<HostDetail />} />
             <Route path="*" element={<NotFound />} />
           </Routes>
         </Suspense>

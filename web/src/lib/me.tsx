@@ -4,7 +4,12 @@ import type { Schema } from './api';
 import { permissionsOf, type Permission } from './permissions';
 
 type Me = Schema<'Me'>;
-interface MeValue { me: Me; can: (p: Permission) => boolean }
+/**
+ * `confined`: the caller is limited to some workspaces (`membership.workspaceIds`),
+ * so organisation-wide changes (renaming a host, an organisation-wide channel)
+ * are refused to it whatever its permissions (403 `workspace_confined`).
+ */
+interface MeValue { me: Me; can: (p: Permission) => boolean; confined: boolean }
 
 const MeContext = createContext<MeValue | null>(null);
 
@@ -14,7 +19,7 @@ export function MeProvider({ me, children }: { me: Me; children: ReactNode }) {
     // otherwise they are derived from the role and the key's scopes.
     const stated = (me.membership as { permissions?: unknown }).permissions;
     const perms = Array.isArray(stated) ? new Set(stated as Permission[]) : permissionsOf(me.membership.role, me.key?.scopes ?? []);
-    return { me, can: (p: Permission) => perms.has(p) };
+    return { me, can: (p: Permission) => perms.has(p), confined: me.membership.workspaceIds !== null };
   }, [me]);
   return <MeContext.Provider value={value}>{children}</MeContext.Provider>;
 }
