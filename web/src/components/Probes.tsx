@@ -17,7 +17,7 @@ export function Probes() {
   const probes = useQuery(q.probes());
   const [copied, setCopied] = useState(false);
   const commands = [
-    `npm run cli -- probe create --org ${me.organization.id} --name office`,
+    `npm run cli -- probe create --org ${me.organization.id} --name probe-1`,
     `npm run probe -- --server ${window.location.origin} --token pr_…`,
     'npm run cli -- probe revoke --probe prb_…',
   ].join('\n');
