@@ -8,6 +8,7 @@ import { Field } from './Field';
 import { FormError } from './FormError';
 import { StatusBadge } from './StatusBadge';
 import { KIND_LABELS } from './MonitorFilters';
+import { ErrorView } from './ErrorView';
 
 /** A host's monitors, each linked to its page and to the other hosts it runs on; attach and detach for those who may change monitors. */
 export function HostMonitors({ host }: { host: Schema<'HostDetail'> }) {
@@ -55,11 +56,13 @@ export function HostMonitors({ host }: { host: Schema<'HostDetail'> }) {
         </ul>
       )}
       <FormError error={detach.error} />
-      {editable && (
-        <form onSubmit={submit} className="filters">
+      {editable && monitors.data && choices.length === 0 && host.monitors.length > 0 && <p className="muted small">Every monitor you can see is attached.</p>}
+      {editable && monitors.isError && <ErrorView error={monitors.error} retry={() => void monitors.refetch()} />}
+      {editable && !monitors.isError && (!monitors.data || choices.length > 0) && (
+        <form onSubmit={submit} className="filters attach">
           <Field label="Monitor to attach" error={attachError?.fieldReason('monitorId') ?? null}>
             <select value={monitorId} onChange={(x) => setMonitorId(x.target.value)} disabled={!monitors.data}>
-              <option value="">{monitors.isPending ? 'Loading monitors…' : choices.length ? 'Choose a monitor' : 'Every monitor is attached'}</option>
+              <option value="">{monitors.data ? 'Choose a monitor' : 'Loading monitors…'}</option>
               {choices.map((m) => <option key={m.id} value={m.id}>{m.name} ({m.workspace.name})</option>)}
             </select>
           </Field>

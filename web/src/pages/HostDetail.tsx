@@ -41,7 +41,7 @@ export default function HostDetail() {
   return (
     <>
       <p className="small"><Link to="/hosts">Hosts and probes</Link> › Host</p>
-      <div className="spread">
+      <div className="spread head">
         <h1>{h.name}</h1>
         {manage && !editing && (
           <div className="row">
