@@ -69,6 +69,7 @@ test('a channel switched off and on, and deleted after a confirmation', async ()
   const ask = inbox.getByRole('group', { name: 'Delete Team inbox' });
   await ask.getByText('It is removed from every monitor.').waitFor();
   expect(await axe(p, 'channels-delete-question')).toEqual([]);
+  await shot(p, 'channels-delete-question');
   await ask.getByRole('button', { name: 'Cancel' }).click();
   await inbox.getByRole('button', { name: 'Delete Team inbox' }).waitFor();
   expect(await stored('Team inbox')).toBeDefined();
@@ -101,6 +102,7 @@ test('a confined member changes its workspace\'s channels, not the organisation\
     const orgWide = list.getByRole('listitem').filter({ hasText: 'Ops hook' });
     await orgWide.waitFor();
     expect(await orgWide.getByRole('button').count()).toBe(0);
+    await orgWide.getByText('Organisation-wide: changed by members who are not limited to workspaces.').waitFor();
     // No organisation-wide choice in the form: the server would refuse it.
     const options = await p.getByLabel('For', { exact: true }).locator('option').allTextContents();
     expect(options).not.toContain('The whole organisation');

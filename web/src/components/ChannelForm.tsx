@@ -52,7 +52,7 @@ export function ChannelForm() {
         <Field label={CHANNEL_KINDS.find(([k]) => k === kind)![2]} error={e?.fieldReason('target') ?? null}>
           <input required maxLength={2000} autoComplete="off" value={target} onChange={(x) => setTarget(x.target.value)} />
         </Field>
-        <Field label="For" hint="A channel of one workspace, or of the whole organisation." error={e?.fieldReason('workspaceId') ?? null}>
+        <Field label="For" hint={confined ? 'The workspace the channel belongs to.' : 'A channel of one workspace, or of the whole organisation.'} error={e?.fieldReason('workspaceId') ?? null}>
           <select value={workspace} onChange={(x) => setWorkspaceId(x.target.value)}>
             {!confined && <option value="">The whole organisation</option>}
             {(workspaces.data ?? []).map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}

@@ -61,6 +61,7 @@ export function ChannelRow({ channel: c }: { channel: Channel }) {
           <span role="status">{test.isPending ? 'Sending…' : outcome}{confirm.data ? (confirm.data.data.sent ? ' Confirmation request sent.' : ' Nothing to send.') : ''}</span>
         </div>
       )}
+      {!manage && can('notification_channel:manage') && <p className="muted small">Organisation-wide: changed by members who are not limited to workspaces.</p>}
       <FormError error={toggle.error ?? remove.error ?? (confirm.error instanceof VigilApiError ? confirm.error : null)} />
     </li>
   );
