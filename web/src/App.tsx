@@ -25,6 +25,7 @@ const Channels = lazy(() => import('./pages/Channels'));
 const Hosts = lazy(() => import('./pages/Hosts'));
 const Settings = lazy(() => import('./pages/settings/Settings'));
 const Search = lazy(() => import('./pages/Search'));
+const HostDetail = lazy(() => import('./pages/HostDetail'));
 
 /** Pages anyone may open, signed in or not. */
 const PUBLIC = ['/sign-in', '/forgot-password', '/reset-password'];
@@ -65,6 +66,7 @@ export function App() {
             <Route path="/hosts" element={<Hosts />} />
             <Route path="/settings/*" element={<Settings />} />
             <Route path="/search" element={<Search />} />
+            <Route path="/hosts/:id" element={<HostDetail />} />
             <Route path="*" element={<NotFound />} />
           </Routes>
         </Suspense>

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ok, VigilApiError, type Schema } from '../lib/api';
 import { keys, q } from '../lib/queries';
+import { useMe } from '../lib/me';
 import { Field } from './Field';
 
 type Kind = Schema<'CreateChannelBody'>['kind'];
@@ -21,13 +22,16 @@ export const CHANNEL_KINDS: Array<[Kind, string, string]> = [
 /** Creates a channel; a webhook's signing secret is shown once, here. */
 export function ChannelForm() {
   const qc = useQueryClient();
+  const { confined } = useMe();
   const workspaces = useQuery(q.workspaces());
   const [kind, setKind] = useState<Kind>('email');
   const [name, setName] = useState('');
   const [target, setTarget] = useState('');
   const [workspaceId, setWorkspaceId] = useState('');
+  // A member confined to workspaces cannot make an organisation-wide channel: its first workspace is the default.
+  const workspace = workspaceId || (confined ? workspaces.data?.[0]?.id ?? '' : '');
   const create = useMutation({
-    mutationFn: () => ok(api.POST('/channels', { body: { kind, name, target, workspaceId: workspaceId || null } })),
+    mutationFn: () => ok(api.POST('/channels', { body: { kind, name, target, workspaceId: workspace || null } })),
     onSuccess: () => { setName(''); setTarget(''); void qc.invalidateQueries({ queryKey: keys.channels }); void qc.invalidateQueries({ queryKey: keys.setup }); },
   });
   const e = create.error instanceof VigilApiError ? create.error : null;
@@ -48,9 +52,9 @@ export function ChannelForm() {
         <Field label={CHANNEL_KINDS.find(([k]) => k === kind)![2]} error={e?.fieldReason('target') ?? null}>
           <input required maxLength={2000} autoComplete="off" value={target} onChange={(x) => setTarget(x.target.value)} />
         </Field>
-        <Field label="For" hint="A channel of one workspace, or of the whole organisation." error={e?.fieldReason('workspaceId') ?? null}>
-          <select value={workspaceId} onChange={(x) => setWorkspaceId(x.target.value)}>
-            <option value="">The whole organisation</option>
+        <Field label="For" hint={confined ? 'The workspace the channel belongs to.' : 'A channel of one workspace, or of the whole organisation.'} error={e?.fieldReason('workspaceId') ?? null}>
+          <select value={workspace} onChange={(x) => setWorkspaceId(x.target.value)}>
+            {!confined && <option value="">The whole organisation</option>}
             {(workspaces.data ?? []).map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
           </select>
         </Field>

@@ -1,16 +1,44 @@
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, ok, VigilApiError, type Schema } from '../lib/api';
+import { keys } from '../lib/queries';
 import { useMe } from '../lib/me';
 import { CHANNEL_KINDS } from './ChannelForm';
+import { ConfirmButton } from './ConfirmButton';
+import { FormError } from './FormError';
 
-/** One channel: where it goes, whether it is confirmed and on, a test delivery and a new confirmation request. */
-export function ChannelRow({ channel: c }: { channel: Schema<'Channel'> }) {
-  const { can } = useMe();
+type Channel = Schema<'Channel'>;
+
+/**
+ * One channel: where it goes, whether it is confirmed and on; a test
+ * delivery, a new confirmation request, switching it off or on and deleting
+ * it (the contract changes nothing else of a channel: a new target is a new
+ * channel). A member confined to workspaces changes only its workspaces'
+ * channels, never an organisation-wide one (the server refuses it).
+ */
+export function ChannelRow({ channel: c }: { channel: Channel }) {
+  const { can, confined } = useMe();
+  const qc = useQueryClient();
   const test = useMutation({ mutationFn: () => ok(api.POST('/channels/{id}/test', { params: { path: { id: c.id } } })) });
   const confirm = useMutation({ mutationFn: () => ok(api.POST('/channels/{id}/confirmation', { params: { path: { id: c.id } } })) });
+  // The setup checklist's "a channel that can deliver" depends on a channel being on and present.
+  const toggle = useMutation({
+    mutationFn: (enabled: boolean) => ok(api.PATCH('/channels/{id}', { params: { path: { id: c.id } }, body: { enabled } })),
+    onSuccess: (_r, enabled) => {
+      qc.setQueryData<Channel[]>(keys.channels, (list) => list?.map((x) => (x.id === c.id ? { ...x, enabled } : x)));
+      void qc.invalidateQueries({ queryKey: keys.setup });
+    },
+  });
+  const remove = useMutation({
+    mutationFn: () => ok(api.DELETE('/channels/{id}', { params: { path: { id: c.id } } })),
+    onSuccess: () => {
+      qc.setQueryData<Channel[]>(keys.channels, (list) => list?.filter((x) => x.id !== c.id));
+      void qc.invalidateQueries({ queryKey: keys.setup });
+    },
+  });
   const outcome = test.data ? (test.data.data.delivered ? 'Delivered.' : `Not delivered: ${test.data.data.error ?? 'no reason given'}`)
     : test.error instanceof VigilApiError ? test.error.message : null;
   const label = CHANNEL_KINDS.find(([k]) => k === c.kind)?.[1] ?? c.kind;
+  const manage = can('notification_channel:manage') && !(confined && c.workspaceId === null);
   return (
     <li>
       <div className="spread">
@@ -20,15 +48,21 @@ export function ChannelRow({ channel: c }: { channel: Schema<'Channel'> }) {
             : c.confirmed ? <span className="status up">Confirmed</span> : <span className="status degraded">Not confirmed yet</span>}
         </span>
       </div>
-      {can('notification_channel:manage') && (
+      {manage && (
         <div className="row small">
           <button type="button" className="secondary" disabled={test.isPending} onClick={() => test.mutate()} aria-label={`Send a test to ${c.name}`}>Send a test</button>
           {!c.confirmed && (
             <button type="button" className="secondary" disabled={confirm.isPending} onClick={() => confirm.mutate()} aria-label={`Ask to confirm again: ${c.name}`}>Ask to confirm again</button>
           )}
+          <button type="button" className="secondary" disabled={toggle.isPending} onClick={() => toggle.mutate(!c.enabled)}
+            aria-label={`${c.enabled ? 'Switch off' : 'Switch on'} ${c.name}`}>{c.enabled ? 'Switch off' : 'Switch on'}</button>
+          <ConfirmButton label="Delete" name={`Delete ${c.name}`} question={`Delete ${c.name}? It is removed from every monitor.`}
+            confirmLabel="Delete the channel" pending={remove.isPending} onConfirm={() => remove.mutate()} />
           <span role="status">{test.isPending ? 'Sending…' : outcome}{confirm.data ? (confirm.data.data.sent ? ' Confirmation request sent.' : ' Nothing to send.') : ''}</span>
         </div>
       )}
+      {!manage && can('notification_channel:manage') && <p className="muted small">Organisation-wide: changed by members who are not limited to workspaces.</p>}
+      <FormError error={toggle.error ?? remove.error ?? (confirm.error instanceof VigilApiError ? confirm.error : null)} />
     </li>
   );
 }

@@ -16,6 +16,7 @@ export const keys = {
   maintenance: ['maintenance'] as const,
   channels: ['channels'] as const,
   hosts: ['hosts'] as const,
+  host: (id: string) => ['hosts', id] as const,
   probes: ['probes'] as const,
 };
 
@@ -57,6 +58,7 @@ export const q = {
   onCall: () => queryOptions({ queryKey: keys.onCall, queryFn: () => data(ok(api.GET('/on-call'))) }),
   channels: () => queryOptions({ queryKey: keys.channels, queryFn: () => data(ok(api.GET('/channels'))) }),
   hosts: () => queryOptions({ queryKey: keys.hosts, queryFn: () => data(ok(api.GET('/hosts'))) }),
+  host: (id: string) => queryOptions({ queryKey: keys.host(id), queryFn: () => data(ok(api.GET('/hosts/{id}', { params: { path: { id } } }))) }),
   probes: () => queryOptions({ queryKey: keys.probes, queryFn: () => data(ok(api.GET('/probes'))) }),
   maintenance: () => queryOptions({ queryKey: keys.maintenance, queryFn: () => data(ok(api.GET('/maintenance'))) }),
 };

@@ -19,7 +19,8 @@ export function appPathOf(hit: Hit): string | null {
   switch (hit.type) {
     case 'monitor': return `/monitors/${hit.id}`;
     case 'incident': case 'postmortem': return `/incidents/${hit.id}`;
-    case 'host': case 'probe': return '/hosts';
+    case 'host': return `/hosts/${hit.id}`;
+    case 'probe': return '/hosts';
     case 'channel': return '/channels';
     case 'maintenance': return '/maintenance';
     default: return null;
