@@ -7,11 +7,12 @@
 export type Permission =
   | 'monitor:create' | 'monitor:update' | 'monitor:pause' | 'monitor:delete'
   | 'incident:acknowledge' | 'incident:resolve' | 'incident:comment'
-  | 'status_page:manage' | 'notification_channel:manage' | 'org:update';
+  | 'status_page:manage' | 'notification_channel:manage' | 'maintenance:manage' | 'org:update';
 
 const OPERATE: Permission[] = [
   'monitor:create', 'monitor:update', 'monitor:pause', 'monitor:delete',
   'incident:acknowledge', 'incident:resolve', 'incident:comment', 'status_page:manage', 'notification_channel:manage',
+  'maintenance:manage',
 ];
 
 const BY_ROLE: Record<string, readonly Permission[]> = {
