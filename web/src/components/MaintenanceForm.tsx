@@ -95,6 +95,9 @@ export function MaintenanceForm({ existing, workspaces, monitors }: {
   });
   const leftOver = save.data?.leftOver ?? null;
   const errors = fieldErrors(save.error, names, monitorIds);
+  // A refused field the form has no place for is said in the banner, with the server's words.
+  const placed = new Set(['title', 'description', 'monitorIds', 'timezone', 'startsAt', 'endsAt', 'recurrenceRule', ...(workspaces.length > 1 ? ['workspaceId'] : [])]);
+  const unplaced = Object.entries(errors).filter(([k]) => !placed.has(k));
   const general = save.error && Object.keys(errors).length === 0 && !(save.error instanceof Unsaved) ? save.error.message : null;
   const submit = (e: FormEvent) => { e.preventDefault(); save.mutate(); };
   const single = workspaces.length <= 1;
@@ -116,7 +119,6 @@ export function MaintenanceForm({ existing, workspaces, monitors }: {
             </select>
           </Field>
         )}
-        {single && errors.workspaceId && <p role="alert" className="error">{errors.workspaceId}</p>}
         <MonitorPicker monitors={inWorkspace} selected={monitorIds} onChange={setMonitorIds} error={errors.monitorIds} />
       </section>
       <section className="card" aria-labelledby="when-title">
@@ -126,7 +128,7 @@ export function MaintenanceForm({ existing, workspaces, monitors }: {
             {zones.map((z) => <option key={z} value={z}>{z}</option>)}
           </select>
         </Field>
-        <div className="row">
+        <div className="row top">
           <Field label="Starts" error={errors.startsAt}>
             <input type="datetime-local" required value={schedule.start} onChange={(e) => set({ start: e.target.value })} />
           </Field>
@@ -152,6 +154,7 @@ export function MaintenanceForm({ existing, workspaces, monitors }: {
       {existing && <p className="muted small">Saving replaces this window with the changed one; its address changes.{existing.notifySubscribers || notifySubscribers ? ' Subscribers are told of the changed window when “Tell status-page subscribers” is ticked.' : ''}</p>}
       {general && <p role="alert" className="error">{general}</p>}
       {leftOver && <p role="alert" className="error">{leftOver} <Link to="/maintenance">Maintenance windows</Link></p>}
+      {unplaced.map(([k, reason]) => <p key={k} role="alert" className="error">{k}: {reason}</p>)}
       {Object.keys(errors).length > 0 && <p role="alert" className="error">Some fields need another look.</p>}
       <div className="row">
         <button type="submit" disabled={save.isPending}>{existing ? 'Save changes' : 'Create the window'}</button>

@@ -28,7 +28,7 @@ export function RecurrenceFields({ schedule: s, set, error, startDay }: {
         </Field>
       )}
       {(s.repeat === 'daily' || s.repeat === 'weekly' || s.repeat === 'monthly') && (
-        <div className="row">
+        <div className="row top">
           <Field label={`Every how many ${UNIT[s.repeat]}`}>
             <input type="number" min={1} max={10000} value={s.interval} onChange={(e) => set({ interval: e.target.value })} />
           </Field>

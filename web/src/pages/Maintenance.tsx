@@ -13,7 +13,7 @@ export default function Maintenance() {
   const manage = can('maintenance:manage');
   return (
     <>
-      <div className="spread">
+      <div className="spread page-head">
         <h1>Maintenance</h1>
         {manage && <Link className="button" to="/maintenance/new">Plan a window</Link>}
       </div>
