@@ -254,7 +254,7 @@ test('a member confined to one workspace plans a window among its monitors only'
   await p.getByLabel('Repeats').selectOption('daily');
   await p.getByRole('region', { name: 'Preview' }).getByText(/^Every day/).waitFor();
   await p.getByRole('button', { name: 'Create the window' }).click();
-  await p.getByRole('region', { name: 'Maintenance windows' }).getByRole('strong').getByText('Team B deploy').waitFor();
+  await p.getByRole('region', { name: 'Maintenance windows' }).getByText('Team B deploy').waitFor();
   const made = (await listed()).find((w) => w.title === 'Team B deploy');
   expect({ workspaceId: made.workspaceId, monitorIds: made.monitorIds, rule: made.recurrenceRule, timezone: made.timezone })
     .toEqual({ workspaceId: teamB, monitorIds: [teamApi], rule: 'FREQ=DAILY', timezone: 'Europe/Paris' });

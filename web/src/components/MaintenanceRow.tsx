@@ -45,11 +45,9 @@ export function MaintenanceRow({ window: m }: { window: Window }) {
       </div>
       {can('maintenance:manage') && (
         <div className="row">
-          <Link className="button secondary" to={`/maintenance/${m.id}/edit`}>Edit<span className="visually-hidden"> {m.title}</span></Link>
-          <button type="button" className="danger" disabled={remove.isPending}
-            onClick={() => { if (window.confirm(confirmText)) remove.mutate(); }}>
-            {ending ? 'End now' : 'Delete'}<span className="visually-hidden"> {m.title}</span>
-          </button>
+          <Link className="button secondary" to={`/maintenance/${m.id}/edit`} aria-label={`Edit ${m.title}`}>Edit</Link>
+          <button type="button" className="danger" disabled={remove.isPending} aria-label={`${ending ? 'End now' : 'Delete'} ${m.title}`}
+            onClick={() => { if (window.confirm(confirmText)) remove.mutate(); }}>{ending ? 'End now' : 'Delete'}</button>
           {remove.error && <span role="alert" className="error small">{remove.error.message}</span>}
         </div>
       )}
