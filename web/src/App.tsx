@@ -21,6 +21,7 @@ const IncidentDetail = lazy(() => import('./pages/IncidentDetail'));
 const NotFound = lazy(() => import('./pages/NotFound'));
 const OnCall = lazy(() => import('./pages/OnCall'));
 const Maintenance = lazy(() => import('./pages/Maintenance'));
+const MaintenanceEdit = lazy(() => import('./pages/MaintenanceEdit'));
 const Channels = lazy(() => import('./pages/Channels'));
 const Hosts = lazy(() => import('./pages/Hosts'));
 const Settings = lazy(() => import('./pages/settings/Settings'));
@@ -62,6 +63,8 @@ export function App() {
             <Route path="/incidents/:id" element={<IncidentDetail />} />
             <Route path="/on-call" element={<OnCall />} />
             <Route path="/maintenance" element={<Maintenance />} />
+            <Route path="/maintenance/new" element={<MaintenanceEdit />} />
+            <Route path="/maintenance/:id/edit" element={<MaintenanceEdit />} />
             <Route path="/channels" element={<Channels />} />
             <Route path="/hosts" element={<Hosts />} />
             <Route path="/settings/*" element={<Settings />} />

@@ -1,42 +1,33 @@
 import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
 import { q } from '../lib/queries';
+import { useMe } from '../lib/me';
 import { Loading } from '../components/Loading';
 import { ErrorView } from '../components/ErrorView';
-import { RecurrenceText } from '../components/RecurrenceText';
-import { formatDateTime } from '../lib/format';
+import { MaintenanceRow } from '../components/MaintenanceRow';
 
-/** Maintenance windows: what is in progress and what comes next, each rule in words (read-only in part 1). */
+/** Maintenance windows in progress or to come, each rule in words; planning, changing and deleting them for those who may. */
 export default function Maintenance() {
+  const { can } = useMe();
   const list = useQuery(q.maintenance());
+  const manage = can('maintenance:manage');
   return (
     <>
-      <h1>Maintenance</h1>
+      <div className="spread page-head">
+        <h1>Maintenance</h1>
+        {manage && <Link className="button" to="/maintenance/new">Plan a window</Link>}
+      </div>
       {list.isPending ? <Loading label="Loading maintenance windows" />
         : list.isError ? <ErrorView error={list.error} retry={() => void list.refetch()} />
           : list.data.length === 0 ? (
-            <section className="card"><p>No maintenance window. Plan one with the API (<a href="/docs">API reference</a>, maintenance) to silence alerts while you work.</p></section>
-          ) : (
             <section className="card">
-              <ul className="plain">
-                {list.data.map((m) => (
-                  <li key={m.id}>
-                    <div className="spread">
-                      <strong>{m.title}</strong>
-                      {m.active && <span className="status degraded">In progress</span>}
-                    </div>
-                    <div className="small">
-                      {m.recurrenceRule ? <RecurrenceText rule={m.recurrenceRule} timezone={m.timezone} /> : 'Once'}
-                      {' · '}{m.monitorIds.length} monitor{m.monitorIds.length === 1 ? '' : 's'}
-                      {m.keepChecking ? ' · checks keep running' : ' · checks paused'}
-                    </div>
-                    <div className="muted small">
-                      {m.nextOccurrence
-                        ? <>{m.active ? 'Now' : 'Next'}: <time dateTime={m.nextOccurrence.startsAt}>{formatDateTime(m.nextOccurrence.startsAt)}</time> – <time dateTime={m.nextOccurrence.endsAt}>{formatDateTime(m.nextOccurrence.endsAt)}</time></>
-                        : 'No occurrence ahead.'}
-                    </div>
-                  </li>
-                ))}
-              </ul>
+              <p>No maintenance window. {manage
+                ? <>Plan one to silence alerts while you work: <Link to="/maintenance/new">plan a window</Link>.</>
+                : 'Ask a member of your organisation to plan one before work that would alert.'}</p>
+            </section>
+          ) : (
+            <section className="card" aria-label="Maintenance windows">
+              <ul className="plain">{list.data.map((m) => <MaintenanceRow key={m.id} window={m} />)}</ul>
             </section>
           )}
     </>

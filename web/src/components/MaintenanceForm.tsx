@@ -1,0 +1,165 @@
+import { useMemo, useState, type FormEvent } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { Link, useNavigate } from 'react-router';
+import { DateTime } from 'luxon';
+import { api, ok, VigilApiError, type Schema } from '../lib/api';
+import { keys } from '../lib/queries';
+import { browserZone, plan, scheduleOf, WEEKDAYS, zoneList, type Schedule } from '../lib/maintenance';
+import { Field } from './Field';
+import { MonitorPicker } from './MonitorPicker';
+import { RecurrenceFields } from './RecurrenceFields';
+import { OccurrencePreview } from './OccurrencePreview';
+
+type Window = Schema<'MaintenanceWindow'>;
+
+/** A schedule the form itself cannot send yet (said at the recurrence field). */
+class Unsaved extends Error {}
+
+/** A new window starts at the next full hour and lasts an hour. */
+function fresh(): Schedule {
+  const zone = browserZone();
+  const start = DateTime.now().setZone(zone).startOf('hour').plus({ hours: 1 });
+  const f = "yyyy-LL-dd'T'HH:mm";
+  return { start: start.toFormat(f), end: start.plus({ hours: 1 }).toFormat(f), timezone: zone, repeat: 'none', interval: '1', days: [], until: '', custom: '' };
+}
+
+/** The server's reason per field: `monitorIds.3` is said at the monitors, naming the monitor. */
+function fieldErrors(e: unknown, names: Map<string, string>, sent: string[]): Record<string, string> {
+  if (!(e instanceof VigilApiError) || !e.details) return {};
+  const out: Record<string, string> = {};
+  const all = e.details.fields.length ? e.details.fields : [{ field: e.details.field, reason: e.details.reason }];
+  for (const f of all) {
+    const [key, index] = f.field.split('.');
+    const which = key === 'monitorIds' && index !== undefined ? names.get(sent[Number(index)] ?? '') ?? sent[Number(index)] : null;
+    out[key!] ??= which ? `${which}: ${f.reason}` : f.reason;
+  }
+  return out;
+}
+
+/**
+ * Creates a window, or edits one. The contract has no update operation for
+ * windows: an edit creates the changed window, then deletes the earlier one
+ * (in that order, so a window in progress never lapses; a refused change
+ * leaves the earlier window as it was).
+ */
+export function MaintenanceForm({ existing, workspaces, monitors }: {
+  existing: Window | null; workspaces: Schema<'Workspace'>[]; monitors: Schema<'Monitor'>[];
+}) {
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const [title, setTitle] = useState(existing?.title ?? '');
+  const [description, setDescription] = useState(existing?.description ?? '');
+  const [workspaceId, setWorkspaceId] = useState(existing?.workspaceId ?? workspaces.find((w) => w.isDefault)?.id ?? workspaces[0]?.id ?? '');
+  const [monitorIds, setMonitorIds] = useState<string[]>(existing?.monitorIds ?? []);
+  const [schedule, setSchedule] = useState<Schedule>(() => (existing ? scheduleOf(existing) : fresh()));
+  const [keepChecking, setKeepChecking] = useState(existing?.keepChecking ?? true);
+  const [showOnStatusPage, setShowOnStatusPage] = useState(existing?.showOnStatusPage ?? true);
+  const [notifySubscribers, setNotifySubscribers] = useState(existing?.notifySubscribers ?? false);
+  const set = (patch: Partial<Schedule>) => setSchedule((s) => ({ ...s, ...patch }));
+
+  const zones = useMemo(() => zoneList(schedule.timezone), [schedule.timezone]);
+  const inWorkspace = useMemo(() => monitors.filter((m) => m.workspace.id === workspaceId), [monitors, workspaceId]);
+  const names = useMemo(() => new Map(monitors.map((m) => [m.id, m.name])), [monitors]);
+  const planned = useMemo(() => plan(schedule), [schedule]);
+  const startDay = useMemo(() => {
+    const dt = DateTime.fromISO(schedule.start, { zone: schedule.timezone });
+    return dt.isValid ? WEEKDAYS[dt.weekday - 1]! : null;
+  }, [schedule.start, schedule.timezone]);
+
+  const save = useMutation({
+    mutationFn: async () => {
+      if (planned.problem) throw new Unsaved(planned.problem);
+      const common = { title, description: description.trim() ? description : null, workspaceId, monitorIds, timezone: schedule.timezone, keepChecking, showOnStatusPage, notifySubscribers };
+      const made: Window[] = [];
+      try {
+        for (const w of planned.windows) made.push((await ok(api.POST('/maintenance', { body: { ...common, ...w } }))).data);
+      } catch (e) {
+        // All the days of a weekly plan or none: the ones already made are taken back.
+        for (const m of made) await ok(api.DELETE('/maintenance', { params: { query: { id: m.id } } })).catch(() => undefined);
+        throw e;
+      }
+      if (existing) {
+        try {
+          await ok(api.DELETE('/maintenance', { params: { query: { id: existing.id } } }));
+        } catch (e) {
+          // Already gone is what was wanted; anything else is said, and the changed window stays saved.
+          if (!(e instanceof VigilApiError && e.status === 404)) {
+            return { leftOver: `The changed window is saved, but the earlier one could not be removed (${e instanceof Error ? e.message : String(e)}): delete it from the list.` };
+          }
+        }
+      }
+      return { leftOver: null };
+    },
+    onSuccess: (r) => { if (!r.leftOver) navigate('/maintenance'); },
+    onSettled: () => void qc.invalidateQueries({ queryKey: keys.maintenance }),
+  });
+  const leftOver = save.data?.leftOver ?? null;
+  const errors = fieldErrors(save.error, names, monitorIds);
+  // A refused field the form has no place for is said in the banner, with the server's words.
+  const placed = new Set(['title', 'description', 'monitorIds', 'timezone', 'startsAt', 'endsAt', 'recurrenceRule', ...(workspaces.length > 1 ? ['workspaceId'] : [])]);
+  const unplaced = Object.entries(errors).filter(([k]) => !placed.has(k));
+  const general = save.error && Object.keys(errors).length === 0 && !(save.error instanceof Unsaved) ? save.error.message : null;
+  const submit = (e: FormEvent) => { e.preventDefault(); save.mutate(); };
+  const single = workspaces.length <= 1;
+
+  return (
+    <form onSubmit={submit} aria-labelledby="form-title">
+      <h1 id="form-title">{existing ? `Edit ${existing.title}` : 'New maintenance window'}</h1>
+      <section className="card">
+        <Field label="Title" hint="Shown on status pages when the window is." error={errors.title}>
+          <input required maxLength={200} value={title} onChange={(e) => setTitle(e.target.value)} />
+        </Field>
+        <Field label="Description (optional)" hint="What is done and why; up to 5,000 characters." error={errors.description}>
+          <textarea className="prose" maxLength={5000} value={description} onChange={(e) => setDescription(e.target.value)} />
+        </Field>
+        {!single && (
+          <Field label="Workspace" error={errors.workspaceId}>
+            <select value={workspaceId} onChange={(e) => { setWorkspaceId(e.target.value); setMonitorIds([]); }}>
+              {workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
+            </select>
+          </Field>
+        )}
+        <MonitorPicker monitors={inWorkspace} selected={monitorIds} onChange={setMonitorIds} error={errors.monitorIds} />
+      </section>
+      <section className="card" aria-labelledby="when-title">
+        <h2 id="when-title">When</h2>
+        <Field label="Time zone" hint="The window repeats at the same local time in this zone; the start and end below are read in it." error={errors.timezone}>
+          <select value={schedule.timezone} onChange={(e) => set({ timezone: e.target.value })}>
+            {zones.map((z) => <option key={z} value={z}>{z}</option>)}
+          </select>
+        </Field>
+        <div className="row top">
+          <Field label="Starts" error={errors.startsAt}>
+            <input type="datetime-local" required value={schedule.start} onChange={(e) => set({ start: e.target.value })} />
+          </Field>
+          <Field label="Ends" error={errors.endsAt}>
+            <input type="datetime-local" required value={schedule.end} onChange={(e) => set({ end: e.target.value })} />
+          </Field>
+        </div>
+        <RecurrenceFields schedule={schedule} set={set} startDay={startDay}
+          error={errors.recurrenceRule ?? (save.error instanceof Unsaved ? save.error.message : null)} />
+      </section>
+      <OccurrencePreview plan={planned} timezone={schedule.timezone} />
+      <section className="card" aria-labelledby="during-title">
+        <h2 id="during-title">During the window</h2>
+        <p className="small">Nobody is paged for these monitors.</p>
+        <fieldset className="choices-plain">
+          <legend>Checks</legend>
+          <label className="check"><input type="radio" name="keepChecking" checked={keepChecking} onChange={() => setKeepChecking(true)} />Keep checking: the minutes are recorded and count toward uptime</label>
+          <label className="check"><input type="radio" name="keepChecking" checked={!keepChecking} onChange={() => setKeepChecking(false)} />Pause checks: nothing is checked, the history has a gap</label>
+        </fieldset>
+        <label className="check"><input type="checkbox" checked={showOnStatusPage} onChange={(e) => setShowOnStatusPage(e.target.checked)} />Show on status pages</label>
+        <label className="check"><input type="checkbox" checked={notifySubscribers} onChange={(e) => setNotifySubscribers(e.target.checked)} />Tell status-page subscribers when it is planned and when it starts</label>
+      </section>
+      {existing && <p className="muted small">Saving replaces this window with the changed one; its address changes.{existing.notifySubscribers || notifySubscribers ? ' Subscribers are told of the changed window when “Tell status-page subscribers” is ticked.' : ''}</p>}
+      {general && <p role="alert" className="error">{general}</p>}
+      {leftOver && <p role="alert" className="error">{leftOver} <Link to="/maintenance">Maintenance windows</Link></p>}
+      {unplaced.map(([k, reason]) => <p key={k} role="alert" className="error">{k}: {reason}</p>)}
+      {Object.keys(errors).length > 0 && <p role="alert" className="error">Some fields need another look.</p>}
+      <div className="row">
+        <button type="submit" disabled={save.isPending}>{existing ? 'Save changes' : 'Create the window'}</button>
+        <button type="button" className="secondary" onClick={() => navigate('/maintenance')}>Cancel</button>
+      </div>
+    </form>
+  );
+}
