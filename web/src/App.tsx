@@ -23,6 +23,8 @@ const OnCall = lazy(() => import('./pages/OnCall'));
 const Maintenance = lazy(() => import('./pages/Maintenance'));
 const Channels = lazy(() => import('./pages/Channels'));
 const Hosts = lazy(() => import('./pages/Hosts'));
+const ScheduleEdit = lazy(() => import('./pages/ScheduleEdit'));
+const PolicyEdit = lazy(() => import('./pages/PolicyEdit'));
 
 /** Pages anyone may open, signed in or not. */
 const PUBLIC = ['/sign-in', '/forgot-password', '/reset-password'];
@@ -58,6 +60,10 @@ export function App() {
             <Route path="/incidents" element={<IncidentList />} />
             <Route path="/incidents/:id" element={<IncidentDetail />} />
             <Route path="/on-call" element={<OnCall />} />
+            <Route path="/on-call/schedules/new" element={<ScheduleEdit />} />
+            <Route path="/on-call/schedules/:id/edit" element={<ScheduleEdit />} />
+            <Route path="/on-call/policies/new" element={<PolicyEdit />} />
+            <Route path="/on-call/policies/:id/edit" element={<PolicyEdit />} />
             <Route path="/maintenance" element={<Maintenance />} />
             <Route path="/channels" element={<Channels />} />
             <Route path="/hosts" element={<Hosts />} />

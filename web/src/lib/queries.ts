@@ -17,6 +17,7 @@ export const keys = {
   channels: ['channels'] as const,
   hosts: ['hosts'] as const,
   probes: ['probes'] as const,
+  members: ['members'] as const,
 };
 
 const data = <T,>(p: Promise<{ data: T }>) => p.then((r) => r.data);
@@ -59,4 +60,6 @@ export const q = {
   hosts: () => queryOptions({ queryKey: keys.hosts, queryFn: () => data(ok(api.GET('/hosts'))) }),
   probes: () => queryOptions({ queryKey: keys.probes, queryFn: () => data(ok(api.GET('/probes'))) }),
   maintenance: () => queryOptions({ queryKey: keys.maintenance, queryFn: () => data(ok(api.GET('/maintenance'))) }),
+  /** The organisation's members (on-call participants, covers and steps pick from them). */
+  members: () => queryOptions({ queryKey: keys.members, queryFn: () => data(ok(api.GET('/members'))).then((d) => d.members) }),
 };
