@@ -17,7 +17,8 @@ export default function OnCall() {
   const { me, can } = useMe();
   const manage = can('notification_channel:manage');
   // An edit replaces the record (the contract has no update): offered only to callers who see all of it.
-  const editable = manage && !isConfined(me);
+  const confined = isConfined(me);
+  const editable = manage && !confined;
   const data = useQuery(q.onCall());
   const needMonitors = !!data.data?.escalationPolicies.some((p) => p.monitorIds.length);
   const members = useQuery({ ...q.members(), enabled: manage });
@@ -44,7 +45,8 @@ export default function OnCall() {
             : 'Ask someone who manages channels in your organisation to create one.'}</p>
         </section>
       ) : d.schedules.map((s) => (
-        <ScheduleCard key={s.id} schedule={s} data={d} manage={manage} editable={editable}
+        // An organisation-wide schedule is not a confined caller's to change or cover (the server refuses it).
+        <ScheduleCard key={s.id} schedule={s} data={d} manage={manage && (!confined || s.workspaceId !== null)} editable={editable}
           people={members.data ?? s.participants} />
       ))}
       {(d.escalationPolicies.length > 0 || manage) && (
