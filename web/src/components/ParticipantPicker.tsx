@@ -32,7 +32,7 @@ export function ParticipantPicker({ members, value, onChange, error }: {
               <span className="row small">
                 <button type="button" className="secondary" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${name(uid)} up`}>Up</button>
                 <button type="button" className="secondary" disabled={i === value.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${name(uid)} down`}>Down</button>
-                <button type="button" className="secondary" onClick={() => onChange(value.filter((x) => x !== uid))} aria-label={`Take ${name(uid)} out`}>Take out</button>
+                <button type="button" className="secondary" onClick={() => onChange(value.filter((x) => x !== uid))} aria-label={`Take out ${name(uid)}`}>Take out</button>
               </span>
             </li>
           ))}
