@@ -25,7 +25,7 @@ export function CoverForm({ schedule, people, onDone }: { schedule: Schema<'Sche
   const zone = browserZone();
   const submit = (ev: FormEvent) => { ev.preventDefault(); add.mutate(); };
   return (
-    <form onSubmit={submit} className="notice" aria-label={`Add a cover for ${schedule.name}`}>
+    <form onSubmit={submit} className="notice editor" aria-label={`Add a cover for ${schedule.name}`}>
       <Field label="Who covers" error={reasonAt(e, 'userId')}>
         <select value={userId} onChange={(x) => setUserId(x.target.value)}>
           {people.map((p) => <option key={p.userId} value={p.userId}>{who(p)}</option>)}

@@ -40,7 +40,7 @@ export function PolicyForm({ existing, targets, monitors, confined }: {
   const submit = (ev: FormEvent) => { ev.preventDefault(); save.mutate(); };
   const last = steps[steps.length - 1];
   return (
-    <form onSubmit={submit} className="card">
+    <form onSubmit={submit} className="card editor">
       {existing && <p className="notice small">Saving replaces the policy: escalations of it that are running now stop.</p>}
       <Field label="Name" error={reason('name')}>
         <input required maxLength={100} value={name} onChange={(x) => setName(x.target.value)} />

@@ -28,7 +28,12 @@ export function PolicyList({ policies, monitors, manage, editable }: {
           {policies.map((p) => (
             <li key={p.id}>
               <div className="spread">
-                <span><strong>{p.name}</strong>: {p.steps.map(stepText).join('; ')}{p.repeat ? `; repeated ${p.repeat}×` : ''}</span>
+                <span>
+                  <strong>{p.name}</strong>: {p.steps.map(stepText).join('; ')}{p.repeat ? `; repeated ${p.repeat}×` : ''}
+                  <br /><span className="muted small">
+                    {p.monitorIds.length ? `For ${p.monitorIds.map((id) => monitors.get(id) ?? id).join(', ')}` : 'For no monitor yet'}
+                  </span>
+                </span>
                 {manage && (
                   <span className="row small">
                     {editable && <Link className="button secondary" to={`/on-call/policies/${p.id}/edit`} aria-label={`Edit ${p.name}`}>Edit</Link>}
@@ -38,9 +43,6 @@ export function PolicyList({ policies, monitors, manage, editable }: {
                   </span>
                 )}
               </div>
-              <span className="muted small">
-                {p.monitorIds.length ? `For ${p.monitorIds.map((id) => monitors.get(id) ?? id).join(', ')}` : 'For no monitor yet'}
-              </span>
             </li>
           ))}
         </ul>

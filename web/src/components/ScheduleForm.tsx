@@ -35,15 +35,17 @@ export function ScheduleForm({ existing, data, members, workspaces, confined }: 
     onSettled: () => qc.invalidateQueries({ queryKey: keys.onCall }),
   });
   const e = save.error;
-  const submit = (ev: FormEvent) => { ev.preventDefault(); save.mutate(); };
+  const [noOne, setNoOne] = useState(false);
+  // An empty rotation is refused here, where the reason can be said in words, before the server's schema would.
+  const submit = (ev: FormEvent) => { ev.preventDefault(); setNoOne(participants.length === 0); if (participants.length) save.mutate(); };
   return (
-    <form onSubmit={submit} className="card">
+    <form onSubmit={submit} className="card editor">
       {existing && <p className="notice small">Saving replaces the schedule: the rotation starts again with the first participant at the last handoff; its covers and the escalation policies that page it move to the new one.</p>}
       <Field label="Name" error={reasonAt(e, 'name')}>
         <input required maxLength={100} value={name} onChange={(x) => setName(x.target.value)} />
       </Field>
       <ParticipantPicker members={members} value={participants} onChange={setParticipants}
-        error={reasonAt(e, 'participantIds') ?? participants.map((_, i) => reasonAt(e, `participantIds.${i}`)).find(Boolean) ?? null} />
+        error={(noOne && !participants.length ? 'Add at least one person.' : null) ?? reasonAt(e, 'participantIds') ?? participants.map((_, i) => reasonAt(e, `participantIds.${i}`)).find(Boolean) ?? null} />
       <Field label="Shift length (hours)" hint="24 for daily shifts, 168 for weekly; 1 to 720." error={reasonAt(e, 'shiftLengthHours')}>
         <input type="number" required min={1} max={720} step={1} value={shift} onChange={(x) => setShift(x.target.value)} />
       </Field>
@@ -63,7 +65,7 @@ export function ScheduleForm({ existing, data, members, workspaces, confined }: 
       </Field>
       <FormError error={e} shownAt={(f) => SHOWN.test(f)} />
       <div className="row">
-        <button type="submit" disabled={save.isPending || participants.length === 0}>{existing ? 'Save the schedule' : 'Create the schedule'}</button>
+        <button type="submit" disabled={save.isPending}>{existing ? 'Save the schedule' : 'Create the schedule'}</button>
         <button type="button" className="secondary" onClick={() => navigate('/on-call')}>Cancel</button>
       </div>
     </form>

@@ -25,10 +25,10 @@ export function StepRow({ n, step, targets, onChange, onRemove, reason }: {
   return (
     <li>
       <div className="row wrap-fields">
-        <Field label={`Step ${n}: after (minutes)`} hint="Since the incident opened." error={reason(`${at}.afterMinutes`)}>
+        <Field label={<><span className="visually-hidden">Step {n}: </span>After (minutes)</>} hint="Since the incident opened." error={reason(`${at}.afterMinutes`)}>
           <input type="number" required min={0} max={10080} value={step.afterMinutes} onChange={(e) => onChange({ ...step, afterMinutes: e.target.value })} />
         </Field>
-        <Field label={`Step ${n}: notify`} error={reason(`${at}.targetType`)}>
+        <Field label={<><span className="visually-hidden">Step {n}: </span>Notify</>} error={reason(`${at}.targetType`)}>
           <select value={step.targetType} onChange={(e) => {
             const targetType = e.target.value as TargetType;
             onChange({ afterMinutes: step.afterMinutes, targetType, targetId: targetOptions(targets, targetType)[0]?.[0] ?? '' });
@@ -36,7 +36,7 @@ export function StepRow({ n, step, targets, onChange, onRemove, reason }: {
             {TYPES.map(([v, label]) => <option key={v} value={v}>{label}</option>)}
           </select>
         </Field>
-        <Field label={`Step ${n}: who`} error={reason(`${at}.targetId`)}>
+        <Field label={<><span className="visually-hidden">Step {n}: </span>Who</>} error={reason(`${at}.targetId`)}>
           <select required value={step.targetId} onChange={(e) => onChange({ ...step, targetId: e.target.value, gone: undefined })}>
             {options.length === 0 && !step.gone && <option value="">None to choose</option>}
             {step.gone && <option value={step.targetId}>{step.gone}</option>}

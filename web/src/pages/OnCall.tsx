@@ -29,7 +29,7 @@ export default function OnCall() {
   const monitorNames = new Map((monitors.data ?? []).map((m) => [m.id, m.name]));
   return (
     <>
-      <div className="spread">
+      <div className="spread page-head">
         <h1>On-call</h1>
         {manage && <Link className="button" to="/on-call/schedules/new">New schedule</Link>}
       </div>
