@@ -20,7 +20,9 @@ export function PolicyForm({ existing, targets, monitors, confined }: {
 }) {
   const qc = useQueryClient();
   const navigate = useNavigate();
-  const first = (): StepDraft => ({ afterMinutes: '0', targetType: 'schedule', targetId: targetOptions(targets, 'schedule')[0]?.[0] ?? '' });
+  // A new step pages a schedule's on-call person, or a person while there is no schedule.
+  const firstType = targets.schedules.length ? 'schedule' : 'user';
+  const first = (): StepDraft => ({ afterMinutes: '0', targetType: firstType, targetId: targetOptions(targets, firstType)[0]?.[0] ?? '' });
   const [name, setName] = useState(existing?.name ?? '');
   const [repeat, setRepeat] = useState(String(existing?.repeat ?? 0));
   const [monitorIds, setMonitorIds] = useState<string[]>(existing?.monitorIds ?? []);
