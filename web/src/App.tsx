@@ -27,6 +27,8 @@ const Hosts = lazy(() => import('./pages/Hosts'));
 const Settings = lazy(() => import('./pages/settings/Settings'));
 const Search = lazy(() => import('./pages/Search'));
 const HostDetail = lazy(() => import('./pages/HostDetail'));
+const ScheduleEdit = lazy(() => import('./pages/ScheduleEdit'));
+const PolicyEdit = lazy(() => import('./pages/PolicyEdit'));
 
 /** Pages anyone may open, signed in or not. */
 const PUBLIC = ['/sign-in', '/forgot-password', '/reset-password'];
@@ -62,6 +64,10 @@ export function App() {
             <Route path="/incidents" element={<IncidentList />} />
             <Route path="/incidents/:id" element={<IncidentDetail />} />
             <Route path="/on-call" element={<OnCall />} />
+            <Route path="/on-call/schedules/new" element={<ScheduleEdit />} />
+            <Route path="/on-call/schedules/:id/edit" element={<ScheduleEdit />} />
+            <Route path="/on-call/policies/new" element={<PolicyEdit />} />
+            <Route path="/on-call/policies/:id/edit" element={<PolicyEdit />} />
             <Route path="/maintenance" element={<Maintenance />} />
             <Route path="/maintenance/new" element={<MaintenanceEdit />} />
             <Route path="/maintenance/:id/edit" element={<MaintenanceEdit />} />

@@ -1,7 +1,7 @@
-import { useId, type ReactElement, cloneElement } from 'react';
+import { useId, type ReactElement, type ReactNode, cloneElement } from 'react';
 
 /** A labelled control with its hint and the server's reason when it refused the value. */
-export function Field({ label, hint, error, children }: { label: string; hint?: string; error?: string | null; children: ReactElement<Record<string, unknown>> }) {
+export function Field({ label, hint, error, children }: { label: ReactNode; hint?: string; error?: string | null; children: ReactElement<Record<string, unknown>> }) {
   const id = useId();
   const hintId = `${id}-hint`;
   const errorId = `${id}-error`;

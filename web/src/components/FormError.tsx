@@ -1,9 +1,19 @@
 import { VigilApiError } from '../lib/api';
 
-/** A refused write in the server's words, unless one of the form's fields (`fields`) already shows it. */
-export function FormError({ error, fields = [] }: { error: unknown; fields?: string[] }) {
+/** The fields a refusal names (`details.fields`, else `details.field`); none for a refusal without details. */
+export function refusedFields(e: unknown): string[] {
+  if (!(e instanceof VigilApiError) || !e.details) return [];
+  return e.details.fields.length ? e.details.fields.map((f) => f.field) : [e.details.field];
+}
+
+/**
+ * A refused write in the server's words, unless the form already shows it at
+ * one of its fields (`fields`, or `shownAt` for fields named by pattern such
+ * as `steps.2.afterMinutes`): never swallowed.
+ */
+export function FormError({ error, fields = [], shownAt }: { error: unknown; fields?: string[]; shownAt?: (field: string) => boolean }) {
   if (!error) return null;
-  const e = error instanceof VigilApiError ? error : null;
-  if (e && fields.some((f) => e.fieldReason(f) !== null)) return null;
-  return <p role="alert" className="error">{e?.message ?? String(error)}</p>;
+  const shown = shownAt ?? ((f: string) => fields.includes(f));
+  if (refusedFields(error).some(shown)) return null;
+  return <p role="alert" className="error">{error instanceof Error ? error.message : String(error)}</p>;
 }

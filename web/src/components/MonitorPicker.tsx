@@ -5,8 +5,10 @@ import type { Schema } from '../lib/api';
 const SHOWN = 100;
 
 /** Monitors of one workspace to tick, with a filter by name or tag; what is ticked stays ticked while filtering. */
-export function MonitorPicker({ monitors, selected, onChange, error }: {
+export function MonitorPicker({ monitors, selected, onChange, error, hint }: {
   monitors: Schema<'Monitor'>[]; selected: string[]; onChange: (ids: string[]) => void; error?: string | null;
+  /** What choosing means here, under the legend. */
+  hint?: string;
 }) {
   const id = useId();
   const [filter, setFilter] = useState('');
@@ -21,6 +23,7 @@ export function MonitorPicker({ monitors, selected, onChange, error }: {
   return (
     <fieldset className="picker" aria-describedby={`${id}-count${error ? ` ${id}-error` : ''}`} aria-invalid={error ? true : undefined}>
       <legend>Monitors</legend>
+      {hint && <p className="hint">{hint}</p>}
       <p id={`${id}-count`} className="small">
         {selected.length === 0 ? 'None chosen yet.' : `${selected.length} chosen: ${names.slice(0, 5).join(', ')}${names.length > 5 ? ` and ${names.length - 5} more` : ''}.`}
       </p>

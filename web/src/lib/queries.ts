@@ -18,6 +18,7 @@ export const keys = {
   hosts: ['hosts'] as const,
   host: (id: string) => ['hosts', id] as const,
   probes: ['probes'] as const,
+  members: ['members'] as const,
 };
 
 const data = <T,>(p: Promise<{ data: T }>) => p.then((r) => r.data);
@@ -61,4 +62,6 @@ export const q = {
   host: (id: string) => queryOptions({ queryKey: keys.host(id), queryFn: () => data(ok(api.GET('/hosts/{id}', { params: { path: { id } } }))) }),
   probes: () => queryOptions({ queryKey: keys.probes, queryFn: () => data(ok(api.GET('/probes'))) }),
   maintenance: () => queryOptions({ queryKey: keys.maintenance, queryFn: () => data(ok(api.GET('/maintenance'))) }),
+  /** The organisation's members (on-call participants, covers and steps pick from them). */
+  members: () => queryOptions({ queryKey: keys.members, queryFn: () => data(ok(api.GET('/members'))).then((d) => d.members) }),
 };

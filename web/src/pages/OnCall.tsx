@@ -1,72 +1,56 @@
 import { useQuery } from '@tanstack/react-query';
-import type { Schema } from '../lib/api';
+import { Link } from 'react-router';
 import { q } from '../lib/queries';
+import { useMe } from '../lib/me';
+import { isConfined, who } from '../lib/oncall';
 import { Loading } from '../components/Loading';
 import { ErrorView } from '../components/ErrorView';
-import { formatDateTime } from '../lib/format';
+import { ScheduleCard } from '../components/ScheduleCard';
+import { PolicyList } from '../components/PolicyList';
 
-type Person = Schema<'OnCallPerson'>;
-const who = (p: Person | null) => (p ? p.name ?? p.email : 'Nobody');
-
-/** The rotation's next person after `current` (the schedule's order wraps round). */
-function nextInRotation(s: Schema<'Schedule'>, current: Person | null): Person | null {
-  if (!s.participants.length) return null;
-  const i = current ? s.participants.findIndex((p) => p.userId === current.userId) : -1;
-  return s.participants[(i + 1) % s.participants.length] ?? null;
-}
-
-/** Who is on call now and next for each schedule, the covers ahead, the escalation policies (read-only in part 1). */
+/**
+ * Who is on call now and next for each schedule, the covers ahead, the
+ * escalation policies; for those who may manage on-call, the controls that
+ * create, edit and delete them (a viewer gets none).
+ */
 export default function OnCall() {
+  const { me, can } = useMe();
+  const manage = can('notification_channel:manage');
+  // An edit replaces the record (the contract has no update): offered only to callers who see all of it.
+  const confined = isConfined(me);
+  const editable = manage && !confined;
   const data = useQuery(q.onCall());
+  const needMonitors = !!data.data?.escalationPolicies.some((p) => p.monitorIds.length);
+  const members = useQuery({ ...q.members(), enabled: manage });
+  const monitors = useQuery({ ...q.monitors(), enabled: needMonitors });
   if (data.isPending) return <><h1>On-call</h1><Loading label="Loading on-call" /></>;
   if (data.isError) return <><h1>On-call</h1><ErrorView error={data.error} retry={() => void data.refetch()} /></>;
   const d = data.data;
+  const monitorNames = new Map((monitors.data ?? []).map((m) => [m.id, m.name]));
   return (
     <>
-      <h1>On-call</h1>
+      <div className="spread page-head">
+        <h1>On-call</h1>
+        {manage && <Link className="button" to="/on-call/schedules/new">New schedule</Link>}
+      </div>
       {d.unreachable.length > 0 && (
         <div className="banner warn" role="alert">
           <span>No confirmed channel reaches {d.unreachable.map(who).join(', ')}: alerts to them would go nowhere.</span>
         </div>
       )}
       {d.schedules.length === 0 ? (
-        <section className="card"><p>No on-call schedule yet. Create one with the API (<a href="/docs">API reference</a>, on-call) to rotate who gets paged.</p></section>
-      ) : d.schedules.map((s) => {
-        const now = d.onCallNow.find((n) => n.scheduleId === s.id);
-        const next = now && !now.viaOverride ? nextInRotation(s, now.user) : null;
-        const covers = d.overrides.filter((o) => o.scheduleId === s.id);
-        return (
-          <section key={s.id} className="card" aria-labelledby={`sch-${s.id}`}>
-            <h2 id={`sch-${s.id}`}>{s.name}</h2>
-            <dl className="facts">
-              <dt>On call now</dt>
-              <dd>{who(now?.user ?? null)}{now?.viaOverride ? ' (cover)' : ''}{now?.until ? <> until <time dateTime={now.until}>{formatDateTime(now.until)}</time></> : null}</dd>
-              {next && <><dt>Next</dt><dd>{who(next)}</dd></>}
-              <dt>Rotation</dt><dd>{s.participants.map(who).join(' → ')}; shifts of {s.shiftLengthHours} h, handoff at {s.handoffTime} ({s.timezone})</dd>
-            </dl>
-            {covers.length > 0 && (
-              <>
-                <h3>Covers</h3>
-                <ul className="plain">
-                  {covers.map((o) => <li key={o.id}>{who(o.user)}: <time dateTime={o.startsAt}>{formatDateTime(o.startsAt)}</time> – <time dateTime={o.endsAt}>{formatDateTime(o.endsAt)}</time></li>)}
-                </ul>
-              </>
-            )}
-          </section>
-        );
-      })}
-      {d.escalationPolicies.length > 0 && (
-        <section className="card" aria-labelledby="policies">
-          <h2 id="policies">Escalation policies</h2>
-          <ul className="plain">
-            {d.escalationPolicies.map((p) => (
-              <li key={p.id}>
-                <strong>{p.name}</strong>: {p.steps.map((st) => `after ${st.afterMinutes} min, ${st.targetName ?? st.targetType}`).join('; ')}
-                {p.repeat ? `; repeated ${p.repeat}×` : ''}
-              </li>
-            ))}
-          </ul>
+        <section className="card">
+          <p>No on-call schedule yet. {manage
+            ? <>A schedule rotates who gets paged: <Link to="/on-call/schedules/new">create the first one</Link>, then an escalation policy that pages it.</>
+            : 'Ask someone who manages channels in your organisation to create one.'}</p>
         </section>
+      ) : d.schedules.map((s) => (
+        // An organisation-wide schedule is not a confined caller's to change or cover (the server refuses it).
+        <ScheduleCard key={s.id} schedule={s} data={d} manage={manage && (!confined || s.workspaceId !== null)} editable={editable}
+          people={members.data ?? s.participants} />
+      ))}
+      {(d.escalationPolicies.length > 0 || manage) && (
+        <PolicyList policies={d.escalationPolicies} monitors={monitorNames} manage={manage} editable={editable} />
       )}
     </>
   );

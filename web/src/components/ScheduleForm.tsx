@@ -1,0 +1,73 @@
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
+import type { Schema } from '../lib/api';
+import { keys } from '../lib/queries';
+import { browserZone, reasonAt, zones, type OnCallData, type Person } from '../lib/oncall';
+import { saveSchedule } from '../lib/oncallWrites';
+import { Field } from './Field';
+import { FormError } from './FormError';
+import { ParticipantPicker } from './ParticipantPicker';
+
+/** The fields this form shows a refusal at. */
+const SHOWN = /^(name|timezone|shiftLengthHours|handoffTime|workspaceId|participantIds(\.\d+)?)$/;
+
+/** Create a schedule, or edit one (which replaces it: see lib/oncallWrites). */
+export function ScheduleForm({ existing, data, members, workspaces, confined }: {
+  existing: Schema<'Schedule'> | null; data: OnCallData; members: Person[]; workspaces: Schema<'Workspace'>[]; confined: boolean;
+}) {
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const [name, setName] = useState(existing?.name ?? '');
+  const [timezone, setTimezone] = useState(existing?.timezone ?? browserZone());
+  const [shift, setShift] = useState(String(existing?.shiftLengthHours ?? 168));
+  const [handoff, setHandoff] = useState(existing?.handoffTime ?? '09:00');
+  const [participants, setParticipants] = useState<string[]>(existing?.participants.map((p) => p.userId) ?? []);
+  // A confined caller has no organisation-wide choice: the server would refuse it.
+  const [workspaceId, setWorkspaceId] = useState(existing ? existing.workspaceId ?? '' : confined ? workspaces[0]?.id ?? '' : '');
+  const save = useMutation({
+    mutationFn: () => saveSchedule(
+      { name, timezone, shiftLengthHours: Number(shift), handoffTime: handoff, participantIds: participants, workspaceId: workspaceId || null },
+      existing ? { id: existing.id, name: existing.name, data } : null,
+    ),
+    onSuccess: () => navigate('/on-call'),
+    // Whatever happened (a partly done edit included), the on-call data is read again.
+    onSettled: () => qc.invalidateQueries({ queryKey: keys.onCall }),
+  });
+  const e = save.error;
+  const [noOne, setNoOne] = useState(false);
+  // An empty rotation is refused here, where the reason can be said in words, before the server's schema would.
+  const submit = (ev: FormEvent) => { ev.preventDefault(); setNoOne(participants.length === 0); if (participants.length) save.mutate(); };
+  return (
+    <form onSubmit={submit} className="card editor">
+      {existing && <p className="notice small">Saving replaces the schedule: the rotation starts again with the first participant at the last handoff; its covers and the escalation policies that page it move to the new one.</p>}
+      <Field label="Name" error={reasonAt(e, 'name')}>
+        <input required maxLength={100} value={name} onChange={(x) => setName(x.target.value)} />
+      </Field>
+      <ParticipantPicker members={members} value={participants} onChange={setParticipants}
+        error={(noOne && !participants.length ? 'Add at least one person.' : null) ?? reasonAt(e, 'participantIds') ?? participants.map((_, i) => reasonAt(e, `participantIds.${i}`)).find(Boolean) ?? null} />
+      <Field label="Shift length (hours)" hint="24 for daily shifts, 168 for weekly; 1 to 720." error={reasonAt(e, 'shiftLengthHours')}>
+        <input type="number" required min={1} max={720} step={1} value={shift} onChange={(x) => setShift(x.target.value)} />
+      </Field>
+      <Field label="Handoff time" hint="When one shift hands over to the next, in the schedule's time zone." error={reasonAt(e, 'handoffTime')}>
+        <input type="time" required value={handoff} onChange={(x) => setHandoff(x.target.value)} />
+      </Field>
+      <Field label="Time zone" hint="The handoff keeps its local time across daylight-saving changes." error={reasonAt(e, 'timezone')}>
+        <select value={timezone} onChange={(x) => setTimezone(x.target.value)}>
+          {zones(timezone).map((z) => <option key={z} value={z}>{z}</option>)}
+        </select>
+      </Field>
+      <Field label="For" hint="A schedule of one workspace, or of the whole organisation." error={reasonAt(e, 'workspaceId')}>
+        <select value={workspaceId} onChange={(x) => setWorkspaceId(x.target.value)}>
+          {!confined && <option value="">The whole organisation</option>}
+          {workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
+        </select>
+      </Field>
+      <FormError error={e} shownAt={(f) => SHOWN.test(f)} />
+      <div className="row">
+        <button type="submit" disabled={save.isPending}>{existing ? 'Save the schedule' : 'Create the schedule'}</button>
+        <button type="button" className="secondary" onClick={() => navigate('/on-call')}>Cancel</button>
+      </div>
+    </form>
+  );
+}
