@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
@@ -17,6 +17,7 @@ export function MemberRow({ member: m, workspaces }: { member: Member; workspace
   const { me, can } = useMe();
   const qc = useQueryClient();
   const [role, setRole] = useState<Role>(m.role as Role);
+  const roleId = useId();
   const self = m.id === me.membership.id;
   const who = m.name || m.email;
   const changed = () => {
@@ -58,12 +59,10 @@ export function MemberRow({ member: m, workspaces }: { member: Member; workspace
         <div className="row small">
           {mayRole && (
             <form className="row" onSubmit={submit}>
-              <label>
-                <span className="visually-hidden">Role of {who}</span>
-                <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
-                  {ROLES.map(([r, label]) => <option key={r} value={r}>{label}</option>)}
-                </select>
-              </label>
+              <label htmlFor={roleId} className="visually-hidden">Role of {who}</label>
+              <select id={roleId} value={role} onChange={(e) => setRole(e.target.value as Role)}>
+                {ROLES.map(([r, label]) => <option key={r} value={r}>{label}</option>)}
+              </select>
               <button type="submit" className="secondary" disabled={change.isPending || role === m.role} aria-label={`Change role of ${who}`}>Change role</button>
             </form>
           )}
