@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { setPassword } from '../src/domain/organizations';
+import { addMember, setPassword } from '../src/domain/organizations';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
 import { startSmtpServer, type SmtpReceiver } from './support/receivers';
@@ -261,6 +261,24 @@ test('a viewer finds no write control on Members and Workspaces', async () => {
     expect({ section, controls: await writeControls(p) }).toEqual({ section, controls: [] });
     expect(await axe(p, `viewer ${section}`)).toEqual([]);
   }
+}, 120_000);
+
+test('a person in two organisations sees both under Your organisations and switches from there', async () => {
+  const viewer = await person('viewer');
+  const other = await server.org({ plan: 'enterprise', name: 'Second org' });
+  await addMember(server.db, { organizationId: other.organizationId, email: viewer.email, role: 'admin' });
+  const p = await visit();
+  await signIn(p, server.url, viewer.email, PASSWORD);
+  await settings(p, 'members');
+  const orgs = p.getByRole('region', { name: 'Your organisations' });
+  await orgs.getByRole('listitem').filter({ hasText: 'Acme' }).getByText('In use now').waitFor();
+  expect(await axe(p, 'two organisations')).toEqual([]);
+  await orgs.getByRole('button', { name: 'Switch to Second org' }).click();
+  await p.getByRole('heading', { name: 'Overview' }).waitFor();
+  // An admin there: the invitation form comes with the switch.
+  await settings(p, 'members');
+  await p.getByRole('region', { name: 'Your organisations' }).getByRole('listitem').filter({ hasText: 'Second org' }).getByText('In use now').waitFor();
+  await p.getByRole('region', { name: 'Invite a person' }).waitFor();
 }, 120_000);
 
 test('dark and 375 px: both pages readable, with no serious axe violation', async () => {

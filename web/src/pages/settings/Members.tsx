@@ -20,7 +20,7 @@ export default function Members() {
   const members = useQuery(qp.members());
   const workspaces = useQuery(q.workspaces());
   return (
-    <>
+    <div className="people">
       <h2>Members</h2>
       {members.isPending ? <Loading label="Loading members" />
         : members.isError ? <ErrorView error={members.error} retry={() => void members.refetch()} />
@@ -40,6 +40,6 @@ export default function Members() {
           )}
       {can('member:invite') && <InviteForm />}
       <YourOrganizations />
-    </>
+    </div>
   );
 }

@@ -17,7 +17,7 @@ export default function Workspaces() {
   const workspaces = useQuery(q.workspaces());
   const editable = can('workspace:update') && !confined;
   return (
-    <>
+    <div className="people">
       <h2>Workspaces</h2>
       <p className="muted">Workspaces keep monitors, incidents, channels and people of one team or client apart; a person can be confined to some of them.</p>
       {workspaces.isPending ? <Loading label="Loading workspaces" />
@@ -36,6 +36,6 @@ export default function Workspaces() {
       ) : can('workspace:update') && (
         <p className="muted small">Creating, renaming and deleting workspaces concern the whole organisation: someone not confined to workspaces does it.</p>
       )}
-    </>
+    </div>
   );
 }
