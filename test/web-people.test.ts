@@ -263,6 +263,37 @@ test('a viewer finds no write control on Members and Workspaces', async () => {
   }
 }, 120_000);
 
+test('an admin confined to Team B: the server\'s reasons at the Workspaces field and for an organisation role', async () => {
+  const admin = await person('admin', [teamB]);
+  const refused = await server.api(admin.apiKey).post('/members', { email: 'x@example.test', role: 'admin', workspaceIds: [teamB] });
+  expect(refused.body.code).toBe('workspace_confined');
+  const p = await visit({ expectedStatuses: [400, 401, 403] });
+  await signIn(p, server.url, admin.email, PASSWORD);
+  await settings(p, 'members');
+  const form = p.getByRole('region', { name: 'Invite a person' });
+  // Only its own workspace to tick, and none ticked is refused at the field.
+  expect(await form.getByRole('checkbox').count()).toBe(1);
+  await form.getByLabel('E-mail address').fill('confined-pick@example.test');
+  await form.getByRole('button', { name: 'Send the invitation' }).click();
+  await form.getByRole('group', { name: 'Workspaces' }).getByText('name at least one of your own workspaces (you are confined to some)').waitFor();
+  expect(await form.getByRole('checkbox', { name: 'Team B' }).getAttribute('aria-invalid')).toBe('true');
+  expect(await form.getByRole('alert').count()).toBe(0);
+  expect(await axe(p, 'confined invite, field reason')).toEqual([]);
+  await form.getByRole('checkbox', { name: 'Team B' }).check();
+  await form.getByLabel('Role').selectOption({ label: 'Admin' });
+  await form.getByRole('button', { name: 'Send the invitation' }).click();
+  await form.getByRole('alert').getByText(refused.body.error, { exact: true }).waitFor();
+  await form.getByLabel('Role').selectOption({ label: 'Member' });
+  await form.getByRole('button', { name: 'Send the invitation' }).click();
+  await form.getByRole('status').getByText('Invited confined-pick@example.test as Member').waitFor();
+  // Within its workspace it may withdraw it too.
+  await p.getByRole('button', { name: 'Withdraw the invitation to confined-pick@example.test' }).click();
+  await p.getByText('No invitation is waiting.').waitFor();
+  await settings(p, 'workspaces');
+  expect(await writeControls(p)).toEqual([]);
+  await p.getByText('someone not confined to workspaces does it').waitFor();
+}, 120_000);
+
 test('a person in two organisations sees both under Your organisations and switches from there', async () => {
   const viewer = await person('viewer');
   const other = await server.org({ plan: 'enterprise', name: 'Second org' });
