@@ -15,4 +15,6 @@ export interface SettingsSection {
 }
 
 export const SECTIONS: SettingsSection[] = [
+  { path: 'members', title: 'Members', page: lazy(() => import('./Members')), shown: (me) => me.membership.permissions.includes('member:read') },
+  { path: 'workspaces', title: 'Workspaces', page: lazy(() => import('./Workspaces')), shown: (me) => me.membership.permissions.includes('workspace:read') },
 ];
