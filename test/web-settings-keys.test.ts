@@ -225,6 +225,8 @@ test.each([['light', 1280], ['dark', 1280], ['light', 375]] as const)('screensho
     await section(p, title);
     if (name !== 'export') await p.getByRole('region', { name: name === 'api-keys' ? 'API keys list' : 'Audit entries' }).getByRole('listitem').first().waitFor();
     expect(await axe(p, `${name}-${suffix}`)).toEqual([]);
+    // Nothing wider than the screen (a long key name, e-mail or id wraps).
+    expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
     await shot(p, `settings-${name}-${suffix}`);
   }
 }, 120_000);

@@ -63,7 +63,7 @@ export default function AuditLog() {
     <>
       <h2>Audit log</h2>
       <p className="muted">Changes to the configuration: who made them, when, and what changed (never credentials or secrets).</p>
-      <section className="card" aria-labelledby="audit-filters">
+      <section className="card audit-log" aria-labelledby="audit-filters">
         <h3 id="audit-filters" className="visually-hidden">Filters</h3>
         <div className="filters">
           <Field label="Who">
@@ -93,7 +93,7 @@ export default function AuditLog() {
           {log.hasNextPage ? ' Older entries are not loaded yet; filters apply to those loaded.' : ' That is the whole log.'}
         </p>
       </section>
-      <section className="card" aria-label="Audit entries">
+      <section className="card audit-log" aria-label="Audit entries">
         {entries.length === 0 ? <p>Nothing recorded yet. Changes to monitors, channels, members, keys and settings appear here as they are made.</p>
           : shown.length === 0 ? <p>No loaded entry matches these filters.{log.hasNextPage ? ' Load older entries to look further back, or clear the filters.' : ' Clear the filters to see them all.'}</p>
             : <ul className="plain">{shown.map((e) => <AuditEntryRow key={e.id} entry={e} workspaceName={workspaceName} />)}</ul>}
