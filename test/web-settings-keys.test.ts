@@ -71,12 +71,18 @@ async function section(p: Page, title: string): Promise<void> {
 }
 
 test('a key made in the app: its token shown once, it works within its scope and workspace, and revoked it is refused', async () => {
-  const p = await signedIn(ownerEmail);
+  // The 400 is the server refusing a blank name, on purpose.
+  const p = await signedIn(ownerEmail, { expectedStatuses: [400] });
   await section(p, 'API keys');
   const list = p.getByRole('region', { name: 'API keys list' });
   await list.getByRole('listitem').first().waitFor();
   expect(await axe(p, 'api-keys')).toEqual([]);
 
+  await p.getByLabel('Key name').fill('   ');
+  await p.getByRole('button', { name: 'Create the key' }).click();
+  await p.getByText('must be 1 to 100 characters').waitFor();
+  expect(await p.getByLabel('Key name').getAttribute('aria-invalid')).toBe('true');
+  expect(await axe(p, 'api-keys-refused')).toEqual([]);
   await p.getByLabel('Key name').fill('CI reader');
   await p.getByLabel('Only the permissions I tick').check();
   await p.getByRole('checkbox', { name: 'monitor:read' }).check();

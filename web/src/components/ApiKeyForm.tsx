@@ -92,7 +92,7 @@ export function ApiKeyForm() {
               {EXPIRIES.map(([v, label]) => <option key={v} value={v}>{label}</option>)}
             </select>
           </Field>
-          {e && !e.details && !scopeError && <p role="alert" className="error">{e.message}</p>}
+          {e && !scopeError && !wsError && !reasonFor(e, 'name') && !reasonFor(e, 'expiresInDays') && <p role="alert" className="error">{e.message}</p>}
           <button type="submit" disabled={create.isPending}>Create the key</button>
         </form>
       )}

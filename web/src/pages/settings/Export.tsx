@@ -100,7 +100,7 @@ export default function Export() {
               <input type="datetime-local" value={to} onChange={(x) => setTo(x.target.value)} />
             </Field>
           </div>
-          {e && !e.details && (
+          {e && !e.fieldReason('from') && !e.fieldReason('to') && (
             <p role="alert" className="error">
               {e.status === 429 ? `Vigil says: “${e.message}”` : e.message}
             </p>
