@@ -11,10 +11,14 @@ export function actorText(a: Entry['actor']): string {
   return `Vigil${a.id ? ` (${a.id.replace(/_/g, ' ')})` : ''}`;
 }
 
-/** A recorded value, short: text as is, the rest as JSON; null as a dash. */
-function value(v: unknown): string {
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A recorded value, short: times in the person's zone, workspaces by name, text as is, the rest as JSON; null as a dash. */
+function value(v: unknown, field: string, workspaceName: (id: string) => string): string {
   if (v === null || v === undefined) return '—';
-  if (typeof v === 'string') return v === '' ? '“”' : v;
+  if (/^workspaceIds?$/.test(field)) return (Array.isArray(v) ? v : [v]).map((id) => workspaceName(String(id))).join(', ');
+  if (typeof v === 'string') return v === '' ? '“”' : ISO_TIME.test(v) ? formatDateTime(v) : v;
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.join(', ') || '(none)';
   return JSON.stringify(v);
 }
 
@@ -34,8 +38,8 @@ export function AuditEntryRow({ entry: e, workspaceName }: { entry: Entry; works
             const fromTo = c && typeof c === 'object' && ('from' in c || 'to' in c) ? (c as { from?: unknown; to?: unknown }) : null;
             return (
               <li key={field}>
-                <code>{field}</code>: {fromTo ? <>{value(fromTo.from)} → {value(fromTo.to)}</>
-                  : c && typeof c === 'object' && 'changed' in c ? 'changed (its values are never recorded)' : value(c)}
+                <code>{field}</code>: {fromTo ? <>{value(fromTo.from, field, workspaceName)} → {value(fromTo.to, field, workspaceName)}</>
+                  : c && typeof c === 'object' && 'changed' in c ? 'changed (its values are never recorded)' : value(c, field, workspaceName)}
               </li>
             );
           })}
