@@ -10840,7 +10840,7 @@ validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports["body:updateChannel"] = validate238;
 const schema116 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateChannelBody"};
-const schema117 = {"type":"object","additionalProperties":false,"required":["enabled"],"properties":{"enabled":{"type":"boolean"}}};
+const schema117 = {"type":"object","additionalProperties":false,"properties":{"enabled":{"type":"boolean","description":"False: the channel receives nothing (it keeps its place on monitors)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"Trimmed; blank is 400."},"target":{"type":"string","minLength":1,"maxLength":2000,"description":"Where alerts go, in the kind's format (see `createChannel`); a changed email address is unconfirmed again."}}};
 
 function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10853,8 +10853,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.enabled === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enabled"},message:"must have required property '"+"enabled"+"'"};
+for(const key0 in data){
+if(!(((key0 === "enabled") || (key0 === "name")) || (key0 === "target"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10863,9 +10864,10 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "enabled")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+if(data.enabled !== undefined){
+if(typeof data.enabled !== "boolean"){
+const err1 = {instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10875,9 +10877,11 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.enabled !== undefined){
-if(typeof data.enabled !== "boolean"){
-const err2 = {instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.name !== undefined){
+let data1 = data.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 100){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10886,15 +10890,71 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data1) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.target !== undefined){
+let data2 = data.target;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err5 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err6 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -33142,15 +33202,736 @@ return errors === 0;
 }
 validate678.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:searchResources"] = validate683;
-const schema359 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SearchResourcesResponse"};
-const schema360 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/SearchHit"}}}};
-const schema361 = {"type":"object","description":"One search match. It never holds a sealed, hashed or secret value.","additionalProperties":false,"required":["type","id","title","subtitle","snippet","matchedField","workspaceId","path"],"properties":{"type":{"type":"string","enum":["monitor","incident","postmortem","host","status_page","workspace","channel","maintenance","error_project","error_issue","analytics_site","member","invitation","api_key","agent","probe"]},"id":{"type":"string","description":"The record's id (for `postmortem`, the incident's; for `member`, the membership's)."},"title":{"type":"string","description":"Name, title or e-mail address (members and invitations: the e-mail address)."},"subtitle":{"type":["string","null"],"description":"A second line to tell hits apart: kind and status, role, a key's prefix, a project's platform, a page's slug."},"snippet":{"type":["string","null"],"description":"The text that matched when it is not the title: the matching tags\nof a monitor, an incident's monitor name, up to 200 characters of\na postmortem around the first matching word (`…` where cut), a\nhost's address, a channel's e-mail address, a member's name, a\nkey's prefix. Null when the title matched.\n"},"matchedField":{"type":"string","enum":["title","tags","monitorName","body","address","slug","clientReference","email","platform","culprit","domain","name","prefix","hostname"],"description":"Which field matched: `title` (the hit's title) or the other field `snippet` shows."},"workspaceId":{"type":["string","null"],"description":"The record's workspace (a workspace hit: its own id); null for what belongs to the organisation (hosts, organisation-wide channels, members, invitations, API keys, agents not in a workspace, probes)."},"path":{"type":"string","description":"Where the record is read, relative to `/api/v1`: its single read (`/monitors/{id}`), or the list that holds it where it has none (`/channels`); see the table of `searchResources`."}}};
+exports["body:createProbe"] = validate683;
+const schema359 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateProbeBody"};
+const schema360 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100,"description":"Trimmed; blank is 400."}}};
 
-function validate685(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate684(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate685.evaluated;
+const evaluated0 = validate684.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "name")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func1(data0) > 100){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate684.errors = vErrors;
+return errors === 0;
+}
+validate684.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate683(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate683.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate684(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate684.errors : vErrors.concat(validate684.errors);
+errors = vErrors.length;
+}
+validate683.errors = vErrors;
+return errors === 0;
+}
+validate683.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:createProbe"] = validate686;
+const schema361 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateProbeResponse"};
+const schema362 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CreatedProbe"}}};
+const schema363 = {"type":"object","description":"A probe as created, with its token shown once.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt","token"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"Null: it never connected."},"version":{"type":["string","null"]},"hostname":{"type":["string","null"]},"monitorCount":{"type":"integer"},"revoked":{"type":"boolean"},"createdAt":{"type":"string","format":"date-time"},"token":{"type":"string","description":"The probe token (`pr_…`), shown this once; only its hash is stored."}}};
+
+function validate688(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate688.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.name === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.lastSeenAt === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lastSeenAt"},message:"must have required property '"+"lastSeenAt"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.version === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.hostname === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "hostname"},message:"must have required property '"+"hostname"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.monitorCount === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "monitorCount"},message:"must have required property '"+"monitorCount"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.revoked === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "revoked"},message:"must have required property '"+"revoked"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.createdAt === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.token === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func5.call(schema363.properties, key0))){
+const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.lastSeenAt !== undefined){
+let data2 = data.lastSeenAt;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err12 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema363.properties.lastSeenAt.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(typeof data2 === "string"){
+if(!(formats0.validate(data2))){
+const err13 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.version !== undefined){
+let data3 = data.version;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema363.properties.version.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.hostname !== undefined){
+let data4 = data.hostname;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err15 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema363.properties.hostname.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.monitorCount !== undefined){
+let data5 = data.monitorCount;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err16 = {instancePath:instancePath+"/monitorCount",schemaPath:"#/properties/monitorCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.revoked !== undefined){
+if(typeof data.revoked !== "boolean"){
+const err17 = {instancePath:instancePath+"/revoked",schemaPath:"#/properties/revoked/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.createdAt !== undefined){
+let data7 = data.createdAt;
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err18 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.token !== undefined){
+if(typeof data.token !== "string"){
+const err20 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate688.errors = vErrors;
+return errors === 0;
+}
+validate688.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate687(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate687.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate688(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate688.errors : vErrors.concat(validate688.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate687.errors = vErrors;
+return errors === 0;
+}
+validate687.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate686(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate686.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate687(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate687.errors : vErrors.concat(validate687.errors);
+errors = vErrors.length;
+}
+validate686.errors = vErrors;
+return errors === 0;
+}
+validate686.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["body:updateProbe"] = validate691;
+const schema364 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateProbeBody"};
+const schema365 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100,"description":"Trimmed; blank is 400."}}};
+
+function validate692(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate692.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "name")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func1(data0) > 100){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate692.errors = vErrors;
+return errors === 0;
+}
+validate692.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate691(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate691.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate692(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate692.errors : vErrors.concat(validate692.errors);
+errors = vErrors.length;
+}
+validate691.errors = vErrors;
+return errors === 0;
+}
+validate691.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:updateProbe"] = validate694;
+const schema366 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateProbeResponse"};
+const schema367 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Probe"}}};
+
+function validate695(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate695.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate680(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate680.errors : vErrors.concat(validate680.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate695.errors = vErrors;
+return errors === 0;
+}
+validate695.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate694(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate694.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate695(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate695.errors : vErrors.concat(validate695.errors);
+errors = vErrors.length;
+}
+validate694.errors = vErrors;
+return errors === 0;
+}
+validate694.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:revokeProbe"] = validate698;
+const schema368 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeProbeResponse"};
+const schema369 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Probe"}}};
+
+function validate699(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate699.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate680(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate680.errors : vErrors.concat(validate680.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate699.errors = vErrors;
+return errors === 0;
+}
+validate699.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate698.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate699(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate699.errors : vErrors.concat(validate699.errors);
+errors = vErrors.length;
+}
+validate698.errors = vErrors;
+return errors === 0;
+}
+validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:searchResources"] = validate702;
+const schema370 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SearchResourcesResponse"};
+const schema371 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/SearchHit"}}}};
+const schema372 = {"type":"object","description":"One search match. It never holds a sealed, hashed or secret value.","additionalProperties":false,"required":["type","id","title","subtitle","snippet","matchedField","workspaceId","path"],"properties":{"type":{"type":"string","enum":["monitor","incident","postmortem","host","status_page","workspace","channel","maintenance","error_project","error_issue","analytics_site","member","invitation","api_key","agent","probe"]},"id":{"type":"string","description":"The record's id (for `postmortem`, the incident's; for `member`, the membership's)."},"title":{"type":"string","description":"Name, title or e-mail address (members and invitations: the e-mail address)."},"subtitle":{"type":["string","null"],"description":"A second line to tell hits apart: kind and status, role, a key's prefix, a project's platform, a page's slug."},"snippet":{"type":["string","null"],"description":"The text that matched when it is not the title: the matching tags\nof a monitor, an incident's monitor name, up to 200 characters of\na postmortem around the first matching word (`…` where cut), a\nhost's address, a channel's e-mail address, a member's name, a\nkey's prefix. Null when the title matched.\n"},"matchedField":{"type":"string","enum":["title","tags","monitorName","body","address","slug","clientReference","email","platform","culprit","domain","name","prefix","hostname"],"description":"Which field matched: `title` (the hit's title) or the other field `snippet` shows."},"workspaceId":{"type":["string","null"],"description":"The record's workspace (a workspace hit: its own id); null for what belongs to the organisation (hosts, organisation-wide channels, members, invitations, API keys, agents not in a workspace, probes)."},"path":{"type":"string","description":"Where the record is read, relative to `/api/v1`: its single read (`/monitors/{id}`), or the list that holds it where it has none (`/channels`); see the table of `searchResources`."}}};
+
+function validate704(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate704.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33263,7 +34044,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((((((((((data0 === "monitor") || (data0 === "incident")) || (data0 === "postmortem")) || (data0 === "host")) || (data0 === "status_page")) || (data0 === "workspace")) || (data0 === "channel")) || (data0 === "maintenance")) || (data0 === "error_project")) || (data0 === "error_issue")) || (data0 === "analytics_site")) || (data0 === "member")) || (data0 === "invitation")) || (data0 === "api_key")) || (data0 === "agent")) || (data0 === "probe"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema361.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema372.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -33300,7 +34081,7 @@ errors++;
 if(data.subtitle !== undefined){
 let data3 = data.subtitle;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: schema361.properties.subtitle.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: schema372.properties.subtitle.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -33313,7 +34094,7 @@ errors++;
 if(data.snippet !== undefined){
 let data4 = data.snippet;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/snippet",schemaPath:"#/properties/snippet/type",keyword:"type",params:{type: schema361.properties.snippet.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/snippet",schemaPath:"#/properties/snippet/type",keyword:"type",params:{type: schema372.properties.snippet.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -33336,7 +34117,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((((((((((data5 === "title") || (data5 === "tags")) || (data5 === "monitorName")) || (data5 === "body")) || (data5 === "address")) || (data5 === "slug")) || (data5 === "clientReference")) || (data5 === "email")) || (data5 === "platform")) || (data5 === "culprit")) || (data5 === "domain")) || (data5 === "name")) || (data5 === "prefix")) || (data5 === "hostname"))){
-const err16 = {instancePath:instancePath+"/matchedField",schemaPath:"#/properties/matchedField/enum",keyword:"enum",params:{allowedValues: schema361.properties.matchedField.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/matchedField",schemaPath:"#/properties/matchedField/enum",keyword:"enum",params:{allowedValues: schema372.properties.matchedField.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -33349,7 +34130,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data6 = data.workspaceId;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema361.properties.workspaceId.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema372.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -33382,16 +34163,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate685.errors = vErrors;
+validate704.errors = vErrors;
 return errors === 0;
 }
-validate685.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate704.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate684(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate703(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate684.evaluated;
+const evaluated0 = validate703.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33426,8 +34207,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate685(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate685.errors : vErrors.concat(validate685.errors);
+if(!(validate704(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate704.errors : vErrors.concat(validate704.errors);
 errors = vErrors.length;
 }
 }
@@ -33454,39 +34235,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate684.errors = vErrors;
+validate703.errors = vErrors;
 return errors === 0;
 }
-validate684.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate703.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate683(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate702(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate683.evaluated;
+const evaluated0 = validate702.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate684(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate684.errors : vErrors.concat(validate684.errors);
+if(!(validate703(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate703.errors : vErrors.concat(validate703.errors);
 errors = vErrors.length;
 }
-validate683.errors = vErrors;
+validate702.errors = vErrors;
 return errors === 0;
 }
-validate683.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate702.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listSessions"] = validate688;
-const schema362 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListSessionsResponse"};
-const schema363 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Session"}}}};
+exports["response:listSessions"] = validate707;
+const schema373 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListSessionsResponse"};
+const schema374 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Session"}}}};
 
-function validate689(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate708(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate689.evaluated;
+const evaluated0 = validate708.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33549,39 +34330,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate689.errors = vErrors;
+validate708.errors = vErrors;
 return errors === 0;
 }
-validate689.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate708.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate688(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate707(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate688.evaluated;
+const evaluated0 = validate707.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate689(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate689.errors : vErrors.concat(validate689.errors);
+if(!(validate708(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate708.errors : vErrors.concat(validate708.errors);
 errors = vErrors.length;
 }
-validate688.errors = vErrors;
+validate707.errors = vErrors;
 return errors === 0;
 }
-validate688.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate707.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:signIn"] = validate692;
-const schema364 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInBody"};
-const schema365 = {"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024}}};
+exports["body:signIn"] = validate711;
+const schema375 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInBody"};
+const schema376 = {"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024}}};
 
-function validate693(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate712(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate693.evaluated;
+const evaluated0 = validate712.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33682,39 +34463,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate693.errors = vErrors;
+validate712.errors = vErrors;
 return errors === 0;
 }
-validate693.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate712.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate692(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate711(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate692.evaluated;
+const evaluated0 = validate711.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate693(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate693.errors : vErrors.concat(validate693.errors);
+if(!(validate712(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate712.errors : vErrors.concat(validate712.errors);
 errors = vErrors.length;
 }
-validate692.errors = vErrors;
+validate711.errors = vErrors;
 return errors === 0;
 }
-validate692.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate711.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:signIn"] = validate695;
-const schema366 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInResponse"};
-const schema367 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
+exports["response:signIn"] = validate714;
+const schema377 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInResponse"};
+const schema378 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
 
-function validate696(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate715(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate696.evaluated;
+const evaluated0 = validate715.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33761,40 +34542,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate696.errors = vErrors;
+validate715.errors = vErrors;
 return errors === 0;
 }
-validate696.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate715.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate695(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate714(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate695.evaluated;
+const evaluated0 = validate714.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate696(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate696.errors : vErrors.concat(validate696.errors);
+if(!(validate715(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate715.errors : vErrors.concat(validate715.errors);
 errors = vErrors.length;
 }
-validate695.errors = vErrors;
+validate714.errors = vErrors;
 return errors === 0;
 }
-validate695.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate714.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:revokeSession"] = validate699;
-const schema368 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeSessionResponse"};
-const schema369 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/RevokedSession"}}};
-const schema370 = {"type":"object","additionalProperties":false,"required":["id","deleted","current"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true},"current":{"type":"boolean","description":"True when it was the session making the request (signed out)."}}};
+exports["response:revokeSession"] = validate718;
+const schema379 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeSessionResponse"};
+const schema380 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/RevokedSession"}}};
+const schema381 = {"type":"object","additionalProperties":false,"required":["id","deleted","current"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true},"current":{"type":"boolean","description":"True when it was the session making the request (signed out)."}}};
 
-function validate701(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate701.evaluated;
+const evaluated0 = validate720.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33902,16 +34683,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate701.errors = vErrors;
+validate720.errors = vErrors;
 return errors === 0;
 }
-validate701.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate700(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate719(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate700.evaluated;
+const evaluated0 = validate719.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33942,8 +34723,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate701(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate701.errors : vErrors.concat(validate701.errors);
+if(!(validate720(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate720.errors : vErrors.concat(validate720.errors);
 errors = vErrors.length;
 }
 }
@@ -33958,40 +34739,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate700.errors = vErrors;
+validate719.errors = vErrors;
 return errors === 0;
 }
-validate700.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate719.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate699(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate718(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate699.evaluated;
+const evaluated0 = validate718.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate700(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate700.errors : vErrors.concat(validate700.errors);
+if(!(validate719(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate719.errors : vErrors.concat(validate719.errors);
 errors = vErrors.length;
 }
-validate699.errors = vErrors;
+validate718.errors = vErrors;
 return errors === 0;
 }
-validate699.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate718.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getSetup"] = validate704;
-const schema371 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSetupResponse"};
-const schema372 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Setup"}}};
-const schema373 = {"type":"object","description":"The setup checklist, derived on every read.","additionalProperties":false,"required":["hasMonitor","hasConfirmedChannel","hasStatusPage","hasColleague","dismissedAt"],"properties":{"hasMonitor":{"type":"boolean"},"hasConfirmedChannel":{"type":"boolean","description":"True only when an alert could actually be delivered."},"hasStatusPage":{"type":"boolean"},"hasColleague":{"type":"boolean","description":"Counts memberships, never invitations."},"dismissedAt":{"type":["string","null"],"format":"date-time","description":"When the checklist was dismissed for the organisation; null while not dismissed."}}};
+exports["response:getSetup"] = validate723;
+const schema382 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSetupResponse"};
+const schema383 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Setup"}}};
+const schema384 = {"type":"object","description":"The setup checklist, derived on every read.","additionalProperties":false,"required":["hasMonitor","hasConfirmedChannel","hasStatusPage","hasColleague","dismissedAt"],"properties":{"hasMonitor":{"type":"boolean"},"hasConfirmedChannel":{"type":"boolean","description":"True only when an alert could actually be delivered."},"hasStatusPage":{"type":"boolean"},"hasColleague":{"type":"boolean","description":"Counts memberships, never invitations."},"dismissedAt":{"type":["string","null"],"format":"date-time","description":"When the checklist was dismissed for the organisation; null while not dismissed."}}};
 
-function validate706(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate706.evaluated;
+const evaluated0 = validate725.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34112,7 +34893,7 @@ errors++;
 if(data.dismissedAt !== undefined){
 let data4 = data.dismissedAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/dismissedAt",schemaPath:"#/properties/dismissedAt/type",keyword:"type",params:{type: schema373.properties.dismissedAt.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/dismissedAt",schemaPath:"#/properties/dismissedAt/type",keyword:"type",params:{type: schema384.properties.dismissedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -34145,16 +34926,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate706.errors = vErrors;
+validate725.errors = vErrors;
 return errors === 0;
 }
-validate706.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate725.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate705(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate724(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate705.evaluated;
+const evaluated0 = validate724.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34185,8 +34966,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate706(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate706.errors : vErrors.concat(validate706.errors);
+if(!(validate725(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate725.errors : vErrors.concat(validate725.errors);
 errors = vErrors.length;
 }
 }
@@ -34201,39 +34982,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate705.errors = vErrors;
+validate724.errors = vErrors;
 return errors === 0;
 }
-validate705.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate724.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate704(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate723(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate704.evaluated;
+const evaluated0 = validate723.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate705(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate705.errors : vErrors.concat(validate705.errors);
+if(!(validate724(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate724.errors : vErrors.concat(validate724.errors);
 errors = vErrors.length;
 }
-validate704.errors = vErrors;
+validate723.errors = vErrors;
 return errors === 0;
 }
-validate704.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate723.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:dismissSetup"] = validate709;
-const schema374 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DismissSetupResponse"};
-const schema375 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:dismissSetup"] = validate728;
+const schema385 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DismissSetupResponse"};
+const schema386 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate710(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate710.evaluated;
+const evaluated0 = validate729.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34280,39 +35061,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate710.errors = vErrors;
+validate729.errors = vErrors;
 return errors === 0;
 }
-validate710.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate729.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate709(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate728(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate709.evaluated;
+const evaluated0 = validate728.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate710(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate710.errors : vErrors.concat(validate710.errors);
+if(!(validate729(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate729.errors : vErrors.concat(validate729.errors);
 errors = vErrors.length;
 }
-validate709.errors = vErrors;
+validate728.errors = vErrors;
 return errors === 0;
 }
-validate709.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate728.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:signUp"] = validate713;
-const schema376 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpBody"};
-const schema377 = {"type":"object","additionalProperties":false,"required":["email","password","name","organizationName"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"name":{"type":"string","minLength":1,"maxLength":80},"organizationName":{"type":"string","minLength":1,"maxLength":80}}};
+exports["body:signUp"] = validate732;
+const schema387 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpBody"};
+const schema388 = {"type":"object","additionalProperties":false,"required":["email","password","name","organizationName"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"name":{"type":"string","minLength":1,"maxLength":80},"organizationName":{"type":"string","minLength":1,"maxLength":80}}};
 
-function validate714(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate733(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate714.evaluated;
+const evaluated0 = validate733.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34503,39 +35284,39 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate714.errors = vErrors;
+validate733.errors = vErrors;
 return errors === 0;
 }
-validate714.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate733.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate713(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate732(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate713.evaluated;
+const evaluated0 = validate732.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate714(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate714.errors : vErrors.concat(validate714.errors);
+if(!(validate733(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate733.errors : vErrors.concat(validate733.errors);
 errors = vErrors.length;
 }
-validate713.errors = vErrors;
+validate732.errors = vErrors;
 return errors === 0;
 }
-validate713.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate732.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:signUp"] = validate716;
-const schema378 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpResponse"};
-const schema379 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
+exports["response:signUp"] = validate735;
+const schema389 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpResponse"};
+const schema390 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
 
-function validate717(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate736(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate717.evaluated;
+const evaluated0 = validate736.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34582,39 +35363,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate717.errors = vErrors;
+validate736.errors = vErrors;
 return errors === 0;
 }
-validate717.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate736.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate716(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate735(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate716.evaluated;
+const evaluated0 = validate735.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate717(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate717.errors : vErrors.concat(validate717.errors);
+if(!(validate736(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate736.errors : vErrors.concat(validate736.errors);
 errors = vErrors.length;
 }
-validate716.errors = vErrors;
+validate735.errors = vErrors;
 return errors === 0;
 }
-validate716.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate735.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createSmsEnrolment"] = validate720;
-const schema380 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
-const schema381 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+14155552671`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
+exports["body:createSmsEnrolment"] = validate739;
+const schema391 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
+const schema392 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+14155552671`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
 
-function validate721(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate740(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate721.evaluated;
+const evaluated0 = validate740.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34725,40 +35506,40 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate721.errors = vErrors;
+validate740.errors = vErrors;
 return errors === 0;
 }
-validate721.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate740.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate739(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate720.evaluated;
+const evaluated0 = validate739.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate721(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate721.errors : vErrors.concat(validate721.errors);
+if(!(validate740(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate740.errors : vErrors.concat(validate740.errors);
 errors = vErrors.length;
 }
-validate720.errors = vErrors;
+validate739.errors = vErrors;
 return errors === 0;
 }
-validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate739.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createSmsEnrolment"] = validate723;
-const schema382 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentResponse"};
-const schema383 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SmsEnrolment"}}};
-const schema384 = {"type":"object","description":"A pending SMS enrolment.","additionalProperties":false,"required":["country","caveat"],"properties":{"country":{"type":"string","description":"The number's country, ISO 3166-1 alpha-2 (`GB`)."},"caveat":{"type":["string","null"],"enum":["sender-replaced","registration-pending","unverified",null],"description":"A known limitation of delivery to that country, or null."}}};
+exports["response:createSmsEnrolment"] = validate742;
+const schema393 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentResponse"};
+const schema394 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SmsEnrolment"}}};
+const schema395 = {"type":"object","description":"A pending SMS enrolment.","additionalProperties":false,"required":["country","caveat"],"properties":{"country":{"type":"string","description":"The number's country, ISO 3166-1 alpha-2 (`GB`)."},"caveat":{"type":["string","null"],"enum":["sender-replaced","registration-pending","unverified",null],"description":"A known limitation of delivery to that country, or null."}}};
 
-function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate744(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate725.evaluated;
+const evaluated0 = validate744.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34813,7 +35594,7 @@ errors++;
 if(data.caveat !== undefined){
 let data1 = data.caveat;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/type",keyword:"type",params:{type: schema384.properties.caveat.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/type",keyword:"type",params:{type: schema395.properties.caveat.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -34823,7 +35604,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data1 === "sender-replaced") || (data1 === "registration-pending")) || (data1 === "unverified")) || (data1 === null))){
-const err5 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/enum",keyword:"enum",params:{allowedValues: schema384.properties.caveat.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/enum",keyword:"enum",params:{allowedValues: schema395.properties.caveat.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -34844,16 +35625,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate725.errors = vErrors;
+validate744.errors = vErrors;
 return errors === 0;
 }
-validate725.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate744.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate724(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate743(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate724.evaluated;
+const evaluated0 = validate743.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34884,8 +35665,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate725(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate725.errors : vErrors.concat(validate725.errors);
+if(!(validate744(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate744.errors : vErrors.concat(validate744.errors);
 errors = vErrors.length;
 }
 }
@@ -34900,39 +35681,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate724.errors = vErrors;
+validate743.errors = vErrors;
 return errors === 0;
 }
-validate724.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate743.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate723(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate742(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate723.evaluated;
+const evaluated0 = validate742.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate724(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate724.errors : vErrors.concat(validate724.errors);
+if(!(validate743(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate743.errors : vErrors.concat(validate743.errors);
 errors = vErrors.length;
 }
-validate723.errors = vErrors;
+validate742.errors = vErrors;
 return errors === 0;
 }
-validate723.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate742.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:confirmSmsEnrolment"] = validate728;
-const schema385 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentBody"};
-const schema386 = {"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","maxLength":32,"description":"The six-digit code (checked by the handler: `verification_code_malformed`)."}}};
+exports["body:confirmSmsEnrolment"] = validate747;
+const schema396 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentBody"};
+const schema397 = {"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","maxLength":32,"description":"The six-digit code (checked by the handler: `verification_code_malformed`)."}}};
 
-function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate748(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate729.evaluated;
+const evaluated0 = validate748.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34998,39 +35779,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate729.errors = vErrors;
+validate748.errors = vErrors;
 return errors === 0;
 }
-validate729.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate748.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate728(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate747(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate728.evaluated;
+const evaluated0 = validate747.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate729(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate729.errors : vErrors.concat(validate729.errors);
+if(!(validate748(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate748.errors : vErrors.concat(validate748.errors);
 errors = vErrors.length;
 }
-validate728.errors = vErrors;
+validate747.errors = vErrors;
 return errors === 0;
 }
-validate728.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate747.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:confirmSmsEnrolment"] = validate731;
-const schema387 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentResponse"};
-const schema388 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:confirmSmsEnrolment"] = validate750;
+const schema398 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentResponse"};
+const schema399 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate732(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate751(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate732.evaluated;
+const evaluated0 = validate751.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35077,39 +35858,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate732.errors = vErrors;
+validate751.errors = vErrors;
 return errors === 0;
 }
-validate732.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate751.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate731(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate750(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate731.evaluated;
+const evaluated0 = validate750.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate732(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate732.errors : vErrors.concat(validate732.errors);
+if(!(validate751(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate751.errors : vErrors.concat(validate751.errors);
 errors = vErrors.length;
 }
-validate731.errors = vErrors;
+validate750.errors = vErrors;
 return errors === 0;
 }
-validate731.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate750.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:uploadSourceMap"] = validate735;
-const schema389 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
-const schema390 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"maxLength":8000000,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
+exports["body:uploadSourceMap"] = validate754;
+const schema400 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
+const schema401 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"maxLength":8000000,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
 
-function validate736(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate755(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate736.evaluated;
+const evaluated0 = validate755.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35340,40 +36121,40 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate736.errors = vErrors;
+validate755.errors = vErrors;
 return errors === 0;
 }
-validate736.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate755.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate735(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate754(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate735.evaluated;
+const evaluated0 = validate754.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate736(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate736.errors : vErrors.concat(validate736.errors);
+if(!(validate755(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate755.errors : vErrors.concat(validate755.errors);
 errors = vErrors.length;
 }
-validate735.errors = vErrors;
+validate754.errors = vErrors;
 return errors === 0;
 }
-validate735.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate754.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:uploadSourceMap"] = validate738;
-const schema391 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapResponse"};
-const schema392 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SourceMap"}}};
-const schema393 = {"type":"object","description":"An uploaded source map.","additionalProperties":false,"required":["id","projectRef","filename","debugId","release","sizeBytes","createdAt"],"properties":{"id":{"type":"string"},"projectRef":{"type":"integer","description":"The project's number."},"filename":{"type":"string","description":"The minified file the map belongs to."},"debugId":{"type":["string","null"],"description":"The debug id, or null when matched by release and file name only."},"release":{"type":["string","null"]},"sizeBytes":{"type":"integer","description":"Size of the map after decoding."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:uploadSourceMap"] = validate757;
+const schema402 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapResponse"};
+const schema403 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SourceMap"}}};
+const schema404 = {"type":"object","description":"An uploaded source map.","additionalProperties":false,"required":["id","projectRef","filename","debugId","release","sizeBytes","createdAt"],"properties":{"id":{"type":"string"},"projectRef":{"type":"integer","description":"The project's number."},"filename":{"type":"string","description":"The minified file the map belongs to."},"debugId":{"type":["string","null"],"description":"The debug id, or null when matched by release and file name only."},"release":{"type":["string","null"]},"sizeBytes":{"type":"integer","description":"Size of the map after decoding."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate740(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate759(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate740.evaluated;
+const evaluated0 = validate759.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35503,7 +36284,7 @@ errors++;
 if(data.debugId !== undefined){
 let data3 = data.debugId;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: schema393.properties.debugId.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: schema404.properties.debugId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -35516,7 +36297,7 @@ errors++;
 if(data.release !== undefined){
 let data4 = data.release;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema393.properties.release.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema404.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -35575,16 +36356,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate740.errors = vErrors;
+validate759.errors = vErrors;
 return errors === 0;
 }
-validate740.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate739(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate758(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate739.evaluated;
+const evaluated0 = validate758.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35615,8 +36396,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate740(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate740.errors : vErrors.concat(validate740.errors);
+if(!(validate759(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate759.errors : vErrors.concat(validate759.errors);
 errors = vErrors.length;
 }
 }
@@ -35631,41 +36412,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate739.errors = vErrors;
+validate758.errors = vErrors;
 return errors === 0;
 }
-validate739.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate758.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate738(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate757(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate738.evaluated;
+const evaluated0 = validate757.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate739(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate739.errors : vErrors.concat(validate739.errors);
+if(!(validate758(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate758.errors : vErrors.concat(validate758.errors);
 errors = vErrors.length;
 }
-validate738.errors = vErrors;
+validate757.errors = vErrors;
 return errors === 0;
 }
-validate738.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate757.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listStatusPages"] = validate743;
-const schema394 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPagesResponse"};
-const schema395 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPage"}}}};
-const schema396 = {"type":"object","description":"A status page.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string","description":"Part of the public address; never changes."},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time","description":"When the custom domain was verified; null until then."},"subscribersEnabled":{"type":"boolean","description":"True when visitors may subscribe to updates."},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"}}};
-const schema397 = {"type":"object","description":"The workspace a status page belongs to.","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
+exports["response:listStatusPages"] = validate762;
+const schema405 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPagesResponse"};
+const schema406 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPage"}}}};
+const schema407 = {"type":"object","description":"A status page.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string","description":"Part of the public address; never changes."},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time","description":"When the custom domain was verified; null until then."},"subscribersEnabled":{"type":"boolean","description":"True when visitors may subscribe to updates."},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"}}};
+const schema408 = {"type":"object","description":"The workspace a status page belongs to.","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
 
-function validate746(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate765(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate746.evaluated;
+const evaluated0 = validate765.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35740,16 +36521,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate746.errors = vErrors;
+validate765.errors = vErrors;
 return errors === 0;
 }
-validate746.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate765.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate745(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate745.evaluated;
+const evaluated0 = validate764.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35858,7 +36639,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema396.properties, key0))){
+if(!(func5.call(schema407.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -35918,7 +36699,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "public") || (data3 === "password")) || (data3 === "private"))){
-const err15 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema396.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema407.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -35931,7 +36712,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data4 = data.customDomain;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema396.properties.customDomain.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema407.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -35944,7 +36725,7 @@ errors++;
 if(data.domainVerifiedAt !== undefined){
 let data5 = data.domainVerifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema396.properties.domainVerifiedAt.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema407.properties.domainVerifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35992,8 +36773,8 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate746(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate746.errors : vErrors.concat(validate746.errors);
+if(!(validate765(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate765.errors : vErrors.concat(validate765.errors);
 errors = vErrors.length;
 }
 }
@@ -36033,16 +36814,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate745.errors = vErrors;
+validate764.errors = vErrors;
 return errors === 0;
 }
-validate745.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate764.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate744(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate763(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate744.evaluated;
+const evaluated0 = validate763.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36077,8 +36858,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate745(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate745.errors : vErrors.concat(validate745.errors);
+if(!(validate764(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate764.errors : vErrors.concat(validate764.errors);
 errors = vErrors.length;
 }
 }
@@ -36105,39 +36886,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate744.errors = vErrors;
+validate763.errors = vErrors;
 return errors === 0;
 }
-validate744.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate743(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate762(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate743.evaluated;
+const evaluated0 = validate762.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate744(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate744.errors : vErrors.concat(validate744.errors);
+if(!(validate763(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate763.errors : vErrors.concat(validate763.errors);
 errors = vErrors.length;
 }
-validate743.errors = vErrors;
+validate762.errors = vErrors;
 return errors === 0;
 }
-validate743.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate762.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createStatusPage"] = validate750;
-const schema398 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
-const schema399 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string","maxLength":64}}};
+exports["body:createStatusPage"] = validate769;
+const schema409 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
+const schema410 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string","maxLength":64}}};
 
-function validate751(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate770(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate751.evaluated;
+const evaluated0 = validate770.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36248,41 +37029,41 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate751.errors = vErrors;
+validate770.errors = vErrors;
 return errors === 0;
 }
-validate751.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate770.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate750(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate769(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate750.evaluated;
+const evaluated0 = validate769.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate751(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate751.errors : vErrors.concat(validate751.errors);
+if(!(validate770(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate770.errors : vErrors.concat(validate770.errors);
 errors = vErrors.length;
 }
-validate750.errors = vErrors;
+validate769.errors = vErrors;
 return errors === 0;
 }
-validate750.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate769.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createStatusPage"] = validate753;
-const schema400 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageResponse"};
-const schema401 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
-const schema402 = {"type":"object","description":"A status page with its settings and components.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt","headline","description","logoUrl","customCss","hasPassword","themeAccent","language","historyDays","showResponseTimes","showIncidentHistory","hideServiceBranding","groupByHost","components","url","domainVerification"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time"},"subscribersEnabled":{"type":"boolean"},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"},"headline":{"type":["string","null"]},"description":{"type":["string","null"]},"logoUrl":{"type":["string","null"]},"customCss":{"type":["string","null"]},"hasPassword":{"type":"boolean","description":"True when a page password is set; the password itself is never returned."},"themeAccent":{"type":"string","description":"Accent colour, `#rrggbb`."},"language":{"type":"string","description":"The language of the page's own words: `en`, `de`, `fr` or `es`."},"historyDays":{"type":"integer","description":"Days of history shown."},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"components":{"type":"array","description":"In page order.","items":{"$ref":"#/components/schemas/StatusPageComponent"}},"url":{"type":"string","description":"The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified)."},"domainVerification":{"description":"The DNS record that proves control of `customDomain`; null without a custom domain.","oneOf":[{"$ref":"#/components/schemas/StatusPageDomainVerification"},{"type":"null"}]}}};
-const schema403 = {"type":"object","description":"A monitor placed on a status page.","additionalProperties":false,"required":["id","monitorId","displayName","position"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"description":"The name shown on the page; null shows the monitor's name."},"position":{"type":"integer","description":"0-based order on the page."}}};
+exports["response:createStatusPage"] = validate772;
+const schema411 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageResponse"};
+const schema412 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+const schema413 = {"type":"object","description":"A status page with its settings and components.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt","headline","description","logoUrl","customCss","hasPassword","themeAccent","language","historyDays","showResponseTimes","showIncidentHistory","hideServiceBranding","groupByHost","components","url","domainVerification"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time"},"subscribersEnabled":{"type":"boolean"},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"},"headline":{"type":["string","null"]},"description":{"type":["string","null"]},"logoUrl":{"type":["string","null"]},"customCss":{"type":["string","null"]},"hasPassword":{"type":"boolean","description":"True when a page password is set; the password itself is never returned."},"themeAccent":{"type":"string","description":"Accent colour, `#rrggbb`."},"language":{"type":"string","description":"The language of the page's own words: `en`, `de`, `fr` or `es`."},"historyDays":{"type":"integer","description":"Days of history shown."},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"components":{"type":"array","description":"In page order.","items":{"$ref":"#/components/schemas/StatusPageComponent"}},"url":{"type":"string","description":"The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified)."},"domainVerification":{"description":"The DNS record that proves control of `customDomain`; null without a custom domain.","oneOf":[{"$ref":"#/components/schemas/StatusPageDomainVerification"},{"type":"null"}]}}};
+const schema414 = {"type":"object","description":"A monitor placed on a status page.","additionalProperties":false,"required":["id","monitorId","displayName","position"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"description":"The name shown on the page; null shows the monitor's name."},"position":{"type":"integer","description":"0-based order on the page."}}};
 
-function validate757(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate776(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate757.evaluated;
+const evaluated0 = validate776.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36369,7 +37150,7 @@ errors++;
 if(data.displayName !== undefined){
 let data2 = data.displayName;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema403.properties.displayName.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema414.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -36403,17 +37184,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate757.errors = vErrors;
+validate776.errors = vErrors;
 return errors === 0;
 }
-validate757.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate776.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema404 = {"type":"object","description":"How a custom domain is proved, and what the last lookup found.","additionalProperties":false,"required":["domain","recordName","recordType","recordValue","verified","verifiedAt","checkedAt","found","error"],"properties":{"domain":{"type":"string"},"recordName":{"type":"string","description":"`_vigil.<domain>`."},"recordType":{"type":"string","const":"TXT"},"recordValue":{"type":"string","description":"The value the TXT record must hold exactly (`vigil-verify=…`)."},"verified":{"type":"boolean"},"verifiedAt":{"type":["string","null"],"format":"date-time"},"checkedAt":{"type":["string","null"],"format":"date-time","description":"When the record was last looked up; null before the first check."},"found":{"type":"array","description":"The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check.","items":{"type":"string"}},"error":{"type":["string","null"],"description":"Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check."}}};
+const schema415 = {"type":"object","description":"How a custom domain is proved, and what the last lookup found.","additionalProperties":false,"required":["domain","recordName","recordType","recordValue","verified","verifiedAt","checkedAt","found","error"],"properties":{"domain":{"type":"string"},"recordName":{"type":"string","description":"`_vigil.<domain>`."},"recordType":{"type":"string","const":"TXT"},"recordValue":{"type":"string","description":"The value the TXT record must hold exactly (`vigil-verify=…`)."},"verified":{"type":"boolean"},"verifiedAt":{"type":["string","null"],"format":"date-time"},"checkedAt":{"type":["string","null"],"format":"date-time","description":"When the record was last looked up; null before the first check."},"found":{"type":"array","description":"The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check.","items":{"type":"string"}},"error":{"type":["string","null"],"description":"Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check."}}};
 
-function validate759(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate778(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate759.evaluated;
+const evaluated0 = validate778.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36512,7 +37293,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema404.properties, key0))){
+if(!(func5.call(schema415.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -36597,7 +37378,7 @@ errors++;
 if(data.verifiedAt !== undefined){
 let data5 = data.verifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/verifiedAt",schemaPath:"#/properties/verifiedAt/type",keyword:"type",params:{type: schema404.properties.verifiedAt.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/verifiedAt",schemaPath:"#/properties/verifiedAt/type",keyword:"type",params:{type: schema415.properties.verifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -36622,7 +37403,7 @@ errors++;
 if(data.checkedAt !== undefined){
 let data6 = data.checkedAt;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/checkedAt",schemaPath:"#/properties/checkedAt/type",keyword:"type",params:{type: schema404.properties.checkedAt.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/checkedAt",schemaPath:"#/properties/checkedAt/type",keyword:"type",params:{type: schema415.properties.checkedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -36675,7 +37456,7 @@ errors++;
 if(data.error !== undefined){
 let data9 = data.error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema404.properties.error.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema415.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -36696,16 +37477,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate759.errors = vErrors;
+validate778.errors = vErrors;
 return errors === 0;
 }
-validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate778.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate755(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate774(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate755.evaluated;
+const evaluated0 = validate774.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36964,7 +37745,7 @@ vErrors.push(err24);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema402.properties, key0))){
+if(!(func5.call(schema413.properties, key0))){
 const err25 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
@@ -37024,7 +37805,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data3 === "public") || (data3 === "password")) || (data3 === "private"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema402.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema413.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -37037,7 +37818,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data4 = data.customDomain;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err31 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema402.properties.customDomain.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema413.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -37050,7 +37831,7 @@ errors++;
 if(data.domainVerifiedAt !== undefined){
 let data5 = data.domainVerifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err32 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema402.properties.domainVerifiedAt.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema413.properties.domainVerifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -37098,8 +37879,8 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate746(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate746.errors : vErrors.concat(validate746.errors);
+if(!(validate765(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate765.errors : vErrors.concat(validate765.errors);
 errors = vErrors.length;
 }
 }
@@ -37131,7 +37912,7 @@ errors++;
 if(data.headline !== undefined){
 let data10 = data.headline;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err38 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema402.properties.headline.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema413.properties.headline.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -37144,7 +37925,7 @@ errors++;
 if(data.description !== undefined){
 let data11 = data.description;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err39 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema402.properties.description.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema413.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -37157,7 +37938,7 @@ errors++;
 if(data.logoUrl !== undefined){
 let data12 = data.logoUrl;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err40 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema402.properties.logoUrl.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema413.properties.logoUrl.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -37170,7 +37951,7 @@ errors++;
 if(data.customCss !== undefined){
 let data13 = data.customCss;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err41 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema402.properties.customCss.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema413.properties.customCss.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -37282,8 +38063,8 @@ let data22 = data.components;
 if(Array.isArray(data22)){
 const len0 = data22.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate757(data22[i0], {instancePath:instancePath+"/components/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate757.errors : vErrors.concat(validate757.errors);
+if(!(validate776(data22[i0], {instancePath:instancePath+"/components/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate776.errors : vErrors.concat(validate776.errors);
 errors = vErrors.length;
 }
 }
@@ -37317,8 +38098,8 @@ const _errs51 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs52 = errors;
-if(!(validate759(data25, {instancePath:instancePath+"/domainVerification",parentData:data,parentDataProperty:"domainVerification",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate759.errors : vErrors.concat(validate759.errors);
+if(!(validate778(data25, {instancePath:instancePath+"/domainVerification",parentData:data,parentDataProperty:"domainVerification",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate778.errors : vErrors.concat(validate778.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs52 === errors;
@@ -37381,16 +38162,16 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate755.errors = vErrors;
+validate774.errors = vErrors;
 return errors === 0;
 }
-validate755.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate774.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate754(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate773(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate754.evaluated;
+const evaluated0 = validate773.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37421,8 +38202,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate755(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate755.errors : vErrors.concat(validate755.errors);
+if(!(validate774(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate774.errors : vErrors.concat(validate774.errors);
 errors = vErrors.length;
 }
 }
@@ -37437,39 +38218,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate754.errors = vErrors;
+validate773.errors = vErrors;
 return errors === 0;
 }
-validate754.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate773.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate753(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate772(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate753.evaluated;
+const evaluated0 = validate772.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate754(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate754.errors : vErrors.concat(validate754.errors);
+if(!(validate773(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate773.errors : vErrors.concat(validate773.errors);
 errors = vErrors.length;
 }
-validate753.errors = vErrors;
+validate772.errors = vErrors;
 return errors === 0;
 }
-validate753.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate772.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getStatusPage"] = validate763;
-const schema405 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetStatusPageResponse"};
-const schema406 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+exports["response:getStatusPage"] = validate782;
+const schema416 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetStatusPageResponse"};
+const schema417 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
 
-function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate783(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate764.evaluated;
+const evaluated0 = validate783.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37500,8 +38281,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate755(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate755.errors : vErrors.concat(validate755.errors);
+if(!(validate774(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate774.errors : vErrors.concat(validate774.errors);
 errors = vErrors.length;
 }
 }
@@ -37516,40 +38297,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate764.errors = vErrors;
+validate783.errors = vErrors;
 return errors === 0;
 }
-validate764.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate783.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate763(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate782(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate763.evaluated;
+const evaluated0 = validate782.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate764(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate764.errors : vErrors.concat(validate764.errors);
+if(!(validate783(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate783.errors : vErrors.concat(validate783.errors);
 errors = vErrors.length;
 }
-validate763.errors = vErrors;
+validate782.errors = vErrors;
 return errors === 0;
 }
-validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate782.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateStatusPage"] = validate767;
-const schema407 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageBody"};
-const schema408 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"headline":{"type":["string","null"],"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"logoUrl":{"type":["string","null"],"maxLength":2000,"description":"An http or https URL."},"password":{"type":["string","null"],"maxLength":128,"description":"8 to 128 characters; null or an empty string removes it."},"customCss":{"type":["string","null"],"maxLength":50000},"themeAccent":{"type":"string","pattern":"^#[0-9a-fA-F]{6}$"},"language":{"type":"string","minLength":2,"maxLength":35,"description":"`en`, `de`, `fr` or `es`."},"visibility":{"type":"string","enum":["public","password","private"]},"historyDays":{"type":"integer","minimum":1,"maximum":365},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"subscribersEnabled":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"customDomain":{"type":["string","null"],"maxLength":253,"description":"A host name to serve the page at; null clears it."}}};
+exports["body:updateStatusPage"] = validate786;
+const schema418 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageBody"};
+const schema419 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"headline":{"type":["string","null"],"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"logoUrl":{"type":["string","null"],"maxLength":2000,"description":"An http or https URL."},"password":{"type":["string","null"],"maxLength":128,"description":"8 to 128 characters; null or an empty string removes it."},"customCss":{"type":["string","null"],"maxLength":50000},"themeAccent":{"type":"string","pattern":"^#[0-9a-fA-F]{6}$"},"language":{"type":"string","minLength":2,"maxLength":35,"description":"`en`, `de`, `fr` or `es`."},"visibility":{"type":"string","enum":["public","password","private"]},"historyDays":{"type":"integer","minimum":1,"maximum":365},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"subscribersEnabled":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"customDomain":{"type":["string","null"],"maxLength":253,"description":"A host name to serve the page at; null clears it."}}};
 const pattern4 = new RegExp("^#[0-9a-fA-F]{6}$", "u");
 
-function validate768(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate787(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate768.evaluated;
+const evaluated0 = validate787.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37568,7 +38349,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema408.properties, key0))){
+if(!(func5.call(schema419.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -37617,7 +38398,7 @@ errors++;
 if(data.headline !== undefined){
 let data1 = data.headline;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema408.properties.headline.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema419.properties.headline.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -37642,7 +38423,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema408.properties.description.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema419.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -37667,7 +38448,7 @@ errors++;
 if(data.logoUrl !== undefined){
 let data3 = data.logoUrl;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema408.properties.logoUrl.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema419.properties.logoUrl.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -37692,7 +38473,7 @@ errors++;
 if(data.password !== undefined){
 let data4 = data.password;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: schema408.properties.password.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: schema419.properties.password.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -37717,7 +38498,7 @@ errors++;
 if(data.customCss !== undefined){
 let data5 = data.customCss;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema408.properties.customCss.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema419.properties.customCss.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -37812,7 +38593,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data8 === "public") || (data8 === "password")) || (data8 === "private"))){
-const err21 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema408.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema419.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -37920,7 +38701,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data15 = data.customDomain;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err30 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema408.properties.customDomain.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema419.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -37953,39 +38734,39 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate768.errors = vErrors;
+validate787.errors = vErrors;
 return errors === 0;
 }
-validate768.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate787.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate767(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate767.evaluated;
+const evaluated0 = validate786.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate768(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate768.errors : vErrors.concat(validate768.errors);
+if(!(validate787(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate787.errors : vErrors.concat(validate787.errors);
 errors = vErrors.length;
 }
-validate767.errors = vErrors;
+validate786.errors = vErrors;
 return errors === 0;
 }
-validate767.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate786.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateStatusPage"] = validate770;
-const schema409 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageResponse"};
-const schema410 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+exports["response:updateStatusPage"] = validate789;
+const schema420 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageResponse"};
+const schema421 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
 
-function validate771(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate790(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate771.evaluated;
+const evaluated0 = validate790.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38016,8 +38797,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate755(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate755.errors : vErrors.concat(validate755.errors);
+if(!(validate774(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate774.errors : vErrors.concat(validate774.errors);
 errors = vErrors.length;
 }
 }
@@ -38032,39 +38813,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate771.errors = vErrors;
+validate790.errors = vErrors;
 return errors === 0;
 }
-validate771.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate790.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate770(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate789(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate770.evaluated;
+const evaluated0 = validate789.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate771(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate771.errors : vErrors.concat(validate771.errors);
+if(!(validate790(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate790.errors : vErrors.concat(validate790.errors);
 errors = vErrors.length;
 }
-validate770.errors = vErrors;
+validate789.errors = vErrors;
 return errors === 0;
 }
-validate770.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate789.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteStatusPage"] = validate774;
-const schema411 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteStatusPageResponse"};
-const schema412 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteStatusPage"] = validate793;
+const schema422 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteStatusPageResponse"};
+const schema423 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate775(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate794(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate775.evaluated;
+const evaluated0 = validate794.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38111,39 +38892,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate775.errors = vErrors;
+validate794.errors = vErrors;
 return errors === 0;
 }
-validate775.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate794.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate774(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate793(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate774.evaluated;
+const evaluated0 = validate793.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate775(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate775.errors : vErrors.concat(validate775.errors);
+if(!(validate794(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate794.errors : vErrors.concat(validate794.errors);
 errors = vErrors.length;
 }
-validate774.errors = vErrors;
+validate793.errors = vErrors;
 return errors === 0;
 }
-validate774.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate793.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:addStatusPageComponent"] = validate778;
-const schema413 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
-const schema414 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string","maxLength":64},"displayName":{"type":["string","null"],"maxLength":100}}};
+exports["body:addStatusPageComponent"] = validate797;
+const schema424 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
+const schema425 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string","maxLength":64},"displayName":{"type":["string","null"],"maxLength":100}}};
 
-function validate779(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate798(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate779.evaluated;
+const evaluated0 = validate798.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38201,7 +38982,7 @@ errors++;
 if(data.displayName !== undefined){
 let data1 = data.displayName;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema414.properties.displayName.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema425.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -38234,39 +39015,39 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate779.errors = vErrors;
+validate798.errors = vErrors;
 return errors === 0;
 }
-validate779.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate798.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate778(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate797(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate778.evaluated;
+const evaluated0 = validate797.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate779(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate779.errors : vErrors.concat(validate779.errors);
+if(!(validate798(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate798.errors : vErrors.concat(validate798.errors);
 errors = vErrors.length;
 }
-validate778.errors = vErrors;
+validate797.errors = vErrors;
 return errors === 0;
 }
-validate778.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate797.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:addStatusPageComponent"] = validate781;
-const schema415 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentResponse"};
-const schema416 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageComponent"}}};
+exports["response:addStatusPageComponent"] = validate800;
+const schema426 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentResponse"};
+const schema427 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageComponent"}}};
 
-function validate782(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate801(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate782.evaluated;
+const evaluated0 = validate801.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38297,8 +39078,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate757(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate757.errors : vErrors.concat(validate757.errors);
+if(!(validate776(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate776.errors : vErrors.concat(validate776.errors);
 errors = vErrors.length;
 }
 }
@@ -38313,39 +39094,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate782.errors = vErrors;
+validate801.errors = vErrors;
 return errors === 0;
 }
-validate782.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate801.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate781(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate800(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate781.evaluated;
+const evaluated0 = validate800.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate782(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate782.errors : vErrors.concat(validate782.errors);
+if(!(validate801(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate801.errors : vErrors.concat(validate801.errors);
 errors = vErrors.length;
 }
-validate781.errors = vErrors;
+validate800.errors = vErrors;
 return errors === 0;
 }
-validate781.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate800.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeStatusPageComponent"] = validate785;
-const schema417 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
-const schema418 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","maxLength":64,"description":"The component's id, or its monitor's id (alternative to query `component`)."}}};
+exports["body:removeStatusPageComponent"] = validate804;
+const schema428 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
+const schema429 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","maxLength":64,"description":"The component's id, or its monitor's id (alternative to query `component`)."}}};
 
-function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate805(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate786.evaluated;
+const evaluated0 = validate805.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38401,39 +39182,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate786.errors = vErrors;
+validate805.errors = vErrors;
 return errors === 0;
 }
-validate786.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate805.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate785(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate804(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate785.evaluated;
+const evaluated0 = validate804.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate786(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate786.errors : vErrors.concat(validate786.errors);
+if(!(validate805(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate805.errors : vErrors.concat(validate805.errors);
 errors = vErrors.length;
 }
-validate785.errors = vErrors;
+validate804.errors = vErrors;
 return errors === 0;
 }
-validate785.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate804.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeStatusPageComponent"] = validate788;
-const schema419 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentResponse"};
-const schema420 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeStatusPageComponent"] = validate807;
+const schema430 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentResponse"};
+const schema431 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate789(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate808(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate789.evaluated;
+const evaluated0 = validate808.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38480,39 +39261,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate789.errors = vErrors;
+validate808.errors = vErrors;
 return errors === 0;
 }
-validate789.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate808.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate788(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate807(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate788.evaluated;
+const evaluated0 = validate807.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate789(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate789.errors : vErrors.concat(validate789.errors);
+if(!(validate808(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate808.errors : vErrors.concat(validate808.errors);
 errors = vErrors.length;
 }
-validate788.errors = vErrors;
+validate807.errors = vErrors;
 return errors === 0;
 }
-validate788.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate807.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:verifyStatusPageDomain"] = validate792;
-const schema421 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStatusPageDomainResponse"};
-const schema422 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDomainVerification"}}};
+exports["response:verifyStatusPageDomain"] = validate811;
+const schema432 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStatusPageDomainResponse"};
+const schema433 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDomainVerification"}}};
 
-function validate793(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate812(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate793.evaluated;
+const evaluated0 = validate812.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38543,8 +39324,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate759(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate759.errors : vErrors.concat(validate759.errors);
+if(!(validate778(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate778.errors : vErrors.concat(validate778.errors);
 errors = vErrors.length;
 }
 }
@@ -38559,40 +39340,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate793.errors = vErrors;
+validate812.errors = vErrors;
 return errors === 0;
 }
-validate793.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate812.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate792(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate811(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate792.evaluated;
+const evaluated0 = validate811.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate793(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate793.errors : vErrors.concat(validate793.errors);
+if(!(validate812(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate812.errors : vErrors.concat(validate812.errors);
 errors = vErrors.length;
 }
-validate792.errors = vErrors;
+validate811.errors = vErrors;
 return errors === 0;
 }
-validate792.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate811.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listStatusPageSubscribers"] = validate796;
-const schema423 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPageSubscribersResponse"};
-const schema424 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPageSubscriber"}}}};
-const schema425 = {"type":"object","description":"Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates.","additionalProperties":false,"required":["id","kind","target","confirmed","confirmedAt","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook"]},"target":{"type":"string","description":"The e-mail address, or the webhook URL's host."},"confirmed":{"type":"boolean","description":"False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once."},"confirmedAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listStatusPageSubscribers"] = validate815;
+const schema434 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPageSubscribersResponse"};
+const schema435 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPageSubscriber"}}}};
+const schema436 = {"type":"object","description":"Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates.","additionalProperties":false,"required":["id","kind","target","confirmed","confirmedAt","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook"]},"target":{"type":"string","description":"The e-mail address, or the webhook URL's host."},"confirmed":{"type":"boolean","description":"False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once."},"confirmedAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate798(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate817(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate798.evaluated;
+const evaluated0 = validate817.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38697,7 +39478,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((data1 === "email") || (data1 === "webhook"))){
-const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema425.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema436.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -38734,7 +39515,7 @@ errors++;
 if(data.confirmedAt !== undefined){
 let data4 = data.confirmedAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/confirmedAt",schemaPath:"#/properties/confirmedAt/type",keyword:"type",params:{type: schema425.properties.confirmedAt.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/confirmedAt",schemaPath:"#/properties/confirmedAt/type",keyword:"type",params:{type: schema436.properties.confirmedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -38792,16 +39573,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate798.errors = vErrors;
+validate817.errors = vErrors;
 return errors === 0;
 }
-validate798.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate817.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate797(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate816(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate797.evaluated;
+const evaluated0 = validate816.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38836,8 +39617,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate798(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate798.errors : vErrors.concat(validate798.errors);
+if(!(validate817(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate817.errors : vErrors.concat(validate817.errors);
 errors = vErrors.length;
 }
 }
@@ -38864,39 +39645,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate797.errors = vErrors;
+validate816.errors = vErrors;
 return errors === 0;
 }
-validate797.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate816.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate796(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate815(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate796.evaluated;
+const evaluated0 = validate815.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate797(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate797.errors : vErrors.concat(validate797.errors);
+if(!(validate816(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate816.errors : vErrors.concat(validate816.errors);
 errors = vErrors.length;
 }
-validate796.errors = vErrors;
+validate815.errors = vErrors;
 return errors === 0;
 }
-validate796.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate815.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeStatusPageSubscriber"] = validate801;
-const schema426 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
-const schema427 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","maxLength":64,"description":"The subscriber's id (alternative to query `subscriber`)."}}};
+exports["body:removeStatusPageSubscriber"] = validate820;
+const schema437 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
+const schema438 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","maxLength":64,"description":"The subscriber's id (alternative to query `subscriber`)."}}};
 
-function validate802(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate821(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate802.evaluated;
+const evaluated0 = validate821.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38952,39 +39733,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate802.errors = vErrors;
+validate821.errors = vErrors;
 return errors === 0;
 }
-validate802.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate821.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate801(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate820(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate801.evaluated;
+const evaluated0 = validate820.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate802(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate802.errors : vErrors.concat(validate802.errors);
+if(!(validate821(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate821.errors : vErrors.concat(validate821.errors);
 errors = vErrors.length;
 }
-validate801.errors = vErrors;
+validate820.errors = vErrors;
 return errors === 0;
 }
-validate801.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate820.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeStatusPageSubscriber"] = validate804;
-const schema428 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberResponse"};
-const schema429 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeStatusPageSubscriber"] = validate823;
+const schema439 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberResponse"};
+const schema440 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate805(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate824(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate805.evaluated;
+const evaluated0 = validate824.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39031,40 +39812,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate805.errors = vErrors;
+validate824.errors = vErrors;
 return errors === 0;
 }
-validate805.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate824.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate804(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate823(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate804.evaluated;
+const evaluated0 = validate823.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate805(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate805.errors : vErrors.concat(validate805.errors);
+if(!(validate824(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate824.errors : vErrors.concat(validate824.errors);
 errors = vErrors.length;
 }
-validate804.errors = vErrors;
+validate823.errors = vErrors;
 return errors === 0;
 }
-validate804.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate823.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getSummary"] = validate808;
-const schema430 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSummaryResponse"};
-const schema431 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Summary"}}};
-const schema432 = {"type":"object","additionalProperties":false,"required":["total","up","degraded","down","paused","pending","openIncidents","suppressedIncidents"],"properties":{"total":{"type":"integer","description":"Visible monitors."},"up":{"type":"integer"},"degraded":{"type":"integer"},"down":{"type":"integer"},"paused":{"type":"integer"},"pending":{"type":"integer"},"openIncidents":{"type":"integer","description":"Unresolved incidents that are not the blast radius of another one."},"suppressedIncidents":{"type":"integer","description":"Unresolved incidents that are suppressed or have a rootIncidentId."}}};
+exports["response:getSummary"] = validate827;
+const schema441 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSummaryResponse"};
+const schema442 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Summary"}}};
+const schema443 = {"type":"object","additionalProperties":false,"required":["total","up","degraded","down","paused","pending","openIncidents","suppressedIncidents"],"properties":{"total":{"type":"integer","description":"Visible monitors."},"up":{"type":"integer"},"degraded":{"type":"integer"},"down":{"type":"integer"},"paused":{"type":"integer"},"pending":{"type":"integer"},"openIncidents":{"type":"integer","description":"Unresolved incidents that are not the blast radius of another one."},"suppressedIncidents":{"type":"integer","description":"Unresolved incidents that are suppressed or have a rootIncidentId."}}};
 
-function validate810(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate829(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate810.evaluated;
+const evaluated0 = validate829.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39279,16 +40060,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate810.errors = vErrors;
+validate829.errors = vErrors;
 return errors === 0;
 }
-validate810.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate829.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate809(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate828(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate809.evaluated;
+const evaluated0 = validate828.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39319,8 +40100,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate810(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate810.errors : vErrors.concat(validate810.errors);
+if(!(validate829(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate829.errors : vErrors.concat(validate829.errors);
 errors = vErrors.length;
 }
 }
@@ -39335,40 +40116,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate809.errors = vErrors;
+validate828.errors = vErrors;
 return errors === 0;
 }
-validate809.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate828.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate808(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate827(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate808.evaluated;
+const evaluated0 = validate827.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate809(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate809.errors : vErrors.concat(validate809.errors);
+if(!(validate828(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate828.errors : vErrors.concat(validate828.errors);
 errors = vErrors.length;
 }
-validate808.errors = vErrors;
+validate827.errors = vErrors;
 return errors === 0;
 }
-validate808.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate827.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:uploadSymbols"] = validate813;
-const schema433 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSymbolsResponse"};
-const schema434 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SymbolUpload"}}};
-const schema435 = {"type":"object","description":"A stored build of symbols.","additionalProperties":false,"required":["id","platform","release","debugIds","replaced"],"properties":{"id":{"type":"string"},"platform":{"type":"string","enum":["ios","android"]},"release":{"type":["string","null"]},"debugIds":{"type":"array","description":"The Mach-O UUIDs (iOS); empty for Android.","items":{"type":"string"}},"replaced":{"type":"boolean","description":"True when this upload replaced the symbols of the same build."}}};
+exports["response:uploadSymbols"] = validate832;
+const schema444 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSymbolsResponse"};
+const schema445 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SymbolUpload"}}};
+const schema446 = {"type":"object","description":"A stored build of symbols.","additionalProperties":false,"required":["id","platform","release","debugIds","replaced"],"properties":{"id":{"type":"string"},"platform":{"type":"string","enum":["ios","android"]},"release":{"type":["string","null"]},"debugIds":{"type":"array","description":"The Mach-O UUIDs (iOS); empty for Android.","items":{"type":"string"}},"replaced":{"type":"boolean","description":"True when this upload replaced the symbols of the same build."}}};
 
-function validate815(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate834(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate815.evaluated;
+const evaluated0 = validate834.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39463,7 +40244,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data1 === "ios") || (data1 === "android"))){
-const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/enum",keyword:"enum",params:{allowedValues: schema435.properties.platform.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/enum",keyword:"enum",params:{allowedValues: schema446.properties.platform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -39476,7 +40257,7 @@ errors++;
 if(data.release !== undefined){
 let data2 = data.release;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema435.properties.release.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema446.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -39537,16 +40318,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate815.errors = vErrors;
+validate834.errors = vErrors;
 return errors === 0;
 }
-validate815.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate834.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate814(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate833(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate814.evaluated;
+const evaluated0 = validate833.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39577,8 +40358,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate815(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate815.errors : vErrors.concat(validate815.errors);
+if(!(validate834(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate834.errors : vErrors.concat(validate834.errors);
 errors = vErrors.length;
 }
 }
@@ -39593,40 +40374,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate814.errors = vErrors;
+validate833.errors = vErrors;
 return errors === 0;
 }
-validate814.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate833.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate813(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate832(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate813.evaluated;
+const evaluated0 = validate832.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate814(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate814.errors : vErrors.concat(validate814.errors);
+if(!(validate833(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate833.errors : vErrors.concat(validate833.errors);
 errors = vErrors.length;
 }
-validate813.errors = vErrors;
+validate832.errors = vErrors;
 return errors === 0;
 }
-validate813.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate832.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listWorkspaces"] = validate818;
-const schema436 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListWorkspacesResponse"};
-const schema437 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Workspace"}}}};
-const schema438 = {"type":"object","additionalProperties":false,"required":["id","name","slug","clientReference","isDefault","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80},"slug":{"type":"string","description":"Derived from the name at creation; never changes."},"clientReference":{"type":["string","null"]},"isDefault":{"type":"boolean","description":"The default workspace cannot be deleted."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listWorkspaces"] = validate837;
+const schema447 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListWorkspacesResponse"};
+const schema448 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Workspace"}}}};
+const schema449 = {"type":"object","additionalProperties":false,"required":["id","name","slug","clientReference","isDefault","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80},"slug":{"type":"string","description":"Derived from the name at creation; never changes."},"clientReference":{"type":["string","null"]},"isDefault":{"type":"boolean","description":"The default workspace cannot be deleted."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate820(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate839(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate820.evaluated;
+const evaluated0 = validate839.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39768,7 +40549,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data3 = data.clientReference;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema438.properties.clientReference.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema449.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -39826,16 +40607,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate820.errors = vErrors;
+validate839.errors = vErrors;
 return errors === 0;
 }
-validate820.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate839.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate819(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate838(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate819.evaluated;
+const evaluated0 = validate838.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39870,8 +40651,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate820(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate820.errors : vErrors.concat(validate820.errors);
+if(!(validate839(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate839.errors : vErrors.concat(validate839.errors);
 errors = vErrors.length;
 }
 }
@@ -39898,39 +40679,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate819.errors = vErrors;
+validate838.errors = vErrors;
 return errors === 0;
 }
-validate819.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate838.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate818(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate837(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate818.evaluated;
+const evaluated0 = validate837.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate819(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate819.errors : vErrors.concat(validate819.errors);
+if(!(validate838(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate838.errors : vErrors.concat(validate838.errors);
 errors = vErrors.length;
 }
-validate818.errors = vErrors;
+validate837.errors = vErrors;
 return errors === 0;
 }
-validate818.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate837.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createWorkspace"] = validate823;
-const schema439 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
-const schema440 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Your own reference for the workspace (e.g. a client number)."}}};
+exports["body:createWorkspace"] = validate842;
+const schema450 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
+const schema451 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Your own reference for the workspace (e.g. a client number)."}}};
 
-function validate824(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate843(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate824.evaluated;
+const evaluated0 = validate843.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39998,7 +40779,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data1 = data.clientReference;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema440.properties.clientReference.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema451.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -40031,39 +40812,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate824.errors = vErrors;
+validate843.errors = vErrors;
 return errors === 0;
 }
-validate824.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate843.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate823(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate842(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate823.evaluated;
+const evaluated0 = validate842.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate824(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate824.errors : vErrors.concat(validate824.errors);
+if(!(validate843(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate843.errors : vErrors.concat(validate843.errors);
 errors = vErrors.length;
 }
-validate823.errors = vErrors;
+validate842.errors = vErrors;
 return errors === 0;
 }
-validate823.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate842.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createWorkspace"] = validate826;
-const schema441 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceResponse"};
-const schema442 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
+exports["response:createWorkspace"] = validate845;
+const schema452 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceResponse"};
+const schema453 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
 
-function validate827(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate846(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate827.evaluated;
+const evaluated0 = validate846.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40094,8 +40875,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate820(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate820.errors : vErrors.concat(validate820.errors);
+if(!(validate839(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate839.errors : vErrors.concat(validate839.errors);
 errors = vErrors.length;
 }
 }
@@ -40110,39 +40891,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate827.errors = vErrors;
+validate846.errors = vErrors;
 return errors === 0;
 }
-validate827.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate846.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate826(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate845(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate826.evaluated;
+const evaluated0 = validate845.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate827(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate827.errors : vErrors.concat(validate827.errors);
+if(!(validate846(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate846.errors : vErrors.concat(validate846.errors);
 errors = vErrors.length;
 }
-validate826.errors = vErrors;
+validate845.errors = vErrors;
 return errors === 0;
 }
-validate826.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate845.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateWorkspace"] = validate830;
-const schema443 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
-const schema444 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
+exports["body:updateWorkspace"] = validate849;
+const schema454 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
+const schema455 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
 
-function validate831(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate850(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate831.evaluated;
+const evaluated0 = validate850.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40210,7 +40991,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data1 = data.clientReference;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema444.properties.clientReference.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema455.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -40243,39 +41024,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate831.errors = vErrors;
+validate850.errors = vErrors;
 return errors === 0;
 }
-validate831.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate850.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate830(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate849(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate830.evaluated;
+const evaluated0 = validate849.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate831(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate831.errors : vErrors.concat(validate831.errors);
+if(!(validate850(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate850.errors : vErrors.concat(validate850.errors);
 errors = vErrors.length;
 }
-validate830.errors = vErrors;
+validate849.errors = vErrors;
 return errors === 0;
 }
-validate830.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate849.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateWorkspace"] = validate833;
-const schema445 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceResponse"};
-const schema446 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
+exports["response:updateWorkspace"] = validate852;
+const schema456 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceResponse"};
+const schema457 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
 
-function validate834(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate853(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate834.evaluated;
+const evaluated0 = validate853.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40306,8 +41087,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate820(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate820.errors : vErrors.concat(validate820.errors);
+if(!(validate839(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate839.errors : vErrors.concat(validate839.errors);
 errors = vErrors.length;
 }
 }
@@ -40322,39 +41103,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate834.errors = vErrors;
+validate853.errors = vErrors;
 return errors === 0;
 }
-validate834.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate853.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate833(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate852(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate833.evaluated;
+const evaluated0 = validate852.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate834(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate834.errors : vErrors.concat(validate834.errors);
+if(!(validate853(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate853.errors : vErrors.concat(validate853.errors);
 errors = vErrors.length;
 }
-validate833.errors = vErrors;
+validate852.errors = vErrors;
 return errors === 0;
 }
-validate833.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate852.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteWorkspace"] = validate837;
-const schema447 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteWorkspaceResponse"};
-const schema448 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteWorkspace"] = validate856;
+const schema458 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteWorkspaceResponse"};
+const schema459 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate838(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate857(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate838.evaluated;
+const evaluated0 = validate857.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40401,30 +41182,30 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate838.errors = vErrors;
+validate857.errors = vErrors;
 return errors === 0;
 }
-validate838.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate857.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate837(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate856(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate837.evaluated;
+const evaluated0 = validate856.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate838(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate838.errors : vErrors.concat(validate838.errors);
+if(!(validate857(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate857.errors : vErrors.concat(validate857.errors);
 errors = vErrors.length;
 }
-validate837.errors = vErrors;
+validate856.errors = vErrors;
 return errors === 0;
 }
-validate837.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate856.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 return exports;
 })();
@@ -44161,13 +44942,97 @@ return errors === 0;
 }
 validate140.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:searchResources"] = validate141;
-const schema108 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string","maxLength":4096},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+exports["query:createProbe"] = validate141;
+const schema108 = {"type":"object","properties":{}};
 
 function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate141.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate141.errors = vErrors;
+return errors === 0;
+}
+validate141.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:updateProbe"] = validate142;
+const schema109 = {"type":"object","properties":{}};
+
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate142.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate142.errors = vErrors;
+return errors === 0;
+}
+validate142.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:revokeProbe"] = validate143;
+const schema110 = {"type":"object","properties":{}};
+
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate143.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate143.errors = vErrors;
+return errors === 0;
+}
+validate143.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:searchResources"] = validate144;
+const schema111 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string","maxLength":4096},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44344,96 +45209,12 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate141.errors = vErrors;
-return errors === 0;
-}
-validate141.evaluated = {"props":{"q":true,"type":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listSessions"] = validate142;
-const schema109 = {"type":"object","properties":{}};
-
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate142.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate142.errors = vErrors;
-return errors === 0;
-}
-validate142.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:signIn"] = validate143;
-const schema110 = {"type":"object","properties":{}};
-
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate143.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate143.errors = vErrors;
-return errors === 0;
-}
-validate143.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:revokeSession"] = validate144;
-const schema111 = {"type":"object","properties":{}};
-
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate144.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate144.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":{"q":true,"type":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getSetup"] = validate145;
+exports["query:listSessions"] = validate145;
 const schema112 = {"type":"object","properties":{}};
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44461,7 +45242,7 @@ return errors === 0;
 }
 validate145.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:dismissSetup"] = validate146;
+exports["query:signIn"] = validate146;
 const schema113 = {"type":"object","properties":{}};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44489,7 +45270,7 @@ return errors === 0;
 }
 validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:signUp"] = validate147;
+exports["query:revokeSession"] = validate147;
 const schema114 = {"type":"object","properties":{}};
 
 function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44517,7 +45298,7 @@ return errors === 0;
 }
 validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createSmsEnrolment"] = validate148;
+exports["query:getSetup"] = validate148;
 const schema115 = {"type":"object","properties":{}};
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44545,7 +45326,7 @@ return errors === 0;
 }
 validate148.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:confirmSmsEnrolment"] = validate149;
+exports["query:dismissSetup"] = validate149;
 const schema116 = {"type":"object","properties":{}};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44573,7 +45354,7 @@ return errors === 0;
 }
 validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:uploadSourceMap"] = validate150;
+exports["query:signUp"] = validate150;
 const schema117 = {"type":"object","properties":{}};
 
 function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44601,7 +45382,7 @@ return errors === 0;
 }
 validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listStatusPages"] = validate151;
+exports["query:createSmsEnrolment"] = validate151;
 const schema118 = {"type":"object","properties":{}};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44629,7 +45410,7 @@ return errors === 0;
 }
 validate151.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createStatusPage"] = validate152;
+exports["query:confirmSmsEnrolment"] = validate152;
 const schema119 = {"type":"object","properties":{}};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44657,7 +45438,7 @@ return errors === 0;
 }
 validate152.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getStatusPage"] = validate153;
+exports["query:uploadSourceMap"] = validate153;
 const schema120 = {"type":"object","properties":{}};
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44685,7 +45466,7 @@ return errors === 0;
 }
 validate153.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateStatusPage"] = validate154;
+exports["query:listStatusPages"] = validate154;
 const schema121 = {"type":"object","properties":{}};
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44713,7 +45494,7 @@ return errors === 0;
 }
 validate154.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteStatusPage"] = validate155;
+exports["query:createStatusPage"] = validate155;
 const schema122 = {"type":"object","properties":{}};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44741,7 +45522,7 @@ return errors === 0;
 }
 validate155.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:addStatusPageComponent"] = validate156;
+exports["query:getStatusPage"] = validate156;
 const schema123 = {"type":"object","properties":{}};
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44769,13 +45550,97 @@ return errors === 0;
 }
 validate156.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeStatusPageComponent"] = validate157;
-const schema124 = {"type":"object","properties":{"component":{"type":"string","maxLength":64}}};
+exports["query:updateStatusPage"] = validate157;
+const schema124 = {"type":"object","properties":{}};
 
 function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate157.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate157.errors = vErrors;
+return errors === 0;
+}
+validate157.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:deleteStatusPage"] = validate158;
+const schema125 = {"type":"object","properties":{}};
+
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate158.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate158.errors = vErrors;
+return errors === 0;
+}
+validate158.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:addStatusPageComponent"] = validate159;
+const schema126 = {"type":"object","properties":{}};
+
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate159.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate159.errors = vErrors;
+return errors === 0;
+}
+validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeStatusPageComponent"] = validate160;
+const schema127 = {"type":"object","properties":{"component":{"type":"string","maxLength":64}}};
+
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44837,18 +45702,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":{"component":true},"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":{"component":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:verifyStatusPageDomain"] = validate158;
-const schema125 = {"type":"object","properties":{}};
+exports["query:verifyStatusPageDomain"] = validate161;
+const schema128 = {"type":"object","properties":{}};
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44865,18 +45730,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listStatusPageSubscribers"] = validate159;
-const schema126 = {"type":"object","properties":{}};
+exports["query:listStatusPageSubscribers"] = validate162;
+const schema129 = {"type":"object","properties":{}};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44893,18 +45758,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeStatusPageSubscriber"] = validate160;
-const schema127 = {"type":"object","properties":{"subscriber":{"type":"string","maxLength":64}}};
+exports["query:removeStatusPageSubscriber"] = validate163;
+const schema130 = {"type":"object","properties":{"subscriber":{"type":"string","maxLength":64}}};
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44966,18 +45831,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:streamEvents"] = validate161;
-const schema128 = {"type":"object","properties":{"lastEventId":{"type":"string","maxLength":64}}};
+exports["query:streamEvents"] = validate164;
+const schema131 = {"type":"object","properties":{"lastEventId":{"type":"string","maxLength":64}}};
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45039,96 +45904,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate161.errors = vErrors;
-return errors === 0;
-}
-validate161.evaluated = {"props":{"lastEventId":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getSummary"] = validate162;
-const schema129 = {"type":"object","properties":{}};
-
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate162.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate162.errors = vErrors;
-return errors === 0;
-}
-validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:uploadSymbols"] = validate163;
-const schema130 = {"type":"object","properties":{}};
-
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate163.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate163.errors = vErrors;
-return errors === 0;
-}
-validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listWorkspaces"] = validate164;
-const schema131 = {"type":"object","properties":{}};
-
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate164.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate164.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":{"lastEventId":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createWorkspace"] = validate165;
+exports["query:getSummary"] = validate165;
 const schema132 = {"type":"object","properties":{}};
 
 function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45156,7 +45937,7 @@ return errors === 0;
 }
 validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateWorkspace"] = validate166;
+exports["query:uploadSymbols"] = validate166;
 const schema133 = {"type":"object","properties":{}};
 
 function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45184,7 +45965,7 @@ return errors === 0;
 }
 validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteWorkspace"] = validate167;
+exports["query:listWorkspaces"] = validate167;
 const schema134 = {"type":"object","properties":{}};
 
 function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45211,6 +45992,90 @@ validate167.errors = vErrors;
 return errors === 0;
 }
 validate167.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:createWorkspace"] = validate168;
+const schema135 = {"type":"object","properties":{}};
+
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate168.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate168.errors = vErrors;
+return errors === 0;
+}
+validate168.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:updateWorkspace"] = validate169;
+const schema136 = {"type":"object","properties":{}};
+
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate169.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate169.errors = vErrors;
+return errors === 0;
+}
+validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:deleteWorkspace"] = validate170;
+const schema137 = {"type":"object","properties":{}};
+
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate170.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate170.errors = vErrors;
+return errors === 0;
+}
+validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 return exports;
 })();
@@ -45253,6 +46118,8 @@ const bodyValidators = Object.freeze({
   "setActiveOrganization": strictModule["body:setActiveOrganization"],
   "requestPasswordReset": strictModule["body:requestPasswordReset"],
   "resetPassword": strictModule["body:resetPassword"],
+  "createProbe": strictModule["body:createProbe"],
+  "updateProbe": strictModule["body:updateProbe"],
   "signIn": strictModule["body:signIn"],
   "signUp": strictModule["body:signUp"],
   "createSmsEnrolment": strictModule["body:createSmsEnrolment"],
@@ -45358,6 +46225,9 @@ const queryValidators = Object.freeze({
   "requestPasswordReset": queryModule["query:requestPasswordReset"],
   "resetPassword": queryModule["query:resetPassword"],
   "listProbes": queryModule["query:listProbes"],
+  "createProbe": queryModule["query:createProbe"],
+  "updateProbe": queryModule["query:updateProbe"],
+  "revokeProbe": queryModule["query:revokeProbe"],
   "searchResources": queryModule["query:searchResources"],
   "listSessions": queryModule["query:listSessions"],
   "signIn": queryModule["query:signIn"],
@@ -45476,6 +46346,9 @@ const responseValidators = Object.freeze({
   "requestPasswordReset": strictModule["response:requestPasswordReset"],
   "resetPassword": strictModule["response:resetPassword"],
   "listProbes": strictModule["response:listProbes"],
+  "createProbe": strictModule["response:createProbe"],
+  "updateProbe": strictModule["response:updateProbe"],
+  "revokeProbe": strictModule["response:revokeProbe"],
   "searchResources": strictModule["response:searchResources"],
   "listSessions": strictModule["response:listSessions"],
   "signIn": strictModule["response:signIn"],

@@ -89,7 +89,7 @@ const PATH_KIND: [RegExp, Kind][] = [
   [/^\/analytics\/\{id\}/, 'analyticsSite'], [/^\/errors\/projects\/\{id\}/, 'errorProject'], [/^\/errors\/issues\/\{id\}/, 'errorIssue'],
   [/^\/agents\/\{id\}/, 'agent'], [/^\/incidents\/\{id\}/, 'incident'], [/^\/workspaces\/\{id\}/, 'workspace'], [/^\/members\/\{id\}/, 'member'],
   [/^\/invitations\/\{id\}/, 'invitation'], [/^\/sessions\/\{id\}/, 'session'], [/^\/on-call\/schedules\/\{id\}/, 'schedule'],
-  [/^\/on-call\/overrides\/\{id\}/, 'override'], [/^\/on-call\/escalation-policies\/\{id\}/, 'policy'],
+  [/^\/on-call\/overrides\/\{id\}/, 'override'], [/^\/on-call\/escalation-policies\/\{id\}/, 'policy'], [/^\/probes\/\{id\}/, 'probe'],
 ];
 
 /** Operations whose outside-or-made-up id is a query parameter (P5 compares on it), and the kind it names. */
@@ -104,7 +104,7 @@ const QUERY_PRIMARY: Record<string, { name: string; kind: Kind; optional?: boole
 const EPHEMERAL = new Set([
   'deleteMonitor', 'deleteHost', 'deleteStatusPage', 'removeStatusPageComponent', 'removeStatusPageSubscriber', 'deleteChannel', 'deleteMaintenanceWindow',
   'deleteSchedule', 'deleteOverride', 'deleteEscalationPolicy', 'deleteAgent', 'deleteErrorProject', 'deleteAnalyticsSite', 'deleteWorkspace',
-  'removeMember', 'updateMember', 'deleteInvitation', 'revokeApiKey', 'revokeSession',
+  'removeMember', 'updateMember', 'deleteInvitation', 'revokeApiKey', 'revokeSession', 'revokeProbe',
 ]);
 
 const PEOPLE: ReadonlySet<Kind> = new Set<Kind>(['member', 'invitation', 'apiKey']);
@@ -208,6 +208,7 @@ async function ephemeral(kind: Kind, org: OrgLabel, cat: Category, g: Gen): Prom
     switch (kind) {
       case 'monitor': return await world.monitor(org, zone, g.rng.pick(['http', 'heartbeat', 'tcp'] as const));
       case 'host': return await world.host(org);
+      case 'probe': return await world.probe(org);
       case 'statusPage': return await world.statusPage(org, zone);
       case 'component': return await world.component(org, zone);
       case 'subscriber': return await world.subscriber(org, zone);
@@ -243,7 +244,7 @@ async function cleanup(recs: Rec[]): Promise<void> {
       maintenance: `/maintenance?id=${r.id}`, schedule: `/on-call/schedules/${r.id}`, override: `/on-call/overrides/${r.id}`,
       policy: `/on-call/escalation-policies/${r.id}`, agent: `/agents?id=${r.id}`, errorProject: `/errors/projects/${r.id}`,
       analyticsSite: `/analytics/${r.id}`, workspace: `/workspaces/${r.id}`, member: `/members/${r.id}`, invitation: `/invitations/${r.id}`,
-      apiKey: `/api-keys?id=${r.id}`, component: `/status-pages/${r.info.pageId}/components?component=${r.id}`,
+      apiKey: `/api-keys?id=${r.id}`, probe: `/probes/${r.id}`, component: `/status-pages/${r.info.pageId}/components?component=${r.id}`,
       subscriber: `/status-pages/${r.info.pageId}/subscribers?subscriber=${r.id}`,
     };
     if (r.kind === 'session') await server.db.deleteFrom('sessions').where('id', '=', r.id).execute();
@@ -329,7 +330,16 @@ const BUILD: Record<string, (g: Gen) => Built> = {
     const kind = g.rng.pick(['webhook', 'email']);
     return { body: { kind, name: g.name(`${kind}-channel`, where), target: kind === 'webhook' ? `${hooks.url}/${g.name('hook', where)}` : `${g.name('mail', where)}@example.test`, workspaceId } };
   },
-  updateChannel: (g) => ({ body: { enabled: g.rng.chance(0.7) } }),
+  updateChannel: (g) => {
+    // Any of enabled, name and a target in the channel's own kind (a webhook's to the receiver, an email address).
+    const body: Record<string, unknown> = {};
+    if (g.rng.chance(0.6)) body.enabled = g.rng.chance(0.7);
+    if (g.rng.chance(0.4)) body.name = g.name('channel');
+    const kind = g.target?.info.kind;
+    if (g.rng.chance(0.3) && (kind === 'webhook' || kind === 'email')) body.target = kind === 'webhook' ? `${hooks.url}/${g.name('hook')}` : `${g.name('mail')}@example.test`;
+    if (Object.keys(body).length === 0) body.enabled = true;
+    return { body };
+  },
   createMaintenanceWindow: (g) => {
     const zone = g.zone();
     const workspaceId = g.pick('workspace', 'body.workspaceId', { zone });
@@ -353,6 +363,8 @@ const BUILD: Record<string, (g: Gen) => Built> = {
     ];
     return { body: { name: g.name('policy', { org: g.org, zone: monitorIds.length ? zone : 'org' }), monitorIds, steps } };
   },
+  createProbe: (g) => ({ body: { name: g.name('probe', { org: g.org, zone: 'org' }) } }),
+  updateProbe: (g) => ({ body: { name: g.name('probe') } }),
   enrollAgent: (g) => {
     const orgWide = g.rng.chance(g.caller.confined ? 0.15 : 0.3);
     const workspaceId = orgWide ? null : g.pick('workspace', 'body.workspaceId', { zone: g.zone() });
@@ -540,9 +552,11 @@ function remember(g: Gen, req: WireRequest, a: WireAnswer): void {
     createMonitor: 'monitor', createHost: 'host', createStatusPage: 'statusPage', createChannel: 'channel', createMaintenanceWindow: 'maintenance',
     createSchedule: 'schedule', enrollAgent: 'agent', createErrorProject: 'errorProject', createAnalyticsSite: 'analyticsSite', createWorkspace: 'workspace',
     inviteMember: 'invitation', createApiKey: 'apiKey', createOverride: 'override', createEscalationPolicy: 'policy', addStatusPageComponent: 'component',
+    createProbe: 'probe',
   };
   const kind = kinds[g.route.operationId];
-  if (d.token) world.secret(d.token, g.route.operationId === 'createApiKey' ? 'an API key token' : 'an agent token');
+  const tokenOf: Record<string, string> = { createApiKey: 'an API key token', createProbe: 'a probe token' };
+  if (d.token) world.secret(d.token, tokenOf[g.route.operationId] ?? 'an agent token');
   if (d.secret) world.secret(d.secret, 'a webhook signing secret');
   if (g.route.operationId === 'getMonitorPushUrl' && typeof d.url === 'string') world.secret(d.url.split('/ping/')[1]?.split('/')[0], 'a heartbeat token', ['getMonitorPushUrl']);
   if (g.route.operationId === 'rotateIncidentFeed' && typeof d.rssUrl === 'string') world.secret(d.rssUrl.split('/feeds/incidents/')[1]?.split('/')[0], 'an incident feed token');
@@ -550,7 +564,7 @@ function remember(g: Gen, req: WireRequest, a: WireAnswer): void {
   let org = wsOrg.org;
   let zone: Zone = wsOrg.zone;
   const ref = (id: string | undefined) => (id ? world.recs.get(id) : undefined);
-  if (kind === 'host') { org = g.org; zone = 'org'; }
+  if (kind === 'host' || kind === 'probe') { org = g.org; zone = 'org'; }
   if (kind === 'workspace') { org = g.org; zone = 'ws2'; }
   if (kind === 'invitation' || kind === 'apiKey') {
     const ws = (body.workspaceIds ?? []) as string[];
@@ -566,7 +580,7 @@ function remember(g: Gen, req: WireRequest, a: WireAnswer): void {
     org = ms[0]?.org ?? g.org;
     zone = ms.length === 0 ? 'org' : ms.some((m) => m.zone === 'ws2') ? 'ws2' : 'ws1';
   }
-  world.add(kind, org, zone, d.id, { name: body.name, pageId, ref: d.ref, publicKey: d.publicKey });
+  world.add(kind, org, zone, d.id, { name: body.name, pageId, ref: d.ref, publicKey: d.publicKey, ...(kind === 'channel' ? { kind: body.kind } : {}) });
 }
 
 /** One operation by one caller over one transport, judged; P5 compared against a made-up id where it named an outside one. */
@@ -808,6 +822,15 @@ describe('organisation-wide changes by a key confined to ws1: 403 naming the per
   });
   test('POST /agents without a workspace', async () => {
     expect(refused(await ws1Key().api.post('/agents', { name: `${marker('A', 'org')}agent-by-confined` }))).toEqual({ status: 403, permission: true });
+  });
+  test('POST /probes, PATCH and DELETE /probes/{id} (a probe belongs to the organisation)', async () => {
+    expect(refused(await ws1Key().api.post('/probes', { name: `${marker('A', 'org')}probe-by-confined` }))).toEqual({ status: 403, permission: true });
+    const probe = world.pool('A', 'probe')[0];
+    const row = () => server.db.selectFrom('probes').select(['name', 'revoked_at']).where('id', '=', probe.id).executeTakeFirstOrThrow();
+    const before = await row();
+    expect(refused(await ws1Key().api.patch(`/probes/${probe.id}`, { name: `${marker('A', 'org')}probe-renamed` }))).toEqual({ status: 403, permission: true });
+    expect(refused(await ws1Key().api.delete(`/probes/${probe.id}`))).toEqual({ status: 403, permission: true });
+    expect(await row()).toEqual(before);
   });
   test('POST /on-call/schedules without a workspace', async () => {
     expect(refused(await ws1Key().api.post('/on-call/schedules', { name: `${marker('A', 'org')}schedule-by-confined`, shiftLengthHours: 24, handoffTime: '09:00', participantIds: [world.orgs.A.owner.userId] }))).toEqual({ status: 403, permission: true });

@@ -8,7 +8,7 @@ import {
 export const channelHandlers = {
   listChannels: async (_i, ctx) => ({ data: await listChannels(ctx.db, ctx.services, ctx.caller) }),
   createChannel: async ({ body }, ctx) => ({ data: await createChannel(ctx.db, ctx.services, ctx.caller, body) }),
-  updateChannel: async ({ path, body }, ctx) => ({ data: await updateChannel(ctx.db, ctx.caller, path.id, body) }),
+  updateChannel: async ({ path, body }, ctx) => ({ data: await updateChannel(ctx.db, ctx.services, ctx.caller, path.id, body) }),
   deleteChannel: async ({ path }, ctx) => ({ data: await deleteChannel(ctx.db, ctx.caller, path.id) }),
   // x-permission is null: the channel is resolved (404) before notification_channel:manage is required.
   sendChannelConfirmation: async ({ path }, ctx) => ({ data: await resendConfirmation(ctx.db, ctx.services, ctx.caller, path.id, ctx.require) }),

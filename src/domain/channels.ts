@@ -6,7 +6,7 @@ import { hashToken, newToken } from '../crypto/tokens';
 import { ApiError, conflict, invalid, notFound } from '../pipeline/errors';
 import type { Services } from '../pipeline/context';
 import { channelKinds, isChannelKind } from '../alerting/channels';
-import type { AlertMessage, ChannelKind, ChannelKindDef, ChannelSecrets, DeliveryResult } from '../alerting/channels/channel';
+import type { AlertMessage, ChannelKind, ChannelKindDef, ChannelSecrets, DeliveryResult, ParsedTarget } from '../alerting/channels/channel';
 import { alertText } from '../alerting/channels/text';
 import { deliveryContext } from '../alerting/context';
 import { selectChannels, type ChannelRow } from '../repo/channels';
@@ -23,9 +23,10 @@ import { iso, visibleWorkspace } from './tenancy';
  * is stored only as its SHA-256.
  *
  * Tenancy: a key confined to workspaces sees organisation-wide channels and
- * its own workspaces' channels. It may change (enable, delete, test, resend
- * the confirmation of) only channels of its workspaces: an organisation-wide
- * channel answers 403 `workspace_confined`, as does creating one.
+ * its own workspaces' channels. It may change (switch, rename, retarget,
+ * delete, test, resend the confirmation of) only channels of its workspaces:
+ * an organisation-wide channel answers 403 `workspace_confined`, as does
+ * creating one.
  */
 
 /** Fields of a channel the audit log keeps (never the real target, the secret or a token). */
@@ -162,17 +163,66 @@ export async function createChannel(db: Db, services: ChannelServices, caller: C
   return { ...channelOut(services, await findChannel(db, caller, id)), secret };
 }
 
-/** Switches a channel on or off; it keeps its place on monitors either way. */
-export async function updateChannel(db: Db, caller: Caller, id: string, input: { enabled: boolean }) {
+export interface UpdateChannelInput { enabled?: boolean; name?: string; target?: string }
+
+/**
+ * Changes a channel's `enabled`, `name` and `target` (any of them; none is
+ * 400 `empty_change`). The target is validated by the kind exactly as on
+ * create, and a target equal to the real one changes nothing. A changed
+ * address of a kind that needs confirmation (email) is unconfirmed again:
+ * the old link stops working and the new address gets one confirmation
+ * message, as on create (a failed send still changes the channel). A
+ * webhook's secret is untouched. A disabled channel keeps its place on
+ * monitors.
+ */
+export async function updateChannel(db: Db, services: ChannelServices, caller: Caller, id: string, input: UpdateChannelInput) {
+  if (input.enabled === undefined && input.name === undefined && input.target === undefined) {
+    throw new ApiError(400, 'empty_change', 'The request changes nothing: name at least one of enabled, name and target.', {}, [{ field: 'body', reason: 'names no field' }]);
+  }
+  const name = input.name?.trim();
+  if (name !== undefined && (!name || [...name].length > 100)) throw invalid('name', 'must be 1 to 100 characters');
   const before = await findChannel(db, caller, id);
   requireManageable(caller, before);
-  if (before.enabled === input.enabled) return { ok: true as const };
-  await db.transaction().execute(async (tx) => {
-    await tx.updateTable('notification_channels').set({ enabled: input.enabled })
-      .where('id', '=', id).where('organization_id', '=', caller.organizationId).execute();
-    await audit(tx, caller, { action: 'channel.updated', resourceType: 'notification_channel', resourceId: id, workspaceId: before.workspace_id,
-      changes: diff(audited(before), { ...audited(before), enabled: input.enabled }, AUDITED) });
+  const def = kindOf(before);
+  let retarget: { parsed: ParsedTarget; confirm: { token: string; hash: Buffer } | null } | null = null;
+  if (input.target !== undefined) {
+    if (!def?.creatable) {
+      throw invalid('target', `the target of a ${before.kind} channel is enrolled by its recipient and cannot be changed through the API`, 'target_not_changeable');
+    }
+    const parsed = def.parseTarget(input.target);
+    const current = unseal(services, before)?.target ?? null;
+    if (parsed.target !== current) retarget = { parsed, confirm: def.needsConfirmation ? confirmationToken() : null };
+  }
+  const after = {
+    ...audited(before),
+    ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+    ...(name !== undefined ? { name } : {}),
+    ...(retarget ? { target: retarget.parsed.display, confirmed: retarget.confirm ? false : audited(before).confirmed } : {}),
+  };
+  const changes = diff(audited(before), after, AUDITED);
+  // The real target is audited only as the fact that it changed (a masked display may not show it).
+  if (retarget && !changes.target) changes.target = { changed: true };
+  if (Object.keys(changes).length === 0) return { ok: true as const };
+  const changed = await db.transaction().execute(async (tx) => {
+    const r = await tx.updateTable('notification_channels').set({
+      ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+      ...(name !== undefined ? { name } : {}),
+      ...(retarget ? {
+        target: retarget.parsed.display, target_enc: services.secrets.seal(retarget.parsed.target), config: JSON.stringify(retarget.parsed.config ?? {}),
+        ...(retarget.confirm ? { confirmed_at: null, confirmation_token_hash: retarget.confirm.hash, confirmation_sent_at: null } : {}),
+      } : {}),
+    }).where('id', '=', id).where('organization_id', '=', caller.organizationId).executeTakeFirst();
+    // Deleted since it was read: nothing to change or record.
+    if (Number(r.numUpdatedRows) === 0) return false;
+    await audit(tx, caller, { action: 'channel.updated', resourceType: 'notification_channel', resourceId: id, workspaceId: before.workspace_id, changes });
+    return true;
   });
+  if (!changed) throw notFound('channel', 'id');
+  if (retarget?.confirm && def?.sendConfirmation) {
+    const ch: ChannelSecrets = { id, name: name ?? before.name, target: retarget.parsed.target, secret: null, config: retarget.parsed.config ?? {} };
+    const sent = await sendConfirmation(services, def, ch, retarget.confirm.token);
+    if (sent.delivered) await db.updateTable('notification_channels').set({ confirmation_sent_at: new Date() }).where('id', '=', id).execute();
+  }
   return { ok: true as const };
 }
 

@@ -532,9 +532,28 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Enable or disable a notification channel
-         * @description Sets `enabled`. A disabled channel keeps its place on monitors but
-         *     receives nothing.
+         * Change a notification channel
+         * @description Changes any of `enabled`, `name` and `target`; a field left out stays
+         *     as it is, and a body naming none is 400 `empty_change`. A disabled
+         *     channel keeps its place on monitors but receives nothing.
+         *
+         *     `target` is validated exactly as on create, by the channel's kind (the
+         *     table of `createChannel`; 400 naming `target` otherwise); the kind
+         *     itself never changes. A target equal to the current one changes
+         *     nothing. A changed address of an `email` channel makes the channel
+         *     unconfirmed again (`confirmed: false`): the new address receives one
+         *     confirmation message, as on create, and nothing else until the
+         *     recipient agrees (a failed send still changes the channel; ask again
+         *     with `POST /channels/{id}/confirmation`); the old address's link
+         *     stops working. A webhook keeps its signing `secret`, which is never
+         *     returned here. The target of a kind its recipient enrols (`sms`,
+         *     `whatsapp`, `satellite`, `push`) cannot be changed through the API
+         *     (400 `target_not_changeable`). The audit entry (`channel.updated`)
+         *     records the shown form of the target (credentials masked), never the
+         *     real one.
+         *
+         *     A key confined to workspaces may change only its workspaces'
+         *     channels: an organisation-wide one is 403 `workspace_confined`.
          */
         patch: operations["updateChannel"];
         trace?: never;
@@ -1776,11 +1795,70 @@ export interface paths {
          */
         get: operations["listProbes"];
         put?: never;
-        post?: never;
+        /**
+         * Create a private probe
+         * @description Creates a private probe and returns its `token` once; the probe
+         *     program authenticates with it (`npm run probe -- --server URL --token
+         *     pr_…`). Only a hash of the token is stored: a lost token cannot be
+         *     recovered (revoke the probe and create another). `lastSeenAt`,
+         *     `hostname` and `version` stay null until the probe first connects.
+         *     The same as the operator command `npm run cli -- probe create`.
+         *
+         *     A probe belongs to the whole organisation (monitors of every
+         *     workspace may name it as `probeId`), so a key confined to workspaces
+         *     is refused (403 `workspace_confined`, naming `agent:enroll`). The
+         *     audit entry (`probe.created`) records the name, never the token.
+         */
+        post: operations["createProbe"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/probes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a private probe
+         * @description Revokes the probe: its token stops working at once (the probe
+         *     protocol answers 401, so it claims no more work and its results are
+         *     refused) and it receives no work. The probe is not deleted: it stays
+         *     listed with `revoked: true`, and the answer is the probe as it now
+         *     is. Revoking a revoked probe changes nothing and answers the same.
+         *     The same as the operator command `npm run cli -- probe revoke`.
+         *
+         *     Monitors assigned to the probe keep their `probeId` and are not
+         *     moved to Vigil's own workers: nothing checks them any more, so their
+         *     status and history stop where the probe left them (`monitorCount`
+         *     still counts them). A new monitor cannot name a revoked probe (400 on
+         *     `probeId`); to check such a monitor again, create it anew with
+         *     another probe (or none) and delete the old one.
+         *
+         *     A key confined to workspaces is refused (403 `workspace_confined`,
+         *     naming `agent:delete`): probes belong to the organisation. The audit
+         *     entry is `probe.revoked`.
+         */
+        delete: operations["revokeProbe"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a private probe
+         * @description Renames the probe; nothing else about it changes (its token and its
+         *     monitors stay). A revoked probe may be renamed too. The permission is
+         *     the one that creates probes, `agent:enroll` (the spec names no
+         *     separate one for changing them). A key confined to workspaces is
+         *     refused (403 `workspace_confined`): probes belong to the
+         *     organisation.
+         */
+        patch: operations["updateProbe"];
         trace?: never;
     };
     "/search": {
@@ -4214,6 +4292,41 @@ export interface components {
         ListProbesResponse: {
             data: components["schemas"]["Probe"][];
         };
+        CreateProbeBody: {
+            /** @description Trimmed; blank is 400. */
+            name: string;
+        };
+        CreateProbeResponse: {
+            data: components["schemas"]["CreatedProbe"];
+        };
+        /** @description A probe as created, with its token shown once. */
+        CreatedProbe: {
+            id: string;
+            name: string;
+            /**
+             * Format: date-time
+             * @description Null: it never connected.
+             */
+            lastSeenAt: string | null;
+            version: string | null;
+            hostname: string | null;
+            monitorCount: number;
+            revoked: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The probe token (`pr_…`), shown this once; only its hash is stored. */
+            token: string;
+        };
+        UpdateProbeBody: {
+            /** @description Trimmed; blank is 400. */
+            name: string;
+        };
+        UpdateProbeResponse: {
+            data: components["schemas"]["Probe"];
+        };
+        RevokeProbeResponse: {
+            data: components["schemas"]["Probe"];
+        };
         ListStatusPagesResponse: {
             data: components["schemas"]["StatusPage"][];
         };
@@ -4880,7 +4993,12 @@ export interface components {
             data: components["schemas"]["ChannelTestData"];
         };
         UpdateChannelBody: {
-            enabled: boolean;
+            /** @description False: the channel receives nothing (it keeps its place on monitors). */
+            enabled?: boolean;
+            /** @description Trimmed; blank is 400. */
+            name?: string;
+            /** @description Where alerts go, in the kind's format (see `createChannel`); a changed email address is unconfirmed again. */
+            target?: string;
         };
         UpdateChannelResponse: {
             data: components["schemas"]["Ack"];
@@ -7696,6 +7814,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListProbesResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createProbe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateProbeBody"];
+            };
+        };
+        responses: {
+            /** @description The probe, with its token once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateProbeResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeProbe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The probe's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The probe, now revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokeProbeResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateProbe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The probe's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateProbeBody"];
+            };
+        };
+        responses: {
+            /** @description The renamed probe. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateProbeResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/probes.proto.
  */
 export const file_vigil_v1_probes: GenFile = /*@__PURE__*/
-  fileDesc("ChV2aWdpbC92MS9wcm9iZXMucHJvdG8SCHZpZ2lsLnYxIhMKEUxpc3RQcm9iZXNSZXF1ZXN0IjMKEkxpc3RQcm9iZXNSZXNwb25zZRIdCgRkYXRhGAEgAygLMg8udmlnaWwudjEuUHJvYmUi8QEKBVByb2JlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSMAoMbGFzdF9zZWVuX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgd2ZXJzaW9uGAQgASgJSACIAQESFQoIaG9zdG5hbWUYBSABKAlIAYgBARIVCg1tb25pdG9yX2NvdW50GAYgASgFEg8KB3Jldm9rZWQYByABKAgSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCgoIX3ZlcnNpb25CCwoJX2hvc3RuYW1lMlcKDFByb2JlU2VydmljZRJHCgpMaXN0UHJvYmVzEhsudmlnaWwudjEuTGlzdFByb2Jlc1JlcXVlc3QaHC52aWdpbC52MS5MaXN0UHJvYmVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChV2aWdpbC92MS9wcm9iZXMucHJvdG8SCHZpZ2lsLnYxIhMKEUxpc3RQcm9iZXNSZXF1ZXN0IjMKEkxpc3RQcm9iZXNSZXNwb25zZRIdCgRkYXRhGAEgAygLMg8udmlnaWwudjEuUHJvYmUiIgoSQ3JlYXRlUHJvYmVSZXF1ZXN0EgwKBG5hbWUYASABKAkiOwoTQ3JlYXRlUHJvYmVSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuQ3JlYXRlZFByb2JlIi4KElVwZGF0ZVByb2JlUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIjQKE1VwZGF0ZVByb2JlUmVzcG9uc2USHQoEZGF0YRgBIAEoCzIPLnZpZ2lsLnYxLlByb2JlIiAKElJldm9rZVByb2JlUmVxdWVzdBIKCgJpZBgBIAEoCSI0ChNSZXZva2VQcm9iZVJlc3BvbnNlEh0KBGRhdGEYASABKAsyDy52aWdpbC52MS5Qcm9iZSLxAQoFUHJvYmUSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIwCgxsYXN0X3NlZW5fYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKB3ZlcnNpb24YBCABKAlIAIgBARIVCghob3N0bmFtZRgFIAEoCUgBiAEBEhUKDW1vbml0b3JfY291bnQYBiABKAUSDwoHcmV2b2tlZBgHIAEoCBIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIKCghfdmVyc2lvbkILCglfaG9zdG5hbWUihwIKDENyZWF0ZWRQcm9iZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEjAKDGxhc3Rfc2Vlbl9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoHdmVyc2lvbhgEIAEoCUgAiAEBEhUKCGhvc3RuYW1lGAUgASgJSAGIAQESFQoNbW9uaXRvcl9jb3VudBgGIAEoBRIPCgdyZXZva2VkGAcgASgIEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXRva2VuGAkgASgJQgoKCF92ZXJzaW9uQgsKCV9ob3N0bmFtZTK7AgoMUHJvYmVTZXJ2aWNlEkcKCkxpc3RQcm9iZXMSGy52aWdpbC52MS5MaXN0UHJvYmVzUmVxdWVzdBocLnZpZ2lsLnYxLkxpc3RQcm9iZXNSZXNwb25zZRJKCgtDcmVhdGVQcm9iZRIcLnZpZ2lsLnYxLkNyZWF0ZVByb2JlUmVxdWVzdBodLnZpZ2lsLnYxLkNyZWF0ZVByb2JlUmVzcG9uc2USSgoLVXBkYXRlUHJvYmUSHC52aWdpbC52MS5VcGRhdGVQcm9iZVJlcXVlc3QaHS52aWdpbC52MS5VcGRhdGVQcm9iZVJlc3BvbnNlEkoKC1Jldm9rZVByb2JlEhwudmlnaWwudjEuUmV2b2tlUHJvYmVSZXF1ZXN0Gh0udmlnaWwudjEuUmV2b2tlUHJvYmVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message vigil.v1.ListProbesRequest
@@ -44,6 +44,127 @@ export type ListProbesResponse = Message<"vigil.v1.ListProbesResponse"> & {
  */
 export const ListProbesResponseSchema: GenMessage<ListProbesResponse> = /*@__PURE__*/
   messageDesc(file_vigil_v1_probes, 1);
+
+/**
+ * The request of CreateProbe: path, query and body fields flattened.
+ *
+ * @generated from message vigil.v1.CreateProbeRequest
+ */
+export type CreateProbeRequest = Message<"vigil.v1.CreateProbeRequest"> & {
+  /**
+   * Body. Trimmed; blank is 400.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message vigil.v1.CreateProbeRequest.
+ * Use `create(CreateProbeRequestSchema)` to create a new message.
+ */
+export const CreateProbeRequestSchema: GenMessage<CreateProbeRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_probes, 2);
+
+/**
+ * @generated from message vigil.v1.CreateProbeResponse
+ */
+export type CreateProbeResponse = Message<"vigil.v1.CreateProbeResponse"> & {
+  /**
+   * @generated from field: vigil.v1.CreatedProbe data = 1;
+   */
+  data?: CreatedProbe | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.CreateProbeResponse.
+ * Use `create(CreateProbeResponseSchema)` to create a new message.
+ */
+export const CreateProbeResponseSchema: GenMessage<CreateProbeResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_probes, 3);
+
+/**
+ * The request of UpdateProbe: path, query and body fields flattened.
+ *
+ * @generated from message vigil.v1.UpdateProbeRequest
+ */
+export type UpdateProbeRequest = Message<"vigil.v1.UpdateProbeRequest"> & {
+  /**
+   * Path parameter. The probe's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Body. Trimmed; blank is 400.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateProbeRequest.
+ * Use `create(UpdateProbeRequestSchema)` to create a new message.
+ */
+export const UpdateProbeRequestSchema: GenMessage<UpdateProbeRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_probes, 4);
+
+/**
+ * @generated from message vigil.v1.UpdateProbeResponse
+ */
+export type UpdateProbeResponse = Message<"vigil.v1.UpdateProbeResponse"> & {
+  /**
+   * @generated from field: vigil.v1.Probe data = 1;
+   */
+  data?: Probe | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateProbeResponse.
+ * Use `create(UpdateProbeResponseSchema)` to create a new message.
+ */
+export const UpdateProbeResponseSchema: GenMessage<UpdateProbeResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_probes, 5);
+
+/**
+ * The request of RevokeProbe: path, query and body fields flattened.
+ *
+ * @generated from message vigil.v1.RevokeProbeRequest
+ */
+export type RevokeProbeRequest = Message<"vigil.v1.RevokeProbeRequest"> & {
+  /**
+   * Path parameter. The probe's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.RevokeProbeRequest.
+ * Use `create(RevokeProbeRequestSchema)` to create a new message.
+ */
+export const RevokeProbeRequestSchema: GenMessage<RevokeProbeRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_probes, 6);
+
+/**
+ * @generated from message vigil.v1.RevokeProbeResponse
+ */
+export type RevokeProbeResponse = Message<"vigil.v1.RevokeProbeResponse"> & {
+  /**
+   * @generated from field: vigil.v1.Probe data = 1;
+   */
+  data?: Probe | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.RevokeProbeResponse.
+ * Use `create(RevokeProbeResponseSchema)` to create a new message.
+ */
+export const RevokeProbeResponseSchema: GenMessage<RevokeProbeResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_probes, 7);
 
 /**
  * A private probe. There is no region field.
@@ -103,7 +224,70 @@ export type Probe = Message<"vigil.v1.Probe"> & {
  * Use `create(ProbeSchema)` to create a new message.
  */
 export const ProbeSchema: GenMessage<Probe> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_probes, 2);
+  messageDesc(file_vigil_v1_probes, 8);
+
+/**
+ * A probe as created, with its token shown once.
+ *
+ * @generated from message vigil.v1.CreatedProbe
+ */
+export type CreatedProbe = Message<"vigil.v1.CreatedProbe"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Absent (null): it never connected.
+   *
+   * @generated from field: google.protobuf.Timestamp last_seen_at = 3;
+   */
+  lastSeenAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string version = 4;
+   */
+  version?: string | undefined;
+
+  /**
+   * @generated from field: optional string hostname = 5;
+   */
+  hostname?: string | undefined;
+
+  /**
+   * @generated from field: int32 monitor_count = 6;
+   */
+  monitorCount: number;
+
+  /**
+   * @generated from field: bool revoked = 7;
+   */
+  revoked: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 8;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * The probe token (`pr_…`), shown this once; only its hash is stored.
+   *
+   * @generated from field: string token = 9;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message vigil.v1.CreatedProbe.
+ * Use `create(CreatedProbeSchema)` to create a new message.
+ */
+export const CreatedProbeSchema: GenMessage<CreatedProbe> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_probes, 9);
 
 /**
  * Private probes.
@@ -120,6 +304,36 @@ export const ProbeService: GenService<{
     methodKind: "unary";
     input: typeof ListProbesRequestSchema;
     output: typeof ListProbesResponseSchema;
+  },
+  /**
+   * POST /probes: Create a private probe. agent:enroll; bucket W.
+   *
+   * @generated from rpc vigil.v1.ProbeService.CreateProbe
+   */
+  createProbe: {
+    methodKind: "unary";
+    input: typeof CreateProbeRequestSchema;
+    output: typeof CreateProbeResponseSchema;
+  },
+  /**
+   * PATCH /probes/{id}: Rename a private probe. agent:enroll; bucket W.
+   *
+   * @generated from rpc vigil.v1.ProbeService.UpdateProbe
+   */
+  updateProbe: {
+    methodKind: "unary";
+    input: typeof UpdateProbeRequestSchema;
+    output: typeof UpdateProbeResponseSchema;
+  },
+  /**
+   * DELETE /probes/{id}: Revoke a private probe. agent:delete; bucket W.
+   *
+   * @generated from rpc vigil.v1.ProbeService.RevokeProbe
+   */
+  revokeProbe: {
+    methodKind: "unary";
+    input: typeof RevokeProbeRequestSchema;
+    output: typeof RevokeProbeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_vigil_v1_probes, 0);
