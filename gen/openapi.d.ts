@@ -2495,10 +2495,11 @@ export interface paths {
          *     the rotation order as a whole.
          *
          *     Changing the rotation (`timezone`, `shiftLengthHours`, `handoffTime`
-         *     or `participantIds`) restarts it as creating does: from the last
-         *     hand-over on or before the change, with the first participant, so
-         *     put whoever should be on call now first. Renaming alone leaves the
-         *     rotation as it was. Covers (overrides) are kept and still win over
+         *     or `participantIds`) restarts it as creating does, as if the schedule
+         *     were created at the moment of the change: the first participant's
+         *     shift starts at the first hand-over on or before it (with shifts of
+         *     24 hours or more, whoever is listed first is on call now). Renaming
+         *     alone leaves the rotation as it was. Covers (overrides) are kept and still win over
          *     the rotation.
          *
          *     A schedule stays where it is: `workspaceId` is not accepted (400).
