@@ -22325,16 +22325,514 @@ return errors === 0;
 }
 validate447.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMe"] = validate451;
-const schema236 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMeResponse"};
-const schema237 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Me"}}};
-const schema238 = {"type":"object","description":"The caller.","additionalProperties":false,"required":["user","organization","membership","key","entitlements","usage"],"properties":{"user":{"$ref":"#/components/schemas/MeUser"},"organization":{"$ref":"#/components/schemas/MeOrganization"},"membership":{"$ref":"#/components/schemas/MeMembership"},"key":{"description":"The key in hand; null for a session.","oneOf":[{"$ref":"#/components/schemas/ApiKeyInfo"},{"type":"null"}]},"entitlements":{"$ref":"#/components/schemas/Entitlements"},"usage":{"$ref":"#/components/schemas/Usage"},"organizations":{"type":"array","description":"Sessions only: all the person's organisations (never empty), each\nwith `role` and `active`. Absent for keys, which do not list other\norganisations.\n","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
-const schema239 = {"type":"object","description":"The person (for a key, its creator).","additionalProperties":false,"required":["id","email","name","createdAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:getMaintenanceWindow"] = validate451;
+const schema236 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMaintenanceWindowResponse"};
+const schema237 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MaintenanceWindow"}}};
 
-function validate454(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate452(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate454.evaluated;
+const evaluated0 = validate452.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate435(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate435.errors : vErrors.concat(validate435.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate452.errors = vErrors;
+return errors === 0;
+}
+validate452.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate451(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate451.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate452(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
+errors = vErrors.length;
+}
+validate451.errors = vErrors;
+return errors === 0;
+}
+validate451.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["body:updateMaintenanceWindow"] = validate455;
+const schema238 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMaintenanceWindowBody"};
+const schema239 = {"type":"object","description":"The fields to change; absent ones are kept. The window's workspace is not among them.","additionalProperties":false,"minProperties":1,"properties":{"title":{"type":"string","minLength":1,"maxLength":200},"description":{"type":["string","null"],"maxLength":5000,"description":"Null or an empty string clears it."},"monitorIds":{"type":"array","minItems":1,"items":{"type":"string","maxLength":64},"description":"Replaces the list; monitors of the window's workspace."},"startsAt":{"type":"string","format":"date-time","maxLength":64,"description":"RFC 3339 with an offset."},"endsAt":{"type":"string","format":"date-time","maxLength":64,"description":"RFC 3339 with an offset; after `startsAt` (the one given, else the stored one)."},"recurrenceRule":{"type":["string","null"],"maxLength":500,"description":"Null or an empty string makes the window a one-off."},"timezone":{"type":"string","maxLength":64,"description":"IANA zone."},"keepChecking":{"type":"boolean"},"showOnStatusPage":{"type":"boolean"},"notifySubscribers":{"type":"boolean"}}};
+
+function validate456(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate456.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(Object.keys(data).length < 1){
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func5.call(schema239.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.title !== undefined){
+let data0 = data.title;
+if(typeof data0 === "string"){
+if(func1(data0) > 200){
+const err2 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data1 = data.description;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema239.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 5000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.monitorIds !== undefined){
+let data2 = data.monitorIds;
+if(Array.isArray(data2)){
+if(data2.length < 1){
+const err7 = {instancePath:instancePath+"/monitorIds",schemaPath:"#/properties/monitorIds/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(func1(data3) > 64){
+const err8 = {instancePath:instancePath+"/monitorIds/" + i0,schemaPath:"#/properties/monitorIds/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/monitorIds/" + i0,schemaPath:"#/properties/monitorIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/monitorIds",schemaPath:"#/properties/monitorIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.startsAt !== undefined){
+let data4 = data.startsAt;
+if(typeof data4 === "string"){
+if(func1(data4) > 64){
+const err11 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err12 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/startsAt",schemaPath:"#/properties/startsAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.endsAt !== undefined){
+let data5 = data.endsAt;
+if(typeof data5 === "string"){
+if(func1(data5) > 64){
+const err14 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!(formats0.validate(data5))){
+const err15 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/endsAt",schemaPath:"#/properties/endsAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.recurrenceRule !== undefined){
+let data6 = data.recurrenceRule;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err17 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/type",keyword:"type",params:{type: schema239.properties.recurrenceRule.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(typeof data6 === "string"){
+if(func1(data6) > 500){
+const err18 = {instancePath:instancePath+"/recurrenceRule",schemaPath:"#/properties/recurrenceRule/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+if(data.timezone !== undefined){
+let data7 = data.timezone;
+if(typeof data7 === "string"){
+if(func1(data7) > 64){
+const err19 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.keepChecking !== undefined){
+if(typeof data.keepChecking !== "boolean"){
+const err21 = {instancePath:instancePath+"/keepChecking",schemaPath:"#/properties/keepChecking/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.showOnStatusPage !== undefined){
+if(typeof data.showOnStatusPage !== "boolean"){
+const err22 = {instancePath:instancePath+"/showOnStatusPage",schemaPath:"#/properties/showOnStatusPage/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.notifySubscribers !== undefined){
+if(typeof data.notifySubscribers !== "boolean"){
+const err23 = {instancePath:instancePath+"/notifySubscribers",schemaPath:"#/properties/notifySubscribers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+validate456.errors = vErrors;
+return errors === 0;
+}
+validate456.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate455(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate455.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate456(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate456.errors : vErrors.concat(validate456.errors);
+errors = vErrors.length;
+}
+validate455.errors = vErrors;
+return errors === 0;
+}
+validate455.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:updateMaintenanceWindow"] = validate458;
+const schema240 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMaintenanceWindowResponse"};
+const schema241 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MaintenanceWindow"}}};
+
+function validate459(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate459.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate435(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate435.errors : vErrors.concat(validate435.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate459.errors = vErrors;
+return errors === 0;
+}
+validate459.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate458(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate458.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate459(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate459.errors : vErrors.concat(validate459.errors);
+errors = vErrors.length;
+}
+validate458.errors = vErrors;
+return errors === 0;
+}
+validate458.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:getMe"] = validate462;
+const schema242 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMeResponse"};
+const schema243 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Me"}}};
+const schema244 = {"type":"object","description":"The caller.","additionalProperties":false,"required":["user","organization","membership","key","entitlements","usage"],"properties":{"user":{"$ref":"#/components/schemas/MeUser"},"organization":{"$ref":"#/components/schemas/MeOrganization"},"membership":{"$ref":"#/components/schemas/MeMembership"},"key":{"description":"The key in hand; null for a session.","oneOf":[{"$ref":"#/components/schemas/ApiKeyInfo"},{"type":"null"}]},"entitlements":{"$ref":"#/components/schemas/Entitlements"},"usage":{"$ref":"#/components/schemas/Usage"},"organizations":{"type":"array","description":"Sessions only: all the person's organisations (never empty), each\nwith `role` and `active`. Absent for keys, which do not list other\norganisations.\n","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
+const schema245 = {"type":"object","description":"The person (for a key, its creator).","additionalProperties":false,"required":["id","email","name","createdAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"createdAt":{"type":"string","format":"date-time"}}};
+
+function validate465(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate465.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22421,7 +22919,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema239.properties.name.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema245.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22467,17 +22965,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate454.errors = vErrors;
+validate465.errors = vErrors;
 return errors === 0;
 }
-validate454.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate465.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema240 = {"type":"object","additionalProperties":false,"required":["id","name","plan","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"plan":{"type":"string","description":"The plan's identifier."},"createdAt":{"type":"string","format":"date-time"}}};
+const schema246 = {"type":"object","additionalProperties":false,"required":["id","name","plan","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"plan":{"type":"string","description":"The plan's identifier."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate456(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate467(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate456.evaluated;
+const evaluated0 = validate467.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22609,17 +23107,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate456.errors = vErrors;
+validate467.errors = vErrors;
 return errors === 0;
 }
-validate456.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema241 = {"type":"object","description":"The caller's membership (a key carries its creator's).","additionalProperties":false,"required":["id","role","workspaceIds","permissions"],"properties":{"id":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces."},"permissions":{"type":"array","items":{"type":"string"},"description":"The permissions this caller holds, exactly as every operation\nchecks them: its role's (docs/roles.md), narrowed by a key's\nscopes and by the plan (`audit_log:read` needs a plan with the\naudit log). They hold in every workspace of `workspaceIds` (all\nworkspaces when null) and nowhere else; an organisation-wide\nchange (a workspace, an organisation-wide channel) also needs an\nunconfined caller. A client shows the controls of these\npermissions only, instead of keeping a role table of its own.\n"}}};
+const schema247 = {"type":"object","description":"The caller's membership (a key carries its creator's).","additionalProperties":false,"required":["id","role","workspaceIds","permissions"],"properties":{"id":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the caller is confined to (for a key, the key's confinement); null means all workspaces."},"permissions":{"type":"array","items":{"type":"string"},"description":"The permissions this caller holds, exactly as every operation\nchecks them: its role's (docs/roles.md), narrowed by a key's\nscopes and by the plan (`audit_log:read` needs a plan with the\naudit log). They hold in every workspace of `workspaceIds` (all\nworkspaces when null) and nowhere else; an organisation-wide\nchange (a workspace, an organisation-wide channel) also needs an\nunconfined caller. A client shows the controls of these\npermissions only, instead of keeping a role table of its own.\n"}}};
 
-function validate458(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate469(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate458.evaluated;
+const evaluated0 = validate469.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22748,17 +23246,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate458.errors = vErrors;
+validate469.errors = vErrors;
 return errors === 0;
 }
-validate458.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate469.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema242 = {"type":"object","description":"The key in hand.","additionalProperties":false,"required":["id","name","prefix","scopes"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string"},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its role's permissions.","items":{"type":"string"}}}};
+const schema248 = {"type":"object","description":"The key in hand.","additionalProperties":false,"required":["id","name","prefix","scopes"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"prefix":{"type":"string"},"scopes":{"type":"array","description":"Permission names the key is narrowed to; empty when it carries all of its role's permissions.","items":{"type":"string"}}}};
 
-function validate461(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate472(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate461.evaluated;
+const evaluated0 = validate472.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22893,17 +23391,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate461.errors = vErrors;
+validate472.errors = vErrors;
 return errors === 0;
 }
-validate461.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate472.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema243 = {"type":"object","description":"The plan's limits, resolved, with add-on packs summed.","additionalProperties":false,"required":["plan","monitorCap","intervalFloorSeconds","historyRetentionDays","smsIncluded","auditLogIncluded","statusPageCap","memberCap"],"properties":{"plan":{"type":"string"},"monitorCap":{"type":["integer","null"],"description":"Most monitors allowed; null means unlimited."},"intervalFloorSeconds":{"type":"integer","description":"Shortest check interval; shorter ones are clamped up to it."},"historyRetentionDays":{"type":"integer","description":"Days of history kept (and the most GET /monitors/{id}/history returns)."},"smsIncluded":{"type":"boolean"},"auditLogIncluded":{"type":"boolean"},"statusPageCap":{"type":["integer","null"],"description":"Most status pages allowed; null means unlimited."},"memberCap":{"type":["integer","null"],"description":"Most members (pending invitations included) allowed; null means unlimited."}}};
+const schema249 = {"type":"object","description":"The plan's limits, resolved, with add-on packs summed.","additionalProperties":false,"required":["plan","monitorCap","intervalFloorSeconds","historyRetentionDays","smsIncluded","auditLogIncluded","statusPageCap","memberCap"],"properties":{"plan":{"type":"string"},"monitorCap":{"type":["integer","null"],"description":"Most monitors allowed; null means unlimited."},"intervalFloorSeconds":{"type":"integer","description":"Shortest check interval; shorter ones are clamped up to it."},"historyRetentionDays":{"type":"integer","description":"Days of history kept (and the most GET /monitors/{id}/history returns)."},"smsIncluded":{"type":"boolean"},"auditLogIncluded":{"type":"boolean"},"statusPageCap":{"type":["integer","null"],"description":"Most status pages allowed; null means unlimited."},"memberCap":{"type":["integer","null"],"description":"Most members (pending invitations included) allowed; null means unlimited."}}};
 
-function validate463(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate474(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate463.evaluated;
+const evaluated0 = validate474.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23018,7 +23516,7 @@ errors++;
 if(data.monitorCap !== undefined){
 let data1 = data.monitorCap;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err10 = {instancePath:instancePath+"/monitorCap",schemaPath:"#/properties/monitorCap/type",keyword:"type",params:{type: schema243.properties.monitorCap.type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/monitorCap",schemaPath:"#/properties/monitorCap/type",keyword:"type",params:{type: schema249.properties.monitorCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -23081,7 +23579,7 @@ errors++;
 if(data.statusPageCap !== undefined){
 let data6 = data.statusPageCap;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/statusPageCap",schemaPath:"#/properties/statusPageCap/type",keyword:"type",params:{type: schema243.properties.statusPageCap.type},message:"must be integer,null"};
+const err15 = {instancePath:instancePath+"/statusPageCap",schemaPath:"#/properties/statusPageCap/type",keyword:"type",params:{type: schema249.properties.statusPageCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -23094,7 +23592,7 @@ errors++;
 if(data.memberCap !== undefined){
 let data7 = data.memberCap;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/memberCap",schemaPath:"#/properties/memberCap/type",keyword:"type",params:{type: schema243.properties.memberCap.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/memberCap",schemaPath:"#/properties/memberCap/type",keyword:"type",params:{type: schema249.properties.memberCap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -23115,17 +23613,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate463.errors = vErrors;
+validate474.errors = vErrors;
 return errors === 0;
 }
-validate463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate474.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema244 = {"type":"object","description":"Current counts against the entitlements.","additionalProperties":false,"required":["monitors","workspaces","members","statusPages","apiKeys"],"properties":{"monitors":{"type":"integer"},"workspaces":{"type":"integer"},"members":{"type":"integer"},"statusPages":{"type":"integer"},"apiKeys":{"type":"integer","description":"Active (not revoked, not expired) keys."}}};
+const schema250 = {"type":"object","description":"Current counts against the entitlements.","additionalProperties":false,"required":["monitors","workspaces","members","statusPages","apiKeys"],"properties":{"monitors":{"type":"integer"},"workspaces":{"type":"integer"},"members":{"type":"integer"},"statusPages":{"type":"integer"},"apiKeys":{"type":"integer","description":"Active (not revoked, not expired) keys."}}};
 
-function validate465(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate476(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate465.evaluated;
+const evaluated0 = validate476.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23271,17 +23769,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate465.errors = vErrors;
+validate476.errors = vErrors;
 return errors === 0;
 }
-validate465.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate476.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema245 = {"type":"object","description":"One of the person's organisations.","additionalProperties":false,"required":["id","name","role","active"],"properties":{"id":{"type":"string","description":"The organisation id."},"name":{"type":"string"},"role":{"type":"string","description":"The person's role there: owner, admin, member or viewer."},"active":{"type":"boolean","description":"True for the organisation the sessions use."}}};
+const schema251 = {"type":"object","description":"One of the person's organisations.","additionalProperties":false,"required":["id","name","role","active"],"properties":{"id":{"type":"string","description":"The organisation id."},"name":{"type":"string"},"role":{"type":"string","description":"The person's role there: owner, admin, member or viewer."},"active":{"type":"boolean","description":"True for the organisation the sessions use."}}};
 
-function validate467(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate478(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate467.evaluated;
+const evaluated0 = validate478.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23400,16 +23898,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate467.errors = vErrors;
+validate478.errors = vErrors;
 return errors === 0;
 }
-validate467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate478.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate453(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate464(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate453.evaluated;
+const evaluated0 = validate464.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23490,20 +23988,20 @@ errors++;
 }
 }
 if(data.user !== undefined){
-if(!(validate454(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate454.errors : vErrors.concat(validate454.errors);
+if(!(validate465(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate465.errors : vErrors.concat(validate465.errors);
 errors = vErrors.length;
 }
 }
 if(data.organization !== undefined){
-if(!(validate456(data.organization, {instancePath:instancePath+"/organization",parentData:data,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate456.errors : vErrors.concat(validate456.errors);
+if(!(validate467(data.organization, {instancePath:instancePath+"/organization",parentData:data,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate467.errors : vErrors.concat(validate467.errors);
 errors = vErrors.length;
 }
 }
 if(data.membership !== undefined){
-if(!(validate458(data.membership, {instancePath:instancePath+"/membership",parentData:data,parentDataProperty:"membership",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate458.errors : vErrors.concat(validate458.errors);
+if(!(validate469(data.membership, {instancePath:instancePath+"/membership",parentData:data,parentDataProperty:"membership",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate469.errors : vErrors.concat(validate469.errors);
 errors = vErrors.length;
 }
 }
@@ -23513,8 +24011,8 @@ const _errs6 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate461(data3, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate461.errors : vErrors.concat(validate461.errors);
+if(!(validate472(data3, {instancePath:instancePath+"/key",parentData:data,parentDataProperty:"key",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate472.errors : vErrors.concat(validate472.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs7 === errors;
@@ -23567,14 +24065,14 @@ vErrors = null;
 }
 }
 if(data.entitlements !== undefined){
-if(!(validate463(data.entitlements, {instancePath:instancePath+"/entitlements",parentData:data,parentDataProperty:"entitlements",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate463.errors : vErrors.concat(validate463.errors);
+if(!(validate474(data.entitlements, {instancePath:instancePath+"/entitlements",parentData:data,parentDataProperty:"entitlements",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate474.errors : vErrors.concat(validate474.errors);
 errors = vErrors.length;
 }
 }
 if(data.usage !== undefined){
-if(!(validate465(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate465.errors : vErrors.concat(validate465.errors);
+if(!(validate476(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate476.errors : vErrors.concat(validate476.errors);
 errors = vErrors.length;
 }
 }
@@ -23583,8 +24081,8 @@ let data6 = data.organizations;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate467(data6[i0], {instancePath:instancePath+"/organizations/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate467.errors : vErrors.concat(validate467.errors);
+if(!(validate478(data6[i0], {instancePath:instancePath+"/organizations/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate478.errors : vErrors.concat(validate478.errors);
 errors = vErrors.length;
 }
 }
@@ -23611,16 +24109,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate453.errors = vErrors;
+validate464.errors = vErrors;
 return errors === 0;
 }
-validate453.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate464.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate452(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate463(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate452.evaluated;
+const evaluated0 = validate463.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23651,8 +24149,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate453(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate453.errors : vErrors.concat(validate453.errors);
+if(!(validate464(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate464.errors : vErrors.concat(validate464.errors);
 errors = vErrors.length;
 }
 }
@@ -23667,39 +24165,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate452.errors = vErrors;
+validate463.errors = vErrors;
 return errors === 0;
 }
-validate452.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate451(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate462(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate451.evaluated;
+const evaluated0 = validate462.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate452(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
+if(!(validate463(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate463.errors : vErrors.concat(validate463.errors);
 errors = vErrors.length;
 }
-validate451.errors = vErrors;
+validate462.errors = vErrors;
 return errors === 0;
 }
-validate451.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate462.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:changePassword"] = validate471;
-const schema246 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordBody"};
-const schema247 = {"type":"object","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"type":"string","maxLength":1024},"newPassword":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
+exports["body:changePassword"] = validate482;
+const schema252 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordBody"};
+const schema253 = {"type":"object","additionalProperties":false,"required":["currentPassword","newPassword"],"properties":{"currentPassword":{"type":"string","maxLength":1024},"newPassword":{"type":"string","maxLength":1024,"description":"8 to 128 characters."}}};
 
-function validate472(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate483(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate472.evaluated;
+const evaluated0 = validate483.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23800,40 +24298,40 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate472.errors = vErrors;
+validate483.errors = vErrors;
 return errors === 0;
 }
-validate472.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate483.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate471(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate482(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate471.evaluated;
+const evaluated0 = validate482.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate472(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate472.errors : vErrors.concat(validate472.errors);
+if(!(validate483(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate483.errors : vErrors.concat(validate483.errors);
 errors = vErrors.length;
 }
-validate471.errors = vErrors;
+validate482.errors = vErrors;
 return errors === 0;
 }
-validate471.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate482.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:changePassword"] = validate474;
-const schema248 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordResponse"};
-const schema249 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordChanged"}}};
-const schema250 = {"type":"object","additionalProperties":false,"required":["ok","otherSessionsEnded"],"properties":{"ok":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"How many of the caller's other sessions were ended."}}};
+exports["response:changePassword"] = validate485;
+const schema254 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ChangePasswordResponse"};
+const schema255 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordChanged"}}};
+const schema256 = {"type":"object","additionalProperties":false,"required":["ok","otherSessionsEnded"],"properties":{"ok":{"type":"boolean","const":true},"otherSessionsEnded":{"type":"integer","minimum":0,"description":"How many of the caller's other sessions were ended."}}};
 
-function validate476(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate487(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate476.evaluated;
+const evaluated0 = validate487.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23932,16 +24430,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate476.errors = vErrors;
+validate487.errors = vErrors;
 return errors === 0;
 }
-validate476.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate487.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate475(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate486(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate475.evaluated;
+const evaluated0 = validate486.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23972,8 +24470,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate476(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate476.errors : vErrors.concat(validate476.errors);
+if(!(validate487(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate487.errors : vErrors.concat(validate487.errors);
 errors = vErrors.length;
 }
 }
@@ -23988,41 +24486,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate475.errors = vErrors;
+validate486.errors = vErrors;
 return errors === 0;
 }
-validate475.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate486.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate474(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate485(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate474.evaluated;
+const evaluated0 = validate485.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate475(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate475.errors : vErrors.concat(validate475.errors);
+if(!(validate486(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate486.errors : vErrors.concat(validate486.errors);
 errors = vErrors.length;
 }
-validate474.errors = vErrors;
+validate485.errors = vErrors;
 return errors === 0;
 }
-validate474.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate485.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMembers"] = validate479;
-const schema251 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMembersResponse"};
-const schema252 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MembersData"}}};
-const schema253 = {"type":"object","additionalProperties":false,"required":["members","invitations"],"properties":{"members":{"type":"array","items":{"$ref":"#/components/schemas/Member"}},"invitations":{"type":"array","description":"Pending invitations.","items":{"$ref":"#/components/schemas/Invitation"}}}};
-const schema254 = {"type":"object","description":"A membership of a person in the organisation.","additionalProperties":false,"required":["id","userId","email","name","role","workspaceIds","createdAt","lastSeenAt"],"properties":{"id":{"type":"string","description":"The membership id (used by PATCH and DELETE /members/{id})."},"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the member is confined to; null means all workspaces."},"createdAt":{"type":"string","format":"date-time","description":"When the person joined."},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The last time one of the member's API keys was used (to the minute); null when never."}}};
+exports["response:listMembers"] = validate490;
+const schema257 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMembersResponse"};
+const schema258 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MembersData"}}};
+const schema259 = {"type":"object","additionalProperties":false,"required":["members","invitations"],"properties":{"members":{"type":"array","items":{"$ref":"#/components/schemas/Member"}},"invitations":{"type":"array","description":"Pending invitations.","items":{"$ref":"#/components/schemas/Invitation"}}}};
+const schema260 = {"type":"object","description":"A membership of a person in the organisation.","additionalProperties":false,"required":["id","userId","email","name","role","workspaceIds","createdAt","lastSeenAt"],"properties":{"id":{"type":"string","description":"The membership id (used by PATCH and DELETE /members/{id})."},"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the member is confined to; null means all workspaces."},"createdAt":{"type":"string","format":"date-time","description":"When the person joined."},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The last time one of the member's API keys was used (to the minute); null when never."}}};
 
-function validate482(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate493(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate482.evaluated;
+const evaluated0 = validate493.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24161,7 +24659,7 @@ errors++;
 if(data.name !== undefined){
 let data3 = data.name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema254.properties.name.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema260.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -24217,7 +24715,7 @@ errors++;
 if(data.lastSeenAt !== undefined){
 let data7 = data.lastSeenAt;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema254.properties.lastSeenAt.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema260.properties.lastSeenAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -24250,17 +24748,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate482.errors = vErrors;
+validate493.errors = vErrors;
 return errors === 0;
 }
-validate482.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate493.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema255 = {"type":"object","description":"A pending invitation.","additionalProperties":false,"required":["id","email","role","workspaceIds","invitedBy","createdAt","expiresAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the person will be confined to; null means all workspaces."},"invitedBy":{"type":["string","null"],"description":"Name (or email) of the person who invited; null when that person is gone."},"createdAt":{"type":"string","format":"date-time"},"expiresAt":{"type":"string","format":"date-time"}}};
+const schema261 = {"type":"object","description":"A pending invitation.","additionalProperties":false,"required":["id","email","role","workspaceIds","invitedBy","createdAt","expiresAt"],"properties":{"id":{"type":"string"},"email":{"type":"string"},"role":{"type":"string","description":"owner, admin, member or viewer."},"workspaceIds":{"$ref":"#/components/schemas/StringList","description":"The workspaces the person will be confined to; null means all workspaces."},"invitedBy":{"type":["string","null"],"description":"Name (or email) of the person who invited; null when that person is gone."},"createdAt":{"type":"string","format":"date-time"},"expiresAt":{"type":"string","format":"date-time"}}};
 
-function validate485(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate496(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate485.evaluated;
+const evaluated0 = validate496.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24395,7 +24893,7 @@ errors = vErrors.length;
 if(data.invitedBy !== undefined){
 let data4 = data.invitedBy;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/invitedBy",schemaPath:"#/properties/invitedBy/type",keyword:"type",params:{type: schema255.properties.invitedBy.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/invitedBy",schemaPath:"#/properties/invitedBy/type",keyword:"type",params:{type: schema261.properties.invitedBy.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -24466,16 +24964,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate485.errors = vErrors;
+validate496.errors = vErrors;
 return errors === 0;
 }
-validate485.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate496.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate481(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate492(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate481.evaluated;
+const evaluated0 = validate492.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24520,8 +25018,8 @@ let data0 = data.members;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate482(data0[i0], {instancePath:instancePath+"/members/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate482.errors : vErrors.concat(validate482.errors);
+if(!(validate493(data0[i0], {instancePath:instancePath+"/members/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate493.errors : vErrors.concat(validate493.errors);
 errors = vErrors.length;
 }
 }
@@ -24542,8 +25040,8 @@ let data2 = data.invitations;
 if(Array.isArray(data2)){
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate485(data2[i1], {instancePath:instancePath+"/invitations/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate485.errors : vErrors.concat(validate485.errors);
+if(!(validate496(data2[i1], {instancePath:instancePath+"/invitations/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate496.errors : vErrors.concat(validate496.errors);
 errors = vErrors.length;
 }
 }
@@ -24570,16 +25068,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate481.errors = vErrors;
+validate492.errors = vErrors;
 return errors === 0;
 }
-validate481.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate492.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate480(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate491(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate480.evaluated;
+const evaluated0 = validate491.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24610,8 +25108,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate481(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate481.errors : vErrors.concat(validate481.errors);
+if(!(validate492(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate492.errors : vErrors.concat(validate492.errors);
 errors = vErrors.length;
 }
 }
@@ -24626,40 +25124,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate480.errors = vErrors;
+validate491.errors = vErrors;
 return errors === 0;
 }
-validate480.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate491.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate479(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate490(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate479.evaluated;
+const evaluated0 = validate490.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate480(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate480.errors : vErrors.concat(validate480.errors);
+if(!(validate491(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate491.errors : vErrors.concat(validate491.errors);
 errors = vErrors.length;
 }
-validate479.errors = vErrors;
+validate490.errors = vErrors;
 return errors === 0;
 }
-validate479.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate490.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:inviteMember"] = validate490;
-const schema256 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberBody"};
-const schema257 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email","maxLength":320},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string","maxLength":64}}}};
-const formats126 = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
+exports["body:inviteMember"] = validate501;
+const schema262 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberBody"};
+const schema263 = {"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"type":"string","format":"email","maxLength":320},"role":{"type":"string","enum":["owner","admin","member","viewer"]},"workspaceIds":{"type":"array","description":"Confine the person to these workspaces; empty or missing means all workspaces.","items":{"type":"string","maxLength":64}}}};
+const formats130 = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 
-function validate491(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate502(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate491.evaluated;
+const evaluated0 = validate502.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24712,7 +25210,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!(formats126.test(data0))){
+if(!(formats130.test(data0))){
 const err4 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/format",keyword:"format",params:{format: "email"},message:"must match format \""+"email"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -24747,7 +25245,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data1 === "owner") || (data1 === "admin")) || (data1 === "member")) || (data1 === "viewer"))){
-const err7 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema257.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema263.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -24809,39 +25307,39 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate491.errors = vErrors;
+validate502.errors = vErrors;
 return errors === 0;
 }
-validate491.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate502.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate490(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate501(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate490.evaluated;
+const evaluated0 = validate501.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate491(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate491.errors : vErrors.concat(validate491.errors);
+if(!(validate502(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate502.errors : vErrors.concat(validate502.errors);
 errors = vErrors.length;
 }
-validate490.errors = vErrors;
+validate501.errors = vErrors;
 return errors === 0;
 }
-validate490.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate501.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:inviteMember"] = validate493;
-const schema258 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberResponse"};
-const schema259 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Invitation"}}};
+exports["response:inviteMember"] = validate504;
+const schema264 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/InviteMemberResponse"};
+const schema265 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Invitation"}}};
 
-function validate494(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate505(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate494.evaluated;
+const evaluated0 = validate505.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24872,8 +25370,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate485(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate485.errors : vErrors.concat(validate485.errors);
+if(!(validate496(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate496.errors : vErrors.concat(validate496.errors);
 errors = vErrors.length;
 }
 }
@@ -24888,39 +25386,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate494.errors = vErrors;
+validate505.errors = vErrors;
 return errors === 0;
 }
-validate494.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate505.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate493(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate504(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate493.evaluated;
+const evaluated0 = validate504.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate494(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate494.errors : vErrors.concat(validate494.errors);
+if(!(validate505(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate505.errors : vErrors.concat(validate505.errors);
 errors = vErrors.length;
 }
-validate493.errors = vErrors;
+validate504.errors = vErrors;
 return errors === 0;
 }
-validate493.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate504.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateMember"] = validate497;
-const schema260 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberBody"};
-const schema261 = {"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["owner","admin","member","viewer"]}}};
+exports["body:updateMember"] = validate508;
+const schema266 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberBody"};
+const schema267 = {"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["owner","admin","member","viewer"]}}};
 
-function validate498(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate509(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate498.evaluated;
+const evaluated0 = validate509.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24963,7 +25461,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((data0 === "owner") || (data0 === "admin")) || (data0 === "member")) || (data0 === "viewer"))){
-const err3 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema261.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema267.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -24984,39 +25482,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate498.errors = vErrors;
+validate509.errors = vErrors;
 return errors === 0;
 }
-validate498.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate509.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate497(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate508(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate497.evaluated;
+const evaluated0 = validate508.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate498(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate498.errors : vErrors.concat(validate498.errors);
+if(!(validate509(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate509.errors : vErrors.concat(validate509.errors);
 errors = vErrors.length;
 }
-validate497.errors = vErrors;
+validate508.errors = vErrors;
 return errors === 0;
 }
-validate497.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate508.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateMember"] = validate500;
-const schema262 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberResponse"};
-const schema263 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:updateMember"] = validate511;
+const schema268 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMemberResponse"};
+const schema269 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate501(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate512(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate501.evaluated;
+const evaluated0 = validate512.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25063,39 +25561,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate501.errors = vErrors;
+validate512.errors = vErrors;
 return errors === 0;
 }
-validate501.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate512.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate500(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate511(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate500.evaluated;
+const evaluated0 = validate511.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate501(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate501.errors : vErrors.concat(validate501.errors);
+if(!(validate512(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate512.errors : vErrors.concat(validate512.errors);
 errors = vErrors.length;
 }
-validate500.errors = vErrors;
+validate511.errors = vErrors;
 return errors === 0;
 }
-validate500.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate511.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeMember"] = validate504;
-const schema264 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveMemberResponse"};
-const schema265 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeMember"] = validate515;
+const schema270 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveMemberResponse"};
+const schema271 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate505(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate516(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate505.evaluated;
+const evaluated0 = validate516.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25142,41 +25640,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate505.errors = vErrors;
+validate516.errors = vErrors;
 return errors === 0;
 }
-validate505.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate516.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate504(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate515(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate504.evaluated;
+const evaluated0 = validate515.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate505(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate505.errors : vErrors.concat(validate505.errors);
+if(!(validate516(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate516.errors : vErrors.concat(validate516.errors);
 errors = vErrors.length;
 }
-validate504.errors = vErrors;
+validate515.errors = vErrors;
 return errors === 0;
 }
-validate504.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate515.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitors"] = validate508;
-const schema266 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorsResponse"};
-const schema267 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Monitor"}}}};
-const schema268 = {"type":"object","description":"A monitor. `config` is never returned. `paused` and `lastCheckDetail`\nare only on the single read (and on the update response, which is the\nsingle read; the create response carries `lastCheckDetail` but not\n`paused`).\n","additionalProperties":false,"required":["id","name","kind","status","statusSince","lastCheckedAt","enabled","intervalSeconds","confirmations","tags","workspace","lastResponseTimeMs","lastMessage","uptime24h","uptime30d","openIncidentId","hosts","dependsOn","probeId","createdAt","updatedAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"],"description":"pending until the first check; paused while `paused` is set (a monitor switched off with `enabled` false keeps its last status and is not checked)."},"statusSince":{"type":"string","format":"date-time","description":"When the current status began."},"lastCheckedAt":{"type":["string","null"],"format":"date-time","description":"The latest check (for heartbeat, the latest ping); null before the first."},"enabled":{"type":"boolean","description":"false when switched off (no checks, no alerts)."},"intervalSeconds":{"type":"integer","description":"Seconds between checks, after clamping to the plan's floor."},"confirmations":{"type":"integer","description":"Consecutive failed checks needed before the monitor goes down."},"tags":{"type":"array","description":"Tags, lower-case.","items":{"type":"string"}},"workspace":{"$ref":"#/components/schemas/WorkspaceRef"},"lastResponseTimeMs":{"type":["number","null"],"description":"Response time of the latest check in milliseconds; null before the first check and for kinds without one (heartbeat)."},"lastMessage":{"type":["string","null"],"description":"Outcome of the latest check in words; null before the first check."},"uptime24h":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 24 hours (0 to 100); null before any check."},"uptime30d":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 30 days (0 to 100); null before any check."},"openIncidentId":{"type":["string","null"],"description":"The open incident, or null."},"hosts":{"type":"array","description":"The hosts the monitor runs on; empty when none.","items":{"$ref":"#/components/schemas/HostRef"}},"dependsOn":{"type":"array","description":"Monitors this one depends on.","items":{"type":"string"}},"probeId":{"type":["string","null"],"description":"The private probe the checks run from; null for the service's own checkers."},"createdAt":{"type":"string","format":"date-time"},"updatedAt":{"type":"string","format":"date-time"},"paused":{"type":"boolean","description":"Only on the single read."},"lastCheckDetail":{"description":"Only on the single read and only for kinds mail_posture, tls_audit\nand snmp (absent for other kinds): the result of the latest check.\nNull before the first check.\n","oneOf":[{"$ref":"#/components/schemas/CheckDetail"},{"type":"null"}]}}};
-const schema269 = {"type":"object","description":"The owning workspace.","additionalProperties":false,"required":["id","name","slug"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"}}};
+exports["response:listMonitors"] = validate519;
+const schema272 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorsResponse"};
+const schema273 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Monitor"}}}};
+const schema274 = {"type":"object","description":"A monitor. `config` is never returned. `paused` and `lastCheckDetail`\nare only on the single read (and on the update response, which is the\nsingle read; the create response carries `lastCheckDetail` but not\n`paused`).\n","additionalProperties":false,"required":["id","name","kind","status","statusSince","lastCheckedAt","enabled","intervalSeconds","confirmations","tags","workspace","lastResponseTimeMs","lastMessage","uptime24h","uptime30d","openIncidentId","hosts","dependsOn","probeId","createdAt","updatedAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"status":{"type":"string","enum":["up","degraded","down","paused","pending"],"description":"pending until the first check; paused while `paused` is set (a monitor switched off with `enabled` false keeps its last status and is not checked)."},"statusSince":{"type":"string","format":"date-time","description":"When the current status began."},"lastCheckedAt":{"type":["string","null"],"format":"date-time","description":"The latest check (for heartbeat, the latest ping); null before the first."},"enabled":{"type":"boolean","description":"false when switched off (no checks, no alerts)."},"intervalSeconds":{"type":"integer","description":"Seconds between checks, after clamping to the plan's floor."},"confirmations":{"type":"integer","description":"Consecutive failed checks needed before the monitor goes down."},"tags":{"type":"array","description":"Tags, lower-case.","items":{"type":"string"}},"workspace":{"$ref":"#/components/schemas/WorkspaceRef"},"lastResponseTimeMs":{"type":["number","null"],"description":"Response time of the latest check in milliseconds; null before the first check and for kinds without one (heartbeat)."},"lastMessage":{"type":["string","null"],"description":"Outcome of the latest check in words; null before the first check."},"uptime24h":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 24 hours (0 to 100); null before any check."},"uptime30d":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks over the last 30 days (0 to 100); null before any check."},"openIncidentId":{"type":["string","null"],"description":"The open incident, or null."},"hosts":{"type":"array","description":"The hosts the monitor runs on; empty when none.","items":{"$ref":"#/components/schemas/HostRef"}},"dependsOn":{"type":"array","description":"Monitors this one depends on.","items":{"type":"string"}},"probeId":{"type":["string","null"],"description":"The private probe the checks run from; null for the service's own checkers."},"createdAt":{"type":"string","format":"date-time"},"updatedAt":{"type":"string","format":"date-time"},"paused":{"type":"boolean","description":"Only on the single read."},"lastCheckDetail":{"description":"Only on the single read and only for kinds mail_posture, tls_audit\nand snmp (absent for other kinds): the result of the latest check.\nNull before the first check.\n","oneOf":[{"$ref":"#/components/schemas/CheckDetail"},{"type":"null"}]}}};
+const schema275 = {"type":"object","description":"The owning workspace.","additionalProperties":false,"required":["id","name","slug"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"}}};
 
-function validate511(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate522(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate511.evaluated;
+const evaluated0 = validate522.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25273,18 +25771,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate511.errors = vErrors;
+validate522.errors = vErrors;
 return errors === 0;
 }
-validate511.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate522.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema270 = {"type":"object","description":"The result of the latest mail_posture, tls_audit or snmp check.","additionalProperties":false,"required":["findings","grade","readings"],"properties":{"findings":{"type":"array","description":"What the check found; empty when nothing to report.","items":{"$ref":"#/components/schemas/Finding"}},"grade":{"type":["string","null"],"description":"tls_audit: the TLS grade, A+, A, A-, B, C, D, E, F, or T (certificate not trusted). Null for other kinds."},"readings":{"type":"array","description":"snmp: one reading per configured OID. Empty for other kinds.","items":{"$ref":"#/components/schemas/Reading"}}}};
-const schema271 = {"type":"object","additionalProperties":false,"required":["code","severity","message"],"properties":{"code":{"type":"string","description":"Stable code (e.g. `spf_missing`, `certificate_expiring`); new codes are added over time."},"severity":{"type":"string","enum":["info","warning","critical"]},"message":{"type":"string","description":"English sentence for humans."}}};
+const schema276 = {"type":"object","description":"The result of the latest mail_posture, tls_audit or snmp check.","additionalProperties":false,"required":["findings","grade","readings"],"properties":{"findings":{"type":"array","description":"What the check found; empty when nothing to report.","items":{"$ref":"#/components/schemas/Finding"}},"grade":{"type":["string","null"],"description":"tls_audit: the TLS grade, A+, A, A-, B, C, D, E, F, or T (certificate not trusted). Null for other kinds."},"readings":{"type":"array","description":"snmp: one reading per configured OID. Empty for other kinds.","items":{"$ref":"#/components/schemas/Reading"}}}};
+const schema277 = {"type":"object","additionalProperties":false,"required":["code","severity","message"],"properties":{"code":{"type":"string","description":"Stable code (e.g. `spf_missing`, `certificate_expiring`); new codes are added over time."},"severity":{"type":"string","enum":["info","warning","critical"]},"message":{"type":"string","description":"English sentence for humans."}}};
 
-function validate515(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate526(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate515.evaluated;
+const evaluated0 = validate526.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25359,7 +25857,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data1 === "info") || (data1 === "warning")) || (data1 === "critical"))){
-const err6 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema271.properties.severity.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema277.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -25392,17 +25890,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate515.errors = vErrors;
+validate526.errors = vErrors;
 return errors === 0;
 }
-validate515.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate526.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema272 = {"type":"object","additionalProperties":false,"required":["name","oid","value","text","unit"],"properties":{"name":{"type":"string"},"oid":{"type":["string","null"],"description":"The OID read; null for derived readings."},"value":{"type":["number","null"],"description":"The numeric value; null when the reading is not a number or could not be read."},"text":{"type":["string","null"],"description":"The value as text, for non-numeric readings; null otherwise."},"unit":{"type":["string","null"],"description":"The unit configured for the OID; null when none (a raw reading)."}}};
+const schema278 = {"type":"object","additionalProperties":false,"required":["name","oid","value","text","unit"],"properties":{"name":{"type":"string"},"oid":{"type":["string","null"],"description":"The OID read; null for derived readings."},"value":{"type":["number","null"],"description":"The numeric value; null when the reading is not a number or could not be read."},"text":{"type":["string","null"],"description":"The value as text, for non-numeric readings; null otherwise."},"unit":{"type":["string","null"],"description":"The unit configured for the OID; null when none (a raw reading)."}}};
 
-function validate517(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate528(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate517.evaluated;
+const evaluated0 = validate528.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25487,7 +25985,7 @@ errors++;
 if(data.oid !== undefined){
 let data1 = data.oid;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/oid",schemaPath:"#/properties/oid/type",keyword:"type",params:{type: schema272.properties.oid.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/oid",schemaPath:"#/properties/oid/type",keyword:"type",params:{type: schema278.properties.oid.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -25500,7 +25998,7 @@ errors++;
 if(data.value !== undefined){
 let data2 = data.value;
 if((!((typeof data2 == "number") && (isFinite(data2)))) && (data2 !== null)){
-const err8 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema272.properties.value.type},message:"must be number,null"};
+const err8 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema278.properties.value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -25513,7 +26011,7 @@ errors++;
 if(data.text !== undefined){
 let data3 = data.text;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema272.properties.text.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema278.properties.text.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -25526,7 +26024,7 @@ errors++;
 if(data.unit !== undefined){
 let data4 = data.unit;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema272.properties.unit.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema278.properties.unit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -25547,16 +26045,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate517.errors = vErrors;
+validate528.errors = vErrors;
 return errors === 0;
 }
-validate517.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate528.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate514(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate525(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate514.evaluated;
+const evaluated0 = validate525.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25611,8 +26109,8 @@ let data0 = data.findings;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate515(data0[i0], {instancePath:instancePath+"/findings/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate515.errors : vErrors.concat(validate515.errors);
+if(!(validate526(data0[i0], {instancePath:instancePath+"/findings/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate526.errors : vErrors.concat(validate526.errors);
 errors = vErrors.length;
 }
 }
@@ -25631,7 +26129,7 @@ errors++;
 if(data.grade !== undefined){
 let data2 = data.grade;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/grade",schemaPath:"#/properties/grade/type",keyword:"type",params:{type: schema270.properties.grade.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/grade",schemaPath:"#/properties/grade/type",keyword:"type",params:{type: schema276.properties.grade.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -25646,8 +26144,8 @@ let data3 = data.readings;
 if(Array.isArray(data3)){
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate517(data3[i1], {instancePath:instancePath+"/readings/" + i1,parentData:data3,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate517.errors : vErrors.concat(validate517.errors);
+if(!(validate528(data3[i1], {instancePath:instancePath+"/readings/" + i1,parentData:data3,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate528.errors : vErrors.concat(validate528.errors);
 errors = vErrors.length;
 }
 }
@@ -25674,16 +26172,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate514.errors = vErrors;
+validate525.errors = vErrors;
 return errors === 0;
 }
-validate514.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate525.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate510(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate521(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate510.evaluated;
+const evaluated0 = validate521.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25902,7 +26400,7 @@ vErrors.push(err20);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema268.properties, key0))){
+if(!(func5.call(schema274.properties, key0))){
 const err21 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err21];
@@ -25950,7 +26448,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!((((((((data2 === "http") || (data2 === "heartbeat")) || (data2 === "tcp")) || (data2 === "dns")) || (data2 === "tls_audit")) || (data2 === "mail_posture")) || (data2 === "snmp")) || (data2 === "agent"))){
-const err25 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema268.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema274.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -25973,7 +26471,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((data3 === "up") || (data3 === "degraded")) || (data3 === "down")) || (data3 === "paused")) || (data3 === "pending"))){
-const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema268.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema274.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -26011,7 +26509,7 @@ errors++;
 if(data.lastCheckedAt !== undefined){
 let data5 = data.lastCheckedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err30 = {instancePath:instancePath+"/lastCheckedAt",schemaPath:"#/properties/lastCheckedAt/type",keyword:"type",params:{type: schema268.properties.lastCheckedAt.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/lastCheckedAt",schemaPath:"#/properties/lastCheckedAt/type",keyword:"type",params:{type: schema274.properties.lastCheckedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -26100,15 +26598,15 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate511(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate511.errors : vErrors.concat(validate511.errors);
+if(!(validate522(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate522.errors : vErrors.concat(validate522.errors);
 errors = vErrors.length;
 }
 }
 if(data.lastResponseTimeMs !== undefined){
 let data12 = data.lastResponseTimeMs;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/lastResponseTimeMs",schemaPath:"#/properties/lastResponseTimeMs/type",keyword:"type",params:{type: schema268.properties.lastResponseTimeMs.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/lastResponseTimeMs",schemaPath:"#/properties/lastResponseTimeMs/type",keyword:"type",params:{type: schema274.properties.lastResponseTimeMs.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -26121,7 +26619,7 @@ errors++;
 if(data.lastMessage !== undefined){
 let data13 = data.lastMessage;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/lastMessage",schemaPath:"#/properties/lastMessage/type",keyword:"type",params:{type: schema268.properties.lastMessage.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/lastMessage",schemaPath:"#/properties/lastMessage/type",keyword:"type",params:{type: schema274.properties.lastMessage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -26134,7 +26632,7 @@ errors++;
 if(data.uptime24h !== undefined){
 let data14 = data.uptime24h;
 if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/uptime24h",schemaPath:"#/properties/uptime24h/type",keyword:"type",params:{type: schema268.properties.uptime24h.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/uptime24h",schemaPath:"#/properties/uptime24h/type",keyword:"type",params:{type: schema274.properties.uptime24h.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -26169,7 +26667,7 @@ errors++;
 if(data.uptime30d !== undefined){
 let data15 = data.uptime30d;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err42 = {instancePath:instancePath+"/uptime30d",schemaPath:"#/properties/uptime30d/type",keyword:"type",params:{type: schema268.properties.uptime30d.type},message:"must be number,null"};
+const err42 = {instancePath:instancePath+"/uptime30d",schemaPath:"#/properties/uptime30d/type",keyword:"type",params:{type: schema274.properties.uptime30d.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -26204,7 +26702,7 @@ errors++;
 if(data.openIncidentId !== undefined){
 let data16 = data.openIncidentId;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err45 = {instancePath:instancePath+"/openIncidentId",schemaPath:"#/properties/openIncidentId/type",keyword:"type",params:{type: schema268.properties.openIncidentId.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/openIncidentId",schemaPath:"#/properties/openIncidentId/type",keyword:"type",params:{type: schema274.properties.openIncidentId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -26267,7 +26765,7 @@ errors++;
 if(data.probeId !== undefined){
 let data21 = data.probeId;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/type",keyword:"type",params:{type: schema268.properties.probeId.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/probeId",schemaPath:"#/properties/probeId/type",keyword:"type",params:{type: schema274.properties.probeId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -26345,8 +26843,8 @@ const _errs51 = errors;
 let valid7 = false;
 let passing0 = null;
 const _errs52 = errors;
-if(!(validate514(data25, {instancePath:instancePath+"/lastCheckDetail",parentData:data,parentDataProperty:"lastCheckDetail",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate514.errors : vErrors.concat(validate514.errors);
+if(!(validate525(data25, {instancePath:instancePath+"/lastCheckDetail",parentData:data,parentDataProperty:"lastCheckDetail",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate525.errors : vErrors.concat(validate525.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs52 === errors;
@@ -26409,16 +26907,16 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate510.errors = vErrors;
+validate521.errors = vErrors;
 return errors === 0;
 }
-validate510.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate521.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate509(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate520(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate509.evaluated;
+const evaluated0 = validate520.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26453,8 +26951,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate510(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate510.errors : vErrors.concat(validate510.errors);
+if(!(validate521(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate521.errors : vErrors.concat(validate521.errors);
 errors = vErrors.length;
 }
 }
@@ -26481,39 +26979,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate509.errors = vErrors;
+validate520.errors = vErrors;
 return errors === 0;
 }
-validate509.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate520.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate508(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate519(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate508.evaluated;
+const evaluated0 = validate519.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate509(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate509.errors : vErrors.concat(validate509.errors);
+if(!(validate520(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate520.errors : vErrors.concat(validate520.errors);
 errors = vErrors.length;
 }
-validate508.errors = vErrors;
+validate519.errors = vErrors;
 return errors === 0;
 }
-validate508.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate519.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createMonitor"] = validate522;
-const schema273 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorBody"};
-const schema274 = {"type":"object","additionalProperties":false,"required":["name","kind","workspaceId","config"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"workspaceId":{"type":"string","maxLength":64,"description":"The owning workspace."},"config":{"type":"string","maxLength":262144,"description":"A JSON document carried in a string; its shape depends on `kind`.\nIt is validated against the kind on create and on every update; a\nrejected field is 400 `invalid_config` with `details.field` naming\nits path under `config` (`config.url`, `config.assertions.0.type`),\nand a string that is not a JSON object is 400 on `config`. It is never returned by any read.\nThe document is at most 262,144 characters.\n\n- `http`: `url` (required, `http://` or `https://`); `method`\n  (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,\n  `OPTIONS`); `headers` (object of strings); `body` (string, sent\n  as is); `timeoutSeconds` (integer 1 to 60, default 30);\n  `followRedirects` (boolean, default true); `assertions` (list of\n  `{type, operator, value, property}`, `value` a string). Types:\n  `status_code`, `response_time_ms`, `body`, `header`,\n  `json_path`, `tls_days_remaining`. Operators: `eq`, `neq`, `lt`,\n  `lte`, `gt`, `gte`, `contains`, `not_contains`, `matches` (a\n  regular expression). `property` names the header for `header`\n  and holds the JSONPath expression for `json_path` (`$.status`);\n  the other types take none. `status_code`, `response_time_ms` and\n  `tls_days_remaining` compare numbers, the others text. Without\n  assertions a final 2xx or 3xx status passes. Example:\n  `{\"url\": \"https://example.com/health\", \"assertions\": [{\"type\": \"status_code\", \"operator\": \"lt\", \"value\": \"400\"}]}`.\n- `heartbeat`: `graceSeconds` (integer, at least 0, default 300):\n  how late a ping may be, beyond `intervalSeconds`, before the\n  monitor goes down. Pings go to the URL of\n  `GET /monitors/{id}/push-url`. `{}` is a valid config.\n- `tcp`: `host` (required), `port` (required, 1 to 65535). Passes\n  when a connection opens.\n- `dns`: `name` (required); `recordType` (`A` default, `AAAA`,\n  `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);\n  `expected` (strings that must all be among the answers, compared\n  ignoring case, quotes and a trailing dot; an MX may be given as\n  `mail.example.com` or `10 mail.example.com`, an SRV as its\n  target, a CAA as its value; empty: any answer passes);\n  `resolver` (an IP address, optionally with a port:\n  `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,\n  `[2001:db8::53]:5353`; default: the service's resolvers). Up\n  when the name resolves and every expected value is among the\n  answers; down with cause `dns_failure` (NXDOMAIN, no records of\n  the type, SERVFAIL, refused, timeout) or `assertion_failed`\n  (the message names the missing values and lists the answers).\n- `tls_audit`: `host` (required; a name is sent as SNI and checked\n  against the certificate, an IP address against its IP names);\n  `port` (default 443); `warnDays` (integer, default 14: a\n  certificate expiring within that many days degrades the\n  monitor). One handshake inspects the certificate chain and the\n  negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and\n  a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no\n  warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with\n  warnings), `B`, `C`, `F`, or `T` (certificate not trusted:\n  expired, not yet valid, wrong name, self-signed, unknown issuer,\n  SHA-1/MD5 signature). Finding codes: `cert_ok`,\n  `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,\n  `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,\n  `cert_weak_signature`, `chain_incomplete` (intermediate not\n  sent; B when it can be fetched from the AIA URL),\n  `key_too_short`, `tls10_accepted`, `tls11_accepted`,\n  `tls12_missing`, `tls13_missing`, `weak_cipher`,\n  `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,\n  `hsts_short_max_age`, `connection_failed`, `handshake_failed`.\n  Down (cause `tls_error`, or the connection's cause) on grade T\n  or F or a critical finding; degraded on warnings.\n- `mail_posture`: `domain` (required); `dkimSelectors` (strings);\n  `resolver` (as for dns); `mtaStsPort` (optional, default 443:\n  the port of `https://mta-sts.<domain>/`, for tests and unusual\n  deployments). Checks MX (present, each host resolving), SPF\n  (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups\n  counting includes), DMARC (one `v=DMARC1` record, inherited from\n  a parent domain when absent, p= quarantine or reject, rua),\n  DKIM (for the selectors given: present, RSA key of 2048 bits or\n  more, or Ed25519), MTA-STS (record with `id=`, policy file\n  reachable over verified HTTPS and covering every MX) and\n  TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`\n  as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,\n  `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,\n  `spf_multiple`, `spf_invalid`, `spf_permissive_all`,\n  `spf_all_missing`, `spf_too_many_lookups`,\n  `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,\n  `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,\n  `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,\n  `dkim_missing`, `dkim_invalid`, `dkim_revoked`,\n  `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,\n  `mta_sts_missing`, `mta_sts_invalid`,\n  `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,\n  `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,\n  `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,\n  `domain_not_found`. Down (cause `check_failed`) on a critical\n  finding, degraded on warnings; down with cause `dns_failure`\n  when the domain does not exist or its MX query fails.\n- `snmp`: `host` (required); `port` (default 161); `version`\n  (`v2c` default or `v3`); `community` (v2c); for v3 `username`,\n  `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),\n  `authProtocol` (`SHA` default, `SHA-256`, `SHA-512`, `MD5`),\n  `authPassword`, `privProtocol` (`AES` default, `AES-256`,\n  `DES`), `privPassword`; `oids` (required, at least one, list of\n  `{oid, name, unit}`; `unit` optional: a reading without one is a\n  `raw` series); `assertions` (list of `{reading, operator,\n  value}`, `reading` naming an `oids[].name`, operators as for\n  http). The readings are in `lastCheckDetail`.\n- `agent`: thresholds on a server agent's samples\n  (docs/agents.md). `agentId` (required: an agent of the\n  organisation, organisation-wide or of the monitor's workspace;\n  any other is 400 `invalid_config` on `config.agentId`);\n  `metric` (`cpuPercent`, `memoryPercent`, `memoryUsedBytes`,\n  `swapPercent`, `diskPercent`, `load1`, `load5`, `load15`,\n  `networkRxBytesPerSecond`, `networkTxBytesPerSecond`); `operator`\n  (`gt` default, `gte`, `lt`, `lte`); `threshold` (number, required\n  with `metric`): down (cause `assertion_failed`) while the\n  agent's latest sample compares true against it; `warning`\n  (number, optional, on the near side of `threshold`): degraded\n  while it crosses `warning` only; `mount` (with `diskPercent`\n  only: that filesystem instead of the fullest; a sample without\n  it is down); `missedReports` (integer 1 to 100, default 3): down\n  (cause `heartbeat_missed`) when the agent has reported nothing\n  for that many of its reporting intervals plus 5 seconds. Without\n  `metric` the monitor only watches that the agent reports. It is\n  judged by Vigil from the agent's reports, never by a probe\n  (`probeId` is 400): within a second of each new sample, and at\n  least every `intervalSeconds` (at most a minute apart) for\n  silence. A deleted agent is down (`check_failed`). Example:\n  `{\"agentId\": \"agt_…\", \"metric\": \"diskPercent\", \"threshold\": 90, \"warning\": 80}`.\n"},"intervalSeconds":{"type":"integer","description":"Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10,"description":"Consecutive failed checks needed before the monitor goes down and an incident opens; default 1."},"dependsOn":{"type":"array","description":"Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set).","items":{"type":"string","maxLength":64}},"probeId":{"type":"string","maxLength":64,"description":"Run the checks from this private probe instead of the service's own checkers."},"tags":{"type":"array","description":"Tags, stored lower-case.","items":{"type":"string","maxLength":64}}}};
+exports["body:createMonitor"] = validate533;
+const schema279 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorBody"};
+const schema280 = {"type":"object","additionalProperties":false,"required":["name","kind","workspaceId","config"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"kind":{"type":"string","enum":["http","heartbeat","tcp","dns","tls_audit","mail_posture","snmp","agent"]},"workspaceId":{"type":"string","maxLength":64,"description":"The owning workspace."},"config":{"type":"string","maxLength":262144,"description":"A JSON document carried in a string; its shape depends on `kind`.\nIt is validated against the kind on create and on every update; a\nrejected field is 400 `invalid_config` with `details.field` naming\nits path under `config` (`config.url`, `config.assertions.0.type`),\nand a string that is not a JSON object is 400 on `config`. It is never returned by any read.\nThe document is at most 262,144 characters.\n\n- `http`: `url` (required, `http://` or `https://`); `method`\n  (`GET` default, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`,\n  `OPTIONS`); `headers` (object of strings); `body` (string, sent\n  as is); `timeoutSeconds` (integer 1 to 60, default 30);\n  `followRedirects` (boolean, default true); `assertions` (list of\n  `{type, operator, value, property}`, `value` a string). Types:\n  `status_code`, `response_time_ms`, `body`, `header`,\n  `json_path`, `tls_days_remaining`. Operators: `eq`, `neq`, `lt`,\n  `lte`, `gt`, `gte`, `contains`, `not_contains`, `matches` (a\n  regular expression). `property` names the header for `header`\n  and holds the JSONPath expression for `json_path` (`$.status`);\n  the other types take none. `status_code`, `response_time_ms` and\n  `tls_days_remaining` compare numbers, the others text. Without\n  assertions a final 2xx or 3xx status passes. Example:\n  `{\"url\": \"https://example.com/health\", \"assertions\": [{\"type\": \"status_code\", \"operator\": \"lt\", \"value\": \"400\"}]}`.\n- `heartbeat`: `graceSeconds` (integer, at least 0, default 300):\n  how late a ping may be, beyond `intervalSeconds`, before the\n  monitor goes down. Pings go to the URL of\n  `GET /monitors/{id}/push-url`. `{}` is a valid config.\n- `tcp`: `host` (required), `port` (required, 1 to 65535). Passes\n  when a connection opens.\n- `dns`: `name` (required); `recordType` (`A` default, `AAAA`,\n  `CNAME`, `MX`, `NS`, `TXT`, `SRV`, `CAA`, `PTR`, `SOA`);\n  `expected` (strings that must all be among the answers, compared\n  ignoring case, quotes and a trailing dot; an MX may be given as\n  `mail.example.com` or `10 mail.example.com`, an SRV as its\n  target, a CAA as its value; empty: any answer passes);\n  `resolver` (an IP address, optionally with a port:\n  `192.0.2.53`, `192.0.2.53:5353`, `2001:db8::53`,\n  `[2001:db8::53]:5353`; default: the service's resolvers). Up\n  when the name resolves and every expected value is among the\n  answers; down with cause `dns_failure` (NXDOMAIN, no records of\n  the type, SERVFAIL, refused, timeout) or `assertion_failed`\n  (the message names the missing values and lists the answers).\n- `tls_audit`: `host` (required; a name is sent as SNI and checked\n  against the certificate, an IP address against its IP names);\n  `port` (default 443); `warnDays` (integer, default 14: a\n  certificate expiring within that many days degrades the\n  monitor). One handshake inspects the certificate chain and the\n  negotiated suite, four more probe TLS 1.0, 1.1, 1.2 and 1.3, and\n  a `HEAD /` reads HSTS. `lastCheckDetail.grade`: `A+` (A, no\n  warnings, HSTS max-age of at least 180 days), `A`, `A-` (A with\n  warnings), `B`, `C`, `F`, or `T` (certificate not trusted:\n  expired, not yet valid, wrong name, self-signed, unknown issuer,\n  SHA-1/MD5 signature). Finding codes: `cert_ok`,\n  `cert_expired`, `cert_not_yet_valid`, `cert_expiring_soon`,\n  `cert_hostname_mismatch`, `cert_self_signed`, `cert_untrusted`,\n  `cert_weak_signature`, `chain_incomplete` (intermediate not\n  sent; B when it can be fetched from the AIA URL),\n  `key_too_short`, `tls10_accepted`, `tls11_accepted`,\n  `tls12_missing`, `tls13_missing`, `weak_cipher`,\n  `no_forward_secrecy`, `no_aead`, `hsts_ok`, `hsts_missing`,\n  `hsts_short_max_age`, `connection_failed`, `handshake_failed`.\n  Down (cause `tls_error`, or the connection's cause) on grade T\n  or F or a critical finding; degraded on warnings.\n- `mail_posture`: `domain` (required); `dkimSelectors` (strings);\n  `resolver` (as for dns); `mtaStsPort` (optional, default 443:\n  the port of `https://mta-sts.<domain>/`, for tests and unusual\n  deployments). Checks MX (present, each host resolving), SPF\n  (one `v=spf1` record, `-all` or `~all`, at most 10 DNS lookups\n  counting includes), DMARC (one `v=DMARC1` record, inherited from\n  a parent domain when absent, p= quarantine or reject, rua),\n  DKIM (for the selectors given: present, RSA key of 2048 bits or\n  more, or Ed25519), MTA-STS (record with `id=`, policy file\n  reachable over verified HTTPS and covering every MX) and\n  TLS-RPT (record with `rua=`); the result is in `lastCheckDetail`\n  as findings. Codes: `mx_ok`, `mx_missing`, `mx_null`,\n  `mx_unresolvable`, `mx_no_ipv6`, `spf_ok`, `spf_missing`,\n  `spf_multiple`, `spf_invalid`, `spf_permissive_all`,\n  `spf_all_missing`, `spf_too_many_lookups`,\n  `spf_include_invalid`, `spf_include_loop`, `dmarc_ok`,\n  `dmarc_missing`, `dmarc_multiple`, `dmarc_invalid`,\n  `dmarc_policy_none`, `dmarc_rua_missing`, `dkim_ok`,\n  `dkim_missing`, `dkim_invalid`, `dkim_revoked`,\n  `dkim_weak_key`, `dkim_not_checked`, `mta_sts_ok`,\n  `mta_sts_missing`, `mta_sts_invalid`,\n  `mta_sts_policy_unreachable`, `mta_sts_policy_invalid`,\n  `mta_sts_mx_mismatch`, `mta_sts_not_enforced`, `tlsrpt_ok`,\n  `tlsrpt_missing`, `tlsrpt_invalid`, `dns_lookup_failed`,\n  `domain_not_found`. Down (cause `check_failed`) on a critical\n  finding, degraded on warnings; down with cause `dns_failure`\n  when the domain does not exist or its MX query fails.\n- `snmp`: `host` (required); `port` (default 161); `version`\n  (`v2c` default or `v3`); `community` (v2c); for v3 `username`,\n  `securityLevel` (`noAuthNoPriv`, `authNoPriv`, `authPriv`),\n  `authProtocol` (`SHA` default, `SHA-256`, `SHA-512`, `MD5`),\n  `authPassword`, `privProtocol` (`AES` default, `AES-256`,\n  `DES`), `privPassword`; `oids` (required, at least one, list of\n  `{oid, name, unit}`; `unit` optional: a reading without one is a\n  `raw` series); `assertions` (list of `{reading, operator,\n  value}`, `reading` naming an `oids[].name`, operators as for\n  http). The readings are in `lastCheckDetail`.\n- `agent`: thresholds on a server agent's samples\n  (docs/agents.md). `agentId` (required: an agent of the\n  organisation, organisation-wide or of the monitor's workspace;\n  any other is 400 `invalid_config` on `config.agentId`);\n  `metric` (`cpuPercent`, `memoryPercent`, `memoryUsedBytes`,\n  `swapPercent`, `diskPercent`, `load1`, `load5`, `load15`,\n  `networkRxBytesPerSecond`, `networkTxBytesPerSecond`); `operator`\n  (`gt` default, `gte`, `lt`, `lte`); `threshold` (number, required\n  with `metric`): down (cause `assertion_failed`) while the\n  agent's latest sample compares true against it; `warning`\n  (number, optional, on the near side of `threshold`): degraded\n  while it crosses `warning` only; `mount` (with `diskPercent`\n  only: that filesystem instead of the fullest; a sample without\n  it is down); `missedReports` (integer 1 to 100, default 3): down\n  (cause `heartbeat_missed`) when the agent has reported nothing\n  for that many of its reporting intervals plus 5 seconds. Without\n  `metric` the monitor only watches that the agent reports. It is\n  judged by Vigil from the agent's reports, never by a probe\n  (`probeId` is 400): within a second of each new sample, and at\n  least every `intervalSeconds` (at most a minute apart) for\n  silence. A deleted agent is down (`check_failed`). Example:\n  `{\"agentId\": \"agt_…\", \"metric\": \"diskPercent\", \"threshold\": 90, \"warning\": 80}`.\n"},"intervalSeconds":{"type":"integer","description":"Seconds between checks (for heartbeat, the expected ping period); default 300. Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10,"description":"Consecutive failed checks needed before the monitor goes down and an incident opens; default 1."},"dependsOn":{"type":"array","description":"Monitors this one depends on; while one of them is down, this monitor's incidents are suppressed (cause dependency_down, rootIncidentId set).","items":{"type":"string","maxLength":64}},"probeId":{"type":"string","maxLength":64,"description":"Run the checks from this private probe instead of the service's own checkers."},"tags":{"type":"array","description":"Tags, stored lower-case.","items":{"type":"string","maxLength":64}}}};
 
-function validate523(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate534(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate523.evaluated;
+const evaluated0 = validate534.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26562,7 +27060,7 @@ vErrors.push(err3);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema274.properties, key0))){
+if(!(func5.call(schema280.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
@@ -26621,7 +27119,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((((((data1 === "http") || (data1 === "heartbeat")) || (data1 === "tcp")) || (data1 === "dns")) || (data1 === "tls_audit")) || (data1 === "mail_posture")) || (data1 === "snmp")) || (data1 === "agent"))){
-const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema274.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema280.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -26847,39 +27345,39 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate523.errors = vErrors;
+validate534.errors = vErrors;
 return errors === 0;
 }
-validate523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate534.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate522(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate533(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate522.evaluated;
+const evaluated0 = validate533.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate523(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate523.errors : vErrors.concat(validate523.errors);
+if(!(validate534(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate534.errors : vErrors.concat(validate534.errors);
 errors = vErrors.length;
 }
-validate522.errors = vErrors;
+validate533.errors = vErrors;
 return errors === 0;
 }
-validate522.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate533.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createMonitor"] = validate525;
-const schema275 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorResponse"};
-const schema276 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
+exports["response:createMonitor"] = validate536;
+const schema281 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateMonitorResponse"};
+const schema282 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate526(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate526.evaluated;
+const evaluated0 = validate537.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26910,8 +27408,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate510(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate510.errors : vErrors.concat(validate510.errors);
+if(!(validate521(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate521.errors : vErrors.concat(validate521.errors);
 errors = vErrors.length;
 }
 }
@@ -26926,41 +27424,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate526.errors = vErrors;
+validate537.errors = vErrors;
 return errors === 0;
 }
-validate526.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate525(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate536(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate525.evaluated;
+const evaluated0 = validate536.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate526(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate526.errors : vErrors.concat(validate526.errors);
+if(!(validate537(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate537.errors : vErrors.concat(validate537.errors);
 errors = vErrors.length;
 }
-validate525.errors = vErrors;
+validate536.errors = vErrors;
 return errors === 0;
 }
-validate525.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate536.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitorGraphs"] = validate529;
-const schema277 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorGraphsResponse"};
-const schema278 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MonitorGraph"}}}};
-const schema279 = {"type":"object","additionalProperties":false,"required":["monitorId","type","hours","from","to","uptime","series"],"properties":{"monitorId":{"type":"string"},"type":{"type":"string","enum":["uptime","value"],"description":"uptime for every kind but snmp; value for snmp."},"hours":{"type":"integer","description":"The window in hours, after clamping."},"from":{"type":"string","format":"date-time","description":"Start of the first hour (inclusive)."},"to":{"type":"string","format":"date-time","description":"End of the last hour (exclusive)."},"uptime":{"type":"array","description":"One point per hour, oldest first: the pass ratio of the checks (for a value graph, of its threshold checks), null when there were none.","items":{"$ref":"#/components/schemas/UptimePoint"}},"series":{"type":"array","description":"For a value graph: one series per reading; empty for an uptime graph.","items":{"$ref":"#/components/schemas/ValueSeries"}}}};
-const schema280 = {"type":"object","additionalProperties":false,"required":["at","ratio","checks","avgResponseTimeMs"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"ratio":{"type":["number","null"],"minimum":0,"maximum":1,"description":"Passing checks over checks (0 to 1); null when the hour had no checks."},"checks":{"type":"integer"},"avgResponseTimeMs":{"type":["number","null"],"description":"Mean response time in milliseconds; null when none was measured."}}};
+exports["response:listMonitorGraphs"] = validate540;
+const schema283 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorGraphsResponse"};
+const schema284 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/MonitorGraph"}}}};
+const schema285 = {"type":"object","additionalProperties":false,"required":["monitorId","type","hours","from","to","uptime","series"],"properties":{"monitorId":{"type":"string"},"type":{"type":"string","enum":["uptime","value"],"description":"uptime for every kind but snmp; value for snmp."},"hours":{"type":"integer","description":"The window in hours, after clamping."},"from":{"type":"string","format":"date-time","description":"Start of the first hour (inclusive)."},"to":{"type":"string","format":"date-time","description":"End of the last hour (exclusive)."},"uptime":{"type":"array","description":"One point per hour, oldest first: the pass ratio of the checks (for a value graph, of its threshold checks), null when there were none.","items":{"$ref":"#/components/schemas/UptimePoint"}},"series":{"type":"array","description":"For a value graph: one series per reading; empty for an uptime graph.","items":{"$ref":"#/components/schemas/ValueSeries"}}}};
+const schema286 = {"type":"object","additionalProperties":false,"required":["at","ratio","checks","avgResponseTimeMs"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"ratio":{"type":["number","null"],"minimum":0,"maximum":1,"description":"Passing checks over checks (0 to 1); null when the hour had no checks."},"checks":{"type":"integer"},"avgResponseTimeMs":{"type":["number","null"],"description":"Mean response time in milliseconds; null when none was measured."}}};
 
-function validate532(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate543(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate532.evaluated;
+const evaluated0 = validate543.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27048,7 +27546,7 @@ errors++;
 if(data.ratio !== undefined){
 let data1 = data.ratio;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: schema280.properties.ratio.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: schema286.properties.ratio.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -27096,7 +27594,7 @@ errors++;
 if(data.avgResponseTimeMs !== undefined){
 let data3 = data.avgResponseTimeMs;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/avgResponseTimeMs",schemaPath:"#/properties/avgResponseTimeMs/type",keyword:"type",params:{type: schema280.properties.avgResponseTimeMs.type},message:"must be number,null"};
+const err11 = {instancePath:instancePath+"/avgResponseTimeMs",schemaPath:"#/properties/avgResponseTimeMs/type",keyword:"type",params:{type: schema286.properties.avgResponseTimeMs.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -27117,18 +27615,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate532.errors = vErrors;
+validate543.errors = vErrors;
 return errors === 0;
 }
-validate532.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate543.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema281 = {"type":"object","additionalProperties":false,"required":["name","unit","raw","points"],"properties":{"name":{"type":"string"},"unit":{"type":["string","null"]},"raw":{"type":"boolean","description":"True when the series has no known scale."},"points":{"type":"array","description":"One point per hour, oldest first.","items":{"$ref":"#/components/schemas/ValuePoint"}}}};
-const schema282 = {"type":"object","additionalProperties":false,"required":["at","value"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"value":{"type":["number","null"],"description":"Mean of the hour's readings; null when the hour had none."}}};
+const schema287 = {"type":"object","additionalProperties":false,"required":["name","unit","raw","points"],"properties":{"name":{"type":"string"},"unit":{"type":["string","null"]},"raw":{"type":"boolean","description":"True when the series has no known scale."},"points":{"type":"array","description":"One point per hour, oldest first.","items":{"$ref":"#/components/schemas/ValuePoint"}}}};
+const schema288 = {"type":"object","additionalProperties":false,"required":["at","value"],"properties":{"at":{"type":"string","format":"date-time","description":"Start of the hour."},"value":{"type":["number","null"],"description":"Mean of the hour's readings; null when the hour had none."}}};
 
-function validate535(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate546(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate535.evaluated;
+const evaluated0 = validate546.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27196,7 +27694,7 @@ errors++;
 if(data.value !== undefined){
 let data1 = data.value;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema282.properties.value.type},message:"must be number,null"};
+const err5 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: schema288.properties.value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -27217,16 +27715,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate535.errors = vErrors;
+validate546.errors = vErrors;
 return errors === 0;
 }
-validate535.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate546.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate534(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate545(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate534.evaluated;
+const evaluated0 = validate545.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27301,7 +27799,7 @@ errors++;
 if(data.unit !== undefined){
 let data1 = data.unit;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema281.properties.unit.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/type",keyword:"type",params:{type: schema287.properties.unit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -27328,8 +27826,8 @@ let data3 = data.points;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate535(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate535.errors : vErrors.concat(validate535.errors);
+if(!(validate546(data3[i0], {instancePath:instancePath+"/points/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate546.errors : vErrors.concat(validate546.errors);
 errors = vErrors.length;
 }
 }
@@ -27356,16 +27854,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate534.errors = vErrors;
+validate545.errors = vErrors;
 return errors === 0;
 }
-validate534.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate545.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate531(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate542(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate531.evaluated;
+const evaluated0 = validate542.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27480,7 +27978,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data1 === "uptime") || (data1 === "value"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema279.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema285.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -27558,8 +28056,8 @@ let data5 = data.uptime;
 if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate532(data5[i0], {instancePath:instancePath+"/uptime/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate532.errors : vErrors.concat(validate532.errors);
+if(!(validate543(data5[i0], {instancePath:instancePath+"/uptime/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate543.errors : vErrors.concat(validate543.errors);
 errors = vErrors.length;
 }
 }
@@ -27580,8 +28078,8 @@ let data7 = data.series;
 if(Array.isArray(data7)){
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate534(data7[i1], {instancePath:instancePath+"/series/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate534.errors : vErrors.concat(validate534.errors);
+if(!(validate545(data7[i1], {instancePath:instancePath+"/series/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate545.errors : vErrors.concat(validate545.errors);
 errors = vErrors.length;
 }
 }
@@ -27608,106 +28106,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate531.errors = vErrors;
+validate542.errors = vErrors;
 return errors === 0;
 }
-validate531.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate542.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate530(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate530.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data0 = data.data;
-if(Array.isArray(data0)){
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate531(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate531.errors : vErrors.concat(validate531.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate530.errors = vErrors;
-return errors === 0;
-}
-validate530.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate529(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate529.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate530(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate530.errors : vErrors.concat(validate530.errors);
-errors = vErrors.length;
-}
-validate529.errors = vErrors;
-return errors === 0;
-}
-validate529.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:getMonitor"] = validate540;
-const schema283 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorResponse"};
-const schema284 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
 function validate541(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27743,19 +28146,35 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate510(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate510.errors : vErrors.concat(validate510.errors);
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate542(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate542.errors : vErrors.concat(validate542.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
 }
 errors++;
 }
@@ -27784,14 +28203,93 @@ return errors === 0;
 }
 validate540.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateMonitor"] = validate544;
-const schema285 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorBody"};
-const schema286 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"intervalSeconds":{"type":"integer","description":"Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10},"enabled":{"type":"boolean","description":"false switches the monitor off (no checks, no alerts)."},"config":{"type":"string","maxLength":262144,"description":"The whole config document (see createMonitor); replaced as a whole, never merged; must fit the monitor's kind."},"paused":{"type":"boolean","description":"Sets (true) or clears (false) the paused state; needs monitor:pause."},"tags":{"$ref":"#/components/schemas/StringList","description":"Replaces the tags (stored lower-case); null or [] clears them. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
+exports["response:getMonitor"] = validate551;
+const schema289 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorResponse"};
+const schema290 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate545(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate552(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate545.evaluated;
+const evaluated0 = validate552.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate521(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate521.errors : vErrors.concat(validate521.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate552.errors = vErrors;
+return errors === 0;
+}
+validate552.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate551(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate551.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate552(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate552.errors : vErrors.concat(validate552.errors);
+errors = vErrors.length;
+}
+validate551.errors = vErrors;
+return errors === 0;
+}
+validate551.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["body:updateMonitor"] = validate555;
+const schema291 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorBody"};
+const schema292 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"intervalSeconds":{"type":"integer","description":"Clamped up to the plan's floor and down to 30 days, not refused."},"confirmations":{"type":"integer","minimum":1,"maximum":10},"enabled":{"type":"boolean","description":"false switches the monitor off (no checks, no alerts)."},"config":{"type":"string","maxLength":262144,"description":"The whole config document (see createMonitor); replaced as a whole, never merged; must fit the monitor's kind."},"paused":{"type":"boolean","description":"Sets (true) or clears (false) the paused state; needs monitor:pause."},"tags":{"$ref":"#/components/schemas/StringList","description":"Replaces the tags (stored lower-case); null or [] clears them. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
+
+function validate556(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate556.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27970,39 +28468,39 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate545.errors = vErrors;
+validate556.errors = vErrors;
 return errors === 0;
 }
-validate545.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate556.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate544(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate555(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate544.evaluated;
+const evaluated0 = validate555.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate545(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate545.errors : vErrors.concat(validate545.errors);
+if(!(validate556(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate556.errors : vErrors.concat(validate556.errors);
 errors = vErrors.length;
 }
-validate544.errors = vErrors;
+validate555.errors = vErrors;
 return errors === 0;
 }
-validate544.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate555.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateMonitor"] = validate548;
-const schema287 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorResponse"};
-const schema288 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
+exports["response:updateMonitor"] = validate559;
+const schema293 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateMonitorResponse"};
+const schema294 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Monitor"}}};
 
-function validate549(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate560(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate549.evaluated;
+const evaluated0 = validate560.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28033,8 +28531,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate510(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate510.errors : vErrors.concat(validate510.errors);
+if(!(validate521(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate521.errors : vErrors.concat(validate521.errors);
 errors = vErrors.length;
 }
 }
@@ -28049,39 +28547,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate549.errors = vErrors;
+validate560.errors = vErrors;
 return errors === 0;
 }
-validate549.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate560.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate548(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate559(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate548.evaluated;
+const evaluated0 = validate559.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate549(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate549.errors : vErrors.concat(validate549.errors);
+if(!(validate560(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate560.errors : vErrors.concat(validate560.errors);
 errors = vErrors.length;
 }
-validate548.errors = vErrors;
+validate559.errors = vErrors;
 return errors === 0;
 }
-validate548.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate559.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteMonitor"] = validate552;
-const schema289 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMonitorResponse"};
-const schema290 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteMonitor"] = validate563;
+const schema295 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteMonitorResponse"};
+const schema296 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate553(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate564(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate553.evaluated;
+const evaluated0 = validate564.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28128,39 +28626,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate553.errors = vErrors;
+validate564.errors = vErrors;
 return errors === 0;
 }
-validate553.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate564.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate552(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate563(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate552.evaluated;
+const evaluated0 = validate563.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate553(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate553.errors : vErrors.concat(validate553.errors);
+if(!(validate564(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate564.errors : vErrors.concat(validate564.errors);
 errors = vErrors.length;
 }
-validate552.errors = vErrors;
+validate563.errors = vErrors;
 return errors === 0;
 }
-validate552.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate563.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitorChannels"] = validate556;
-const schema291 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorChannelsResponse"};
-const schema292 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+exports["response:listMonitorChannels"] = validate567;
+const schema297 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorChannelsResponse"};
+const schema298 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
-function validate557(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate568(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate557.evaluated;
+const evaluated0 = validate568.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28223,39 +28721,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate557.errors = vErrors;
+validate568.errors = vErrors;
 return errors === 0;
 }
-validate557.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate568.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate556(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate567(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate556.evaluated;
+const evaluated0 = validate567.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate557(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate557.errors : vErrors.concat(validate557.errors);
+if(!(validate568(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate568.errors : vErrors.concat(validate568.errors);
 errors = vErrors.length;
 }
-validate556.errors = vErrors;
+validate567.errors = vErrors;
 return errors === 0;
 }
-validate556.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate567.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setMonitorChannels"] = validate560;
-const schema293 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsBody"};
-const schema294 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is alerted."}}};
+exports["body:setMonitorChannels"] = validate571;
+const schema299 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsBody"};
+const schema300 = {"type":"object","additionalProperties":false,"required":["channelIds"],"properties":{"channelIds":{"$ref":"#/components/schemas/StringList","description":"The whole set; empty or null means nobody is alerted."}}};
 
-function validate561(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate572(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate561.evaluated;
+const evaluated0 = validate572.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28302,39 +28800,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate561.errors = vErrors;
+validate572.errors = vErrors;
 return errors === 0;
 }
-validate561.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate572.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate560(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate571(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate560.evaluated;
+const evaluated0 = validate571.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate561(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate561.errors : vErrors.concat(validate561.errors);
+if(!(validate572(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate572.errors : vErrors.concat(validate572.errors);
 errors = vErrors.length;
 }
-validate560.errors = vErrors;
+validate571.errors = vErrors;
 return errors === 0;
 }
-validate560.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate571.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setMonitorChannels"] = validate564;
-const schema295 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsResponse"};
-const schema296 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
+exports["response:setMonitorChannels"] = validate575;
+const schema301 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorChannelsResponse"};
+const schema302 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Channel"}}}};
 
-function validate565(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate576(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate565.evaluated;
+const evaluated0 = validate576.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28397,39 +28895,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate565.errors = vErrors;
+validate576.errors = vErrors;
 return errors === 0;
 }
-validate565.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate576.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate564(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate575(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate564.evaluated;
+const evaluated0 = validate575.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate565(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate565.errors : vErrors.concat(validate565.errors);
+if(!(validate576(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate576.errors : vErrors.concat(validate576.errors);
 errors = vErrors.length;
 }
-validate564.errors = vErrors;
+validate575.errors = vErrors;
 return errors === 0;
 }
-validate564.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate575.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorGraph"] = validate568;
-const schema297 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorGraphResponse"};
-const schema298 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorGraph"}}};
+exports["response:getMonitorGraph"] = validate579;
+const schema303 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorGraphResponse"};
+const schema304 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorGraph"}}};
 
-function validate569(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate580(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate569.evaluated;
+const evaluated0 = validate580.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28460,8 +28958,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate531(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate531.errors : vErrors.concat(validate531.errors);
+if(!(validate542(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate542.errors : vErrors.concat(validate542.errors);
 errors = vErrors.length;
 }
 }
@@ -28476,41 +28974,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate569.errors = vErrors;
+validate580.errors = vErrors;
 return errors === 0;
 }
-validate569.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate580.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate568(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate579(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate568.evaluated;
+const evaluated0 = validate579.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate569(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate569.errors : vErrors.concat(validate569.errors);
+if(!(validate580(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate580.errors : vErrors.concat(validate580.errors);
 errors = vErrors.length;
 }
-validate568.errors = vErrors;
+validate579.errors = vErrors;
 return errors === 0;
 }
-validate568.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate579.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorHistory"] = validate572;
-const schema299 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorHistoryResponse"};
-const schema300 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorHistory"}}};
-const schema301 = {"type":"object","additionalProperties":false,"required":["monitorId","days"],"properties":{"monitorId":{"type":"string"},"days":{"type":"array","description":"One entry per UTC day, oldest first; the last one is today.","items":{"$ref":"#/components/schemas/HistoryDay"}}}};
-const schema302 = {"type":"object","additionalProperties":false,"required":["date","uptime","checks","failures","downtimeSeconds"],"properties":{"date":{"type":"string","description":"The UTC day, YYYY-MM-DD."},"uptime":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks (0 to 100); null when the day had no checks."},"checks":{"type":"integer"},"failures":{"type":"integer"},"downtimeSeconds":{"type":"integer","description":"Seconds spent down that day."}}};
+exports["response:getMonitorHistory"] = validate583;
+const schema305 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorHistoryResponse"};
+const schema306 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorHistory"}}};
+const schema307 = {"type":"object","additionalProperties":false,"required":["monitorId","days"],"properties":{"monitorId":{"type":"string"},"days":{"type":"array","description":"One entry per UTC day, oldest first; the last one is today.","items":{"$ref":"#/components/schemas/HistoryDay"}}}};
+const schema308 = {"type":"object","additionalProperties":false,"required":["date","uptime","checks","failures","downtimeSeconds"],"properties":{"date":{"type":"string","description":"The UTC day, YYYY-MM-DD."},"uptime":{"type":["number","null"],"minimum":0,"maximum":100,"description":"Percentage of passing checks (0 to 100); null when the day had no checks."},"checks":{"type":"integer"},"failures":{"type":"integer"},"downtimeSeconds":{"type":"integer","description":"Seconds spent down that day."}}};
 
-function validate575(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate586(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate575.evaluated;
+const evaluated0 = validate586.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28595,7 +29093,7 @@ errors++;
 if(data.uptime !== undefined){
 let data1 = data.uptime;
 if((!((typeof data1 == "number") && (isFinite(data1)))) && (data1 !== null)){
-const err7 = {instancePath:instancePath+"/uptime",schemaPath:"#/properties/uptime/type",keyword:"type",params:{type: schema302.properties.uptime.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/uptime",schemaPath:"#/properties/uptime/type",keyword:"type",params:{type: schema308.properties.uptime.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -28677,16 +29175,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate575.errors = vErrors;
+validate586.errors = vErrors;
 return errors === 0;
 }
-validate575.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate586.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate574(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate585(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate574.evaluated;
+const evaluated0 = validate585.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28743,8 +29241,8 @@ let data1 = data.days;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate575(data1[i0], {instancePath:instancePath+"/days/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate575.errors : vErrors.concat(validate575.errors);
+if(!(validate586(data1[i0], {instancePath:instancePath+"/days/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate586.errors : vErrors.concat(validate586.errors);
 errors = vErrors.length;
 }
 }
@@ -28771,16 +29269,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate574.errors = vErrors;
+validate585.errors = vErrors;
 return errors === 0;
 }
-validate574.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate585.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate573(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate584(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate573.evaluated;
+const evaluated0 = validate584.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28811,8 +29309,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate574(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate574.errors : vErrors.concat(validate574.errors);
+if(!(validate585(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate585.errors : vErrors.concat(validate585.errors);
 errors = vErrors.length;
 }
 }
@@ -28827,39 +29325,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate573.errors = vErrors;
+validate584.errors = vErrors;
 return errors === 0;
 }
-validate573.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate584.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate572(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate583(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate572.evaluated;
+const evaluated0 = validate583.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate573(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate573.errors : vErrors.concat(validate573.errors);
+if(!(validate584(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate584.errors : vErrors.concat(validate584.errors);
 errors = vErrors.length;
 }
-validate572.errors = vErrors;
+validate583.errors = vErrors;
 return errors === 0;
 }
-validate572.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listMonitorHosts"] = validate579;
-const schema303 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorHostsResponse"};
-const schema304 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
+exports["response:listMonitorHosts"] = validate590;
+const schema309 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListMonitorHostsResponse"};
+const schema310 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
 
-function validate580(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate591(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate580.evaluated;
+const evaluated0 = validate591.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28922,39 +29420,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate580.errors = vErrors;
+validate591.errors = vErrors;
 return errors === 0;
 }
-validate580.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate591.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate579(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate590(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate579.evaluated;
+const evaluated0 = validate590.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate580(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate580.errors : vErrors.concat(validate580.errors);
+if(!(validate591(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate591.errors : vErrors.concat(validate591.errors);
 errors = vErrors.length;
 }
-validate579.errors = vErrors;
+validate590.errors = vErrors;
 return errors === 0;
 }
-validate579.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate590.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setMonitorHosts"] = validate583;
-const schema305 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsBody"};
-const schema306 = {"type":"object","additionalProperties":false,"required":["hostIds"],"properties":{"hostIds":{"type":"array","description":"The whole list; empty means no particular host. Unknown ids are dropped.","items":{"type":"string","maxLength":64}}}};
+exports["body:setMonitorHosts"] = validate594;
+const schema311 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsBody"};
+const schema312 = {"type":"object","additionalProperties":false,"required":["hostIds"],"properties":{"hostIds":{"type":"array","description":"The whole list; empty means no particular host. Unknown ids are dropped.","items":{"type":"string","maxLength":64}}}};
 
-function validate584(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate595(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate584.evaluated;
+const evaluated0 = validate595.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29036,39 +29534,39 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate584.errors = vErrors;
+validate595.errors = vErrors;
 return errors === 0;
 }
-validate584.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate595.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate583(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate594(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate583.evaluated;
+const evaluated0 = validate594.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate584(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate584.errors : vErrors.concat(validate584.errors);
+if(!(validate595(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate595.errors : vErrors.concat(validate595.errors);
 errors = vErrors.length;
 }
-validate583.errors = vErrors;
+validate594.errors = vErrors;
 return errors === 0;
 }
-validate583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate594.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setMonitorHosts"] = validate586;
-const schema307 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsResponse"};
-const schema308 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
+exports["response:setMonitorHosts"] = validate597;
+const schema313 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetMonitorHostsResponse"};
+const schema314 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Host"}}}};
 
-function validate587(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate598(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate587.evaluated;
+const evaluated0 = validate598.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29131,40 +29629,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate587.errors = vErrors;
+validate598.errors = vErrors;
 return errors === 0;
 }
-validate587.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate598.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate586(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate597(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate586.evaluated;
+const evaluated0 = validate597.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate587(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate587.errors : vErrors.concat(validate587.errors);
+if(!(validate598(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate598.errors : vErrors.concat(validate598.errors);
 errors = vErrors.length;
 }
-validate586.errors = vErrors;
+validate597.errors = vErrors;
 return errors === 0;
 }
-validate586.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate597.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getMonitorPushUrl"] = validate590;
-const schema309 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorPushUrlResponse"};
-const schema310 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorPushUrl"}}};
-const schema311 = {"type":"object","additionalProperties":false,"required":["url"],"properties":{"url":{"type":["string","null"],"description":"The ping URL; null for kinds without ping and for tokens that can no longer be decrypted."}}};
+exports["response:getMonitorPushUrl"] = validate601;
+const schema315 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetMonitorPushUrlResponse"};
+const schema316 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/MonitorPushUrl"}}};
+const schema317 = {"type":"object","additionalProperties":false,"required":["url"],"properties":{"url":{"type":["string","null"],"description":"The ping URL; null for kinds without ping and for tokens that can no longer be decrypted."}}};
 
-function validate592(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate603(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate592.evaluated;
+const evaluated0 = validate603.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29197,7 +29695,7 @@ errors++;
 if(data.url !== undefined){
 let data0 = data.url;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema311.properties.url.type},message:"must be string,null"};
+const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema317.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -29218,16 +29716,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate592.errors = vErrors;
+validate603.errors = vErrors;
 return errors === 0;
 }
-validate592.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate603.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate591(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate602(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate591.evaluated;
+const evaluated0 = validate602.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29258,8 +29756,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate592(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate592.errors : vErrors.concat(validate592.errors);
+if(!(validate603(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate603.errors : vErrors.concat(validate603.errors);
 errors = vErrors.length;
 }
 }
@@ -29274,42 +29772,42 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate591.errors = vErrors;
+validate602.errors = vErrors;
 return errors === 0;
 }
-validate591.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate602.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate590(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate601(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate590.evaluated;
+const evaluated0 = validate601.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate591(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate591.errors : vErrors.concat(validate591.errors);
+if(!(validate602(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate602.errors : vErrors.concat(validate602.errors);
 errors = vErrors.length;
 }
-validate590.errors = vErrors;
+validate601.errors = vErrors;
 return errors === 0;
 }
-validate590.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate601.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getOnCall"] = validate595;
-const schema312 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetOnCallResponse"};
-const schema313 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallData"}}};
-const schema314 = {"type":"object","description":"Schedules, escalation policies, overrides and who is on call now.","additionalProperties":false,"required":["schedules","escalationPolicies","overrides","onCallNow","unreachable"],"properties":{"schedules":{"type":"array","items":{"$ref":"#/components/schemas/Schedule"}},"escalationPolicies":{"type":"array","items":{"$ref":"#/components/schemas/EscalationPolicy"}},"overrides":{"type":"array","description":"Overrides in progress or ahead, soonest first.","items":{"$ref":"#/components/schemas/OnCallOverride"}},"onCallNow":{"type":"array","description":"One entry per schedule, resolved at request time.","items":{"$ref":"#/components/schemas/OnCallNow"}},"unreachable":{"type":"array","description":"Participants no enabled, confirmed channel can reach.","items":{"$ref":"#/components/schemas/OnCallPerson"}}}};
-const schema315 = {"type":"object","description":"A rotation of people.","additionalProperties":false,"required":["id","name","timezone","shiftLengthHours","handoffTime","participants","workspaceId"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"timezone":{"type":"string","description":"IANA zone of `handoffTime`."},"shiftLengthHours":{"type":"integer"},"handoffTime":{"type":"string","description":"Local time of the handoff, `HH:MM`."},"participants":{"type":"array","description":"In rotation order.","items":{"$ref":"#/components/schemas/OnCallPerson"}},"workspaceId":{"type":["string","null"],"description":"Null for an organisation-wide schedule."}}};
-const schema316 = {"type":"object","description":"A person taking part in on-call.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
+exports["response:getOnCall"] = validate606;
+const schema318 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetOnCallResponse"};
+const schema319 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallData"}}};
+const schema320 = {"type":"object","description":"Schedules, escalation policies, overrides and who is on call now.","additionalProperties":false,"required":["schedules","escalationPolicies","overrides","onCallNow","unreachable"],"properties":{"schedules":{"type":"array","items":{"$ref":"#/components/schemas/Schedule"}},"escalationPolicies":{"type":"array","items":{"$ref":"#/components/schemas/EscalationPolicy"}},"overrides":{"type":"array","description":"Overrides in progress or ahead, soonest first.","items":{"$ref":"#/components/schemas/OnCallOverride"}},"onCallNow":{"type":"array","description":"One entry per schedule, resolved at request time.","items":{"$ref":"#/components/schemas/OnCallNow"}},"unreachable":{"type":"array","description":"Participants no enabled, confirmed channel can reach.","items":{"$ref":"#/components/schemas/OnCallPerson"}}}};
+const schema321 = {"type":"object","description":"A rotation of people.","additionalProperties":false,"required":["id","name","timezone","shiftLengthHours","handoffTime","participants","workspaceId"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"timezone":{"type":"string","description":"IANA zone of `handoffTime`."},"shiftLengthHours":{"type":"integer"},"handoffTime":{"type":"string","description":"Local time of the handoff, `HH:MM`."},"participants":{"type":"array","description":"In rotation order.","items":{"$ref":"#/components/schemas/OnCallPerson"}},"workspaceId":{"type":["string","null"],"description":"Null for an organisation-wide schedule."}}};
+const schema322 = {"type":"object","description":"A person taking part in on-call.","additionalProperties":false,"required":["userId","email","name"],"properties":{"userId":{"type":"string"},"email":{"type":"string"},"name":{"type":["string","null"]}}};
 
-function validate599(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate610(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate599.evaluated;
+const evaluated0 = validate610.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29386,7 +29884,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema316.properties.name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema322.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -29407,16 +29905,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate599.errors = vErrors;
+validate610.errors = vErrors;
 return errors === 0;
 }
-validate599.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate610.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate598(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate609(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate598.evaluated;
+const evaluated0 = validate609.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29572,8 +30070,8 @@ let data5 = data.participants;
 if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate599(data5[i0], {instancePath:instancePath+"/participants/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate599.errors : vErrors.concat(validate599.errors);
+if(!(validate610(data5[i0], {instancePath:instancePath+"/participants/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate610.errors : vErrors.concat(validate610.errors);
 errors = vErrors.length;
 }
 }
@@ -29592,7 +30090,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data7 = data.workspaceId;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err14 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema315.properties.workspaceId.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema321.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -29613,18 +30111,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate598.errors = vErrors;
+validate609.errors = vErrors;
 return errors === 0;
 }
-validate598.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate609.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema317 = {"type":"object","description":"Who is paged, and when, while an incident stays unacknowledged.","additionalProperties":false,"required":["id","name","repeat","steps","monitorIds"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"repeat":{"type":"integer","description":"How many times the steps run again after the last one (0: once)."},"steps":{"type":"array","items":{"$ref":"#/components/schemas/EscalationStep"},"description":"In order. A caller confined to workspaces gets only the steps whose target it can see (a schedule or channel of its workspaces or of the whole organisation, or a member); the others are left out, so the list can be shorter than the policy's. The escalation runs them all."},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates (those that still exist)."}}};
-const schema318 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId","targetName"],"properties":{"afterMinutes":{"type":"integer","description":"Minutes after the incident opened."},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string","description":"The schedule, person (user id) or channel. Never one outside the caller's workspaces: such a step is left out of `steps`."},"targetName":{"type":["string","null"],"description":"The target's name; null when it is gone (only unconfined callers get such steps)."}}};
+const schema323 = {"type":"object","description":"Who is paged, and when, while an incident stays unacknowledged.","additionalProperties":false,"required":["id","name","repeat","steps","monitorIds"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"repeat":{"type":"integer","description":"How many times the steps run again after the last one (0: once)."},"steps":{"type":"array","items":{"$ref":"#/components/schemas/EscalationStep"},"description":"In order. A caller confined to workspaces gets only the steps whose target it can see (a schedule or channel of its workspaces or of the whole organisation, or a member); the others are left out, so the list can be shorter than the policy's. The escalation runs them all."},"monitorIds":{"type":"array","items":{"type":"string"},"description":"Monitors whose incidents this policy escalates (those that still exist)."}}};
+const schema324 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId","targetName"],"properties":{"afterMinutes":{"type":"integer","description":"Minutes after the incident opened."},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string","description":"The schedule, person (user id) or channel. Never one outside the caller's workspaces: such a step is left out of `steps`."},"targetName":{"type":["string","null"],"description":"The target's name; null when it is gone (only unconfined callers get such steps)."}}};
 
-function validate603(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate614(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate603.evaluated;
+const evaluated0 = validate614.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29710,7 +30208,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "schedule") || (data1 === "user")) || (data1 === "channel"))){
-const err7 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema318.properties.targetType.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema324.properties.targetType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -29735,7 +30233,7 @@ errors++;
 if(data.targetName !== undefined){
 let data3 = data.targetName;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/targetName",schemaPath:"#/properties/targetName/type",keyword:"type",params:{type: schema318.properties.targetName.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/targetName",schemaPath:"#/properties/targetName/type",keyword:"type",params:{type: schema324.properties.targetName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -29756,16 +30254,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate603.errors = vErrors;
+validate614.errors = vErrors;
 return errors === 0;
 }
-validate603.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate614.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate602(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate613(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate602.evaluated;
+const evaluated0 = validate613.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29877,8 +30375,8 @@ let data3 = data.steps;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate603(data3[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate603.errors : vErrors.concat(validate603.errors);
+if(!(validate614(data3[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate614.errors : vErrors.concat(validate614.errors);
 errors = vErrors.length;
 }
 }
@@ -29933,17 +30431,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate602.errors = vErrors;
+validate613.errors = vErrors;
 return errors === 0;
 }
-validate602.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate613.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema319 = {"type":"object","description":"A cover replacing the rotation for a time.","additionalProperties":false,"required":["id","scheduleId","user","startsAt","endsAt"],"properties":{"id":{"type":"string"},"scheduleId":{"type":"string"},"user":{"$ref":"#/components/schemas/OnCallPerson"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
+const schema325 = {"type":"object","description":"A cover replacing the rotation for a time.","additionalProperties":false,"required":["id","scheduleId","user","startsAt","endsAt"],"properties":{"id":{"type":"string"},"scheduleId":{"type":"string"},"user":{"$ref":"#/components/schemas/OnCallPerson"},"startsAt":{"type":"string","format":"date-time"},"endsAt":{"type":"string","format":"date-time"}}};
 
-function validate606(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate617(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate606.evaluated;
+const evaluated0 = validate617.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30038,8 +30536,8 @@ errors++;
 }
 }
 if(data.user !== undefined){
-if(!(validate599(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate599.errors : vErrors.concat(validate599.errors);
+if(!(validate610(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate610.errors : vErrors.concat(validate610.errors);
 errors = vErrors.length;
 }
 }
@@ -30104,17 +30602,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate606.errors = vErrors;
+validate617.errors = vErrors;
 return errors === 0;
 }
-validate606.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate617.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema320 = {"type":"object","description":"Who is on call for a schedule right now.","additionalProperties":false,"required":["scheduleId","user","viaOverride","until"],"properties":{"scheduleId":{"type":"string"},"user":{"description":"The person on call; null when nobody is.","oneOf":[{"$ref":"#/components/schemas/OnCallPerson"},{"type":"null"}]},"viaOverride":{"type":"boolean","description":"True when on call by a cover, false by the rotation."},"until":{"type":["string","null"],"format":"date-time","description":"When this person hands over; null when nobody is on call."}}};
+const schema326 = {"type":"object","description":"Who is on call for a schedule right now.","additionalProperties":false,"required":["scheduleId","user","viaOverride","until"],"properties":{"scheduleId":{"type":"string"},"user":{"description":"The person on call; null when nobody is.","oneOf":[{"$ref":"#/components/schemas/OnCallPerson"},{"type":"null"}]},"viaOverride":{"type":"boolean","description":"True when on call by a cover, false by the rotation."},"until":{"type":["string","null"],"format":"date-time","description":"When this person hands over; null when nobody is on call."}}};
 
-function validate609(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate620(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate609.evaluated;
+const evaluated0 = validate620.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30192,8 +30690,8 @@ const _errs5 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate599(data1, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate599.errors : vErrors.concat(validate599.errors);
+if(!(validate610(data1, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate610.errors : vErrors.concat(validate610.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -30260,7 +30758,7 @@ errors++;
 if(data.until !== undefined){
 let data3 = data.until;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/until",schemaPath:"#/properties/until/type",keyword:"type",params:{type: schema320.properties.until.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/until",schemaPath:"#/properties/until/type",keyword:"type",params:{type: schema326.properties.until.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -30293,16 +30791,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate609.errors = vErrors;
+validate620.errors = vErrors;
 return errors === 0;
 }
-validate609.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate620.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate597(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate608(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate597.evaluated;
+const evaluated0 = validate608.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30377,8 +30875,8 @@ let data0 = data.schedules;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate598(data0[i0], {instancePath:instancePath+"/schedules/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate598.errors : vErrors.concat(validate598.errors);
+if(!(validate609(data0[i0], {instancePath:instancePath+"/schedules/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate609.errors : vErrors.concat(validate609.errors);
 errors = vErrors.length;
 }
 }
@@ -30399,8 +30897,8 @@ let data2 = data.escalationPolicies;
 if(Array.isArray(data2)){
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate602(data2[i1], {instancePath:instancePath+"/escalationPolicies/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate602.errors : vErrors.concat(validate602.errors);
+if(!(validate613(data2[i1], {instancePath:instancePath+"/escalationPolicies/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate613.errors : vErrors.concat(validate613.errors);
 errors = vErrors.length;
 }
 }
@@ -30421,8 +30919,8 @@ let data4 = data.overrides;
 if(Array.isArray(data4)){
 const len2 = data4.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate606(data4[i2], {instancePath:instancePath+"/overrides/" + i2,parentData:data4,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate606.errors : vErrors.concat(validate606.errors);
+if(!(validate617(data4[i2], {instancePath:instancePath+"/overrides/" + i2,parentData:data4,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate617.errors : vErrors.concat(validate617.errors);
 errors = vErrors.length;
 }
 }
@@ -30443,8 +30941,8 @@ let data6 = data.onCallNow;
 if(Array.isArray(data6)){
 const len3 = data6.length;
 for(let i3=0; i3<len3; i3++){
-if(!(validate609(data6[i3], {instancePath:instancePath+"/onCallNow/" + i3,parentData:data6,parentDataProperty:i3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate609.errors : vErrors.concat(validate609.errors);
+if(!(validate620(data6[i3], {instancePath:instancePath+"/onCallNow/" + i3,parentData:data6,parentDataProperty:i3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate620.errors : vErrors.concat(validate620.errors);
 errors = vErrors.length;
 }
 }
@@ -30465,8 +30963,8 @@ let data8 = data.unreachable;
 if(Array.isArray(data8)){
 const len4 = data8.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate599(data8[i4], {instancePath:instancePath+"/unreachable/" + i4,parentData:data8,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate599.errors : vErrors.concat(validate599.errors);
+if(!(validate610(data8[i4], {instancePath:instancePath+"/unreachable/" + i4,parentData:data8,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate610.errors : vErrors.concat(validate610.errors);
 errors = vErrors.length;
 }
 }
@@ -30493,16 +30991,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate597.errors = vErrors;
+validate608.errors = vErrors;
 return errors === 0;
 }
-validate597.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate608.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate596(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate607(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate596.evaluated;
+const evaluated0 = validate607.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30533,8 +31031,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate597(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate597.errors : vErrors.concat(validate597.errors);
+if(!(validate608(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate608.errors : vErrors.concat(validate608.errors);
 errors = vErrors.length;
 }
 }
@@ -30549,40 +31047,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate596.errors = vErrors;
+validate607.errors = vErrors;
 return errors === 0;
 }
-validate596.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate607.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate595(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate606(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate595.evaluated;
+const evaluated0 = validate606.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate596(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate596.errors : vErrors.concat(validate596.errors);
+if(!(validate607(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate607.errors : vErrors.concat(validate607.errors);
 errors = vErrors.length;
 }
-validate595.errors = vErrors;
+validate606.errors = vErrors;
 return errors === 0;
 }
-validate595.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate606.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createEscalationPolicy"] = validate615;
-const schema321 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyBody"};
-const schema322 = {"type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one; default 0."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"}},"monitorIds":{"type":"array","items":{"type":"string","maxLength":64},"description":"Monitors whose incidents this policy escalates."}}};
-const schema323 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId"],"properties":{"afterMinutes":{"type":"integer","minimum":0,"maximum":10080},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string","maxLength":64}}};
+exports["body:createEscalationPolicy"] = validate626;
+const schema327 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyBody"};
+const schema328 = {"type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one; default 0."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"}},"monitorIds":{"type":"array","items":{"type":"string","maxLength":64},"description":"Monitors whose incidents this policy escalates."}}};
+const schema329 = {"type":"object","additionalProperties":false,"required":["afterMinutes","targetType","targetId"],"properties":{"afterMinutes":{"type":"integer","minimum":0,"maximum":10080},"targetType":{"type":"string","enum":["schedule","user","channel"]},"targetId":{"type":"string","maxLength":64}}};
 
-function validate617(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate628(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate617.evaluated;
+const evaluated0 = validate628.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30680,7 +31178,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((data1 === "schedule") || (data1 === "user")) || (data1 === "channel"))){
-const err8 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema323.properties.targetType.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/targetType",schemaPath:"#/properties/targetType/enum",keyword:"enum",params:{allowedValues: schema329.properties.targetType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -30726,16 +31224,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate617.errors = vErrors;
+validate628.errors = vErrors;
 return errors === 0;
 }
-validate617.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate628.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate616(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate627(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate616.evaluated;
+const evaluated0 = validate627.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30870,8 +31368,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate617(data2[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate617.errors : vErrors.concat(validate617.errors);
+if(!(validate628(data2[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate628.errors : vErrors.concat(validate628.errors);
 errors = vErrors.length;
 }
 }
@@ -30939,39 +31437,39 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate616.errors = vErrors;
+validate627.errors = vErrors;
 return errors === 0;
 }
-validate616.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate627.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate615(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate626(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate615.evaluated;
+const evaluated0 = validate626.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate616(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate616.errors : vErrors.concat(validate616.errors);
+if(!(validate627(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate627.errors : vErrors.concat(validate627.errors);
 errors = vErrors.length;
 }
-validate615.errors = vErrors;
+validate626.errors = vErrors;
 return errors === 0;
 }
-validate615.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate626.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createEscalationPolicy"] = validate620;
-const schema324 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyResponse"};
-const schema325 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/EscalationPolicy"}}};
+exports["response:createEscalationPolicy"] = validate631;
+const schema330 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateEscalationPolicyResponse"};
+const schema331 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/EscalationPolicy"}}};
 
-function validate621(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate632(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate621.evaluated;
+const evaluated0 = validate632.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31002,8 +31500,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate602(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate602.errors : vErrors.concat(validate602.errors);
+if(!(validate613(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate613.errors : vErrors.concat(validate613.errors);
 errors = vErrors.length;
 }
 }
@@ -31018,39 +31516,309 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate621.errors = vErrors;
+validate632.errors = vErrors;
 return errors === 0;
 }
-validate621.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate632.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate620(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate631(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate620.evaluated;
+const evaluated0 = validate631.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate621(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate621.errors : vErrors.concat(validate621.errors);
+if(!(validate632(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate632.errors : vErrors.concat(validate632.errors);
 errors = vErrors.length;
 }
-validate620.errors = vErrors;
+validate631.errors = vErrors;
 return errors === 0;
 }
-validate620.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate631.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteEscalationPolicy"] = validate624;
-const schema326 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteEscalationPolicyResponse"};
-const schema327 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["body:updateEscalationPolicy"] = validate635;
+const schema332 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateEscalationPolicyBody"};
+const schema333 = {"type":"object","description":"The fields to change; absent ones are kept.","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"repeat":{"type":"integer","minimum":0,"maximum":10,"description":"How many more times the steps repeat after the last one."},"steps":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/components/schemas/EscalationStepInput"},"description":"Replaces the steps, in time order."},"monitorIds":{"$ref":"#/components/schemas/StringList","description":"Replaces the monitors; null or [] leaves the policy naming none. In protobuf an absent field leaves them unchanged and an empty list clears them."}}};
 
-function validate625(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate636(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate625.evaluated;
+const evaluated0 = validate636.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(Object.keys(data).length < 1){
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "name") || (key0 === "repeat")) || (key0 === "steps")) || (key0 === "monitorIds"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func1(data0) > 100){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.repeat !== undefined){
+let data1 = data.repeat;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err5 = {instancePath:instancePath+"/repeat",schemaPath:"#/properties/repeat/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 10 || isNaN(data1)){
+const err6 = {instancePath:instancePath+"/repeat",schemaPath:"#/properties/repeat/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/repeat",schemaPath:"#/properties/repeat/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+if(data.steps !== undefined){
+let data2 = data.steps;
+if(Array.isArray(data2)){
+if(data2.length > 20){
+const err8 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2.length < 1){
+const err9 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate628(data2[i0], {instancePath:instancePath+"/steps/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate628.errors : vErrors.concat(validate628.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.monitorIds !== undefined){
+if(!(validate59(data.monitorIds, {instancePath:instancePath+"/monitorIds",parentData:data,parentDataProperty:"monitorIds",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate636.errors = vErrors;
+return errors === 0;
+}
+validate636.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate635(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate635.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate636(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate636.errors : vErrors.concat(validate636.errors);
+errors = vErrors.length;
+}
+validate635.errors = vErrors;
+return errors === 0;
+}
+validate635.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:updateEscalationPolicy"] = validate640;
+const schema334 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateEscalationPolicyResponse"};
+const schema335 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/EscalationPolicy"}}};
+
+function validate641(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate641.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate613(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate613.errors : vErrors.concat(validate613.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate641.errors = vErrors;
+return errors === 0;
+}
+validate641.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate640(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate640.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate641(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate641.errors : vErrors.concat(validate641.errors);
+errors = vErrors.length;
+}
+validate640.errors = vErrors;
+return errors === 0;
+}
+validate640.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:deleteEscalationPolicy"] = validate644;
+const schema336 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteEscalationPolicyResponse"};
+const schema337 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+
+function validate645(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate645.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31097,39 +31865,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate625.errors = vErrors;
+validate645.errors = vErrors;
 return errors === 0;
 }
-validate625.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate645.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate624(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate644(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate624.evaluated;
+const evaluated0 = validate644.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate625(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate625.errors : vErrors.concat(validate625.errors);
+if(!(validate645(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate645.errors : vErrors.concat(validate645.errors);
 errors = vErrors.length;
 }
-validate624.errors = vErrors;
+validate644.errors = vErrors;
 return errors === 0;
 }
-validate624.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate644.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createOverride"] = validate628;
-const schema328 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideBody"};
-const schema329 = {"type":"object","additionalProperties":false,"required":["scheduleId","userId","startsAt","endsAt"],"properties":{"scheduleId":{"type":"string","maxLength":64},"userId":{"type":"string","maxLength":64},"startsAt":{"type":"string","format":"date-time","maxLength":64},"endsAt":{"type":"string","format":"date-time","maxLength":64}}};
+exports["body:createOverride"] = validate648;
+const schema338 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideBody"};
+const schema339 = {"type":"object","additionalProperties":false,"required":["scheduleId","userId","startsAt","endsAt"],"properties":{"scheduleId":{"type":"string","maxLength":64},"userId":{"type":"string","maxLength":64},"startsAt":{"type":"string","format":"date-time","maxLength":64},"endsAt":{"type":"string","format":"date-time","maxLength":64}}};
 
-function validate629(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate649(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate629.evaluated;
+const evaluated0 = validate649.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31320,39 +32088,39 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate629.errors = vErrors;
+validate649.errors = vErrors;
 return errors === 0;
 }
-validate629.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate649.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate628(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate648(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate628.evaluated;
+const evaluated0 = validate648.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate629(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate629.errors : vErrors.concat(validate629.errors);
+if(!(validate649(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate649.errors : vErrors.concat(validate649.errors);
 errors = vErrors.length;
 }
-validate628.errors = vErrors;
+validate648.errors = vErrors;
 return errors === 0;
 }
-validate628.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate648.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createOverride"] = validate631;
-const schema330 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideResponse"};
-const schema331 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallOverride"}}};
+exports["response:createOverride"] = validate651;
+const schema340 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateOverrideResponse"};
+const schema341 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OnCallOverride"}}};
 
-function validate632(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate652(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate632.evaluated;
+const evaluated0 = validate652.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31383,8 +32151,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate606(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate606.errors : vErrors.concat(validate606.errors);
+if(!(validate617(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate617.errors : vErrors.concat(validate617.errors);
 errors = vErrors.length;
 }
 }
@@ -31399,39 +32167,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate632.errors = vErrors;
+validate652.errors = vErrors;
 return errors === 0;
 }
-validate632.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate652.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate631(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate651(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate631.evaluated;
+const evaluated0 = validate651.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate632(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate632.errors : vErrors.concat(validate632.errors);
+if(!(validate652(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate652.errors : vErrors.concat(validate652.errors);
 errors = vErrors.length;
 }
-validate631.errors = vErrors;
+validate651.errors = vErrors;
 return errors === 0;
 }
-validate631.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate651.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteOverride"] = validate635;
-const schema332 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteOverrideResponse"};
-const schema333 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteOverride"] = validate655;
+const schema342 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteOverrideResponse"};
+const schema343 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate636(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate656(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate636.evaluated;
+const evaluated0 = validate656.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31478,40 +32246,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate636.errors = vErrors;
+validate656.errors = vErrors;
 return errors === 0;
 }
-validate636.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate656.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate635(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate655(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate635.evaluated;
+const evaluated0 = validate655.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate636(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate636.errors : vErrors.concat(validate636.errors);
+if(!(validate656(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate656.errors : vErrors.concat(validate656.errors);
 errors = vErrors.length;
 }
-validate635.errors = vErrors;
+validate655.errors = vErrors;
 return errors === 0;
 }
-validate635.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate655.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createSchedule"] = validate639;
-const schema334 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleBody"};
-const schema335 = {"type":"object","additionalProperties":false,"required":["name","shiftLengthHours","handoffTime","participantIds"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","maxLength":64,"description":"IANA zone; default UTC."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","maxLength":64},"description":"User ids of members, in rotation order."},"workspaceId":{"type":["string","null"],"maxLength":64}}};
+exports["body:createSchedule"] = validate659;
+const schema344 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleBody"};
+const schema345 = {"type":"object","additionalProperties":false,"required":["name","shiftLengthHours","handoffTime","participantIds"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","maxLength":64,"description":"IANA zone; default UTC."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","maxLength":64},"description":"User ids of members, in rotation order."},"workspaceId":{"type":["string","null"],"maxLength":64}}};
 const pattern3 = new RegExp("^([01][0-9]|2[0-3]):[0-5][0-9]$", "u");
 
-function validate640(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate660(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate640.evaluated;
+const evaluated0 = validate660.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31755,7 +32523,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data6 = data.workspaceId;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema335.properties.workspaceId.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema345.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -31788,39 +32556,39 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate640.errors = vErrors;
+validate660.errors = vErrors;
 return errors === 0;
 }
-validate640.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate660.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate639(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate659(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate639.evaluated;
+const evaluated0 = validate659.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate640(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate640.errors : vErrors.concat(validate640.errors);
+if(!(validate660(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate660.errors : vErrors.concat(validate660.errors);
 errors = vErrors.length;
 }
-validate639.errors = vErrors;
+validate659.errors = vErrors;
 return errors === 0;
 }
-validate639.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate659.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createSchedule"] = validate642;
-const schema336 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleResponse"};
-const schema337 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Schedule"}}};
+exports["response:createSchedule"] = validate662;
+const schema346 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateScheduleResponse"};
+const schema347 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Schedule"}}};
 
-function validate643(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate663(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate643.evaluated;
+const evaluated0 = validate663.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31851,8 +32619,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate598(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate598.errors : vErrors.concat(validate598.errors);
+if(!(validate609(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate609.errors : vErrors.concat(validate609.errors);
 errors = vErrors.length;
 }
 }
@@ -31867,39 +32635,372 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate643.errors = vErrors;
+validate663.errors = vErrors;
 return errors === 0;
 }
-validate643.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate663.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate642(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate662(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate642.evaluated;
+const evaluated0 = validate662.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate643(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate643.errors : vErrors.concat(validate643.errors);
+if(!(validate663(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate663.errors : vErrors.concat(validate663.errors);
 errors = vErrors.length;
 }
-validate642.errors = vErrors;
+validate662.errors = vErrors;
 return errors === 0;
 }
-validate642.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate662.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteSchedule"] = validate646;
-const schema338 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteScheduleResponse"};
-const schema339 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["body:updateSchedule"] = validate666;
+const schema348 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateScheduleBody"};
+const schema349 = {"type":"object","description":"The fields to change; absent ones are kept. The schedule's workspace is not among them.","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"timezone":{"type":"string","maxLength":64,"description":"IANA zone."},"shiftLengthHours":{"type":"integer","minimum":1,"maximum":720},"handoffTime":{"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","description":"HH:MM in the schedule's zone."},"participantIds":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","maxLength":64},"description":"User ids of members, in rotation order; replaces the list."}}};
 
-function validate647(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate667(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate647.evaluated;
+const evaluated0 = validate667.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(Object.keys(data).length < 1){
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "name") || (key0 === "timezone")) || (key0 === "shiftLengthHours")) || (key0 === "handoffTime")) || (key0 === "participantIds"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func1(data0) > 100){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.timezone !== undefined){
+let data1 = data.timezone;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err5 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.shiftLengthHours !== undefined){
+let data2 = data.shiftLengthHours;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err7 = {instancePath:instancePath+"/shiftLengthHours",schemaPath:"#/properties/shiftLengthHours/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 720 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/shiftLengthHours",schemaPath:"#/properties/shiftLengthHours/maximum",keyword:"maximum",params:{comparison: "<=", limit: 720},message:"must be <= 720"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2 < 1 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/shiftLengthHours",schemaPath:"#/properties/shiftLengthHours/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.handoffTime !== undefined){
+let data3 = data.handoffTime;
+if(typeof data3 === "string"){
+if(!pattern3.test(data3)){
+const err10 = {instancePath:instancePath+"/handoffTime",schemaPath:"#/properties/handoffTime/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^([01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/handoffTime",schemaPath:"#/properties/handoffTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.participantIds !== undefined){
+let data4 = data.participantIds;
+if(Array.isArray(data4)){
+if(data4.length > 100){
+const err12 = {instancePath:instancePath+"/participantIds",schemaPath:"#/properties/participantIds/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data4.length < 1){
+const err13 = {instancePath:instancePath+"/participantIds",schemaPath:"#/properties/participantIds/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 === "string"){
+if(func1(data5) > 64){
+const err14 = {instancePath:instancePath+"/participantIds/" + i0,schemaPath:"#/properties/participantIds/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/participantIds/" + i0,schemaPath:"#/properties/participantIds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/participantIds",schemaPath:"#/properties/participantIds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate667.errors = vErrors;
+return errors === 0;
+}
+validate667.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate666(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate666.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate667(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate667.errors : vErrors.concat(validate667.errors);
+errors = vErrors.length;
+}
+validate666.errors = vErrors;
+return errors === 0;
+}
+validate666.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:updateSchedule"] = validate669;
+const schema350 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateScheduleResponse"};
+const schema351 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Schedule"}}};
+
+function validate670(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate670.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate609(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate609.errors : vErrors.concat(validate609.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate670.errors = vErrors;
+return errors === 0;
+}
+validate670.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate669(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate669.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate670(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate670.errors : vErrors.concat(validate670.errors);
+errors = vErrors.length;
+}
+validate669.errors = vErrors;
+return errors === 0;
+}
+validate669.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:deleteSchedule"] = validate673;
+const schema352 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteScheduleResponse"};
+const schema353 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+
+function validate674(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate674.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31946,39 +33047,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate647.errors = vErrors;
+validate674.errors = vErrors;
 return errors === 0;
 }
-validate647.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate674.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate646(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate673(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate646.evaluated;
+const evaluated0 = validate673.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate647(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate647.errors : vErrors.concat(validate647.errors);
+if(!(validate674(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate674.errors : vErrors.concat(validate674.errors);
 errors = vErrors.length;
 }
-validate646.errors = vErrors;
+validate673.errors = vErrors;
 return errors === 0;
 }
-validate646.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate673.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listOrganizations"] = validate650;
-const schema340 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListOrganizationsResponse"};
-const schema341 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
+exports["response:listOrganizations"] = validate677;
+const schema354 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListOrganizationsResponse"};
+const schema355 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/OrganizationMembership"}}}};
 
-function validate651(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate678(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate651.evaluated;
+const evaluated0 = validate678.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32013,8 +33114,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate467(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate467.errors : vErrors.concat(validate467.errors);
+if(!(validate478(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate478.errors : vErrors.concat(validate478.errors);
 errors = vErrors.length;
 }
 }
@@ -32041,39 +33142,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate651.errors = vErrors;
+validate678.errors = vErrors;
 return errors === 0;
 }
-validate651.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate678.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate650(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate677(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate650.evaluated;
+const evaluated0 = validate677.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate651(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate651.errors : vErrors.concat(validate651.errors);
+if(!(validate678(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate678.errors : vErrors.concat(validate678.errors);
 errors = vErrors.length;
 }
-validate650.errors = vErrors;
+validate677.errors = vErrors;
 return errors === 0;
 }
-validate650.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate677.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:setActiveOrganization"] = validate654;
-const schema342 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationBody"};
-const schema343 = {"type":"object","additionalProperties":false,"required":["organizationId"],"properties":{"organizationId":{"type":"string","maxLength":64}}};
+exports["body:setActiveOrganization"] = validate681;
+const schema356 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationBody"};
+const schema357 = {"type":"object","additionalProperties":false,"required":["organizationId"],"properties":{"organizationId":{"type":"string","maxLength":64}}};
 
-function validate655(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate682(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate655.evaluated;
+const evaluated0 = validate682.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32139,39 +33240,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate655.errors = vErrors;
+validate682.errors = vErrors;
 return errors === 0;
 }
-validate655.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate682.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate654(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate681(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate654.evaluated;
+const evaluated0 = validate681.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate655(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate655.errors : vErrors.concat(validate655.errors);
+if(!(validate682(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate682.errors : vErrors.concat(validate682.errors);
 errors = vErrors.length;
 }
-validate654.errors = vErrors;
+validate681.errors = vErrors;
 return errors === 0;
 }
-validate654.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate681.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:setActiveOrganization"] = validate657;
-const schema344 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationResponse"};
-const schema345 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OrganizationMembership"}}};
+exports["response:setActiveOrganization"] = validate684;
+const schema358 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SetActiveOrganizationResponse"};
+const schema359 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/OrganizationMembership"}}};
 
-function validate658(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate685(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate658.evaluated;
+const evaluated0 = validate685.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32202,8 +33303,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate467(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate467.errors : vErrors.concat(validate467.errors);
+if(!(validate478(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate478.errors : vErrors.concat(validate478.errors);
 errors = vErrors.length;
 }
 }
@@ -32218,39 +33319,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate658.errors = vErrors;
+validate685.errors = vErrors;
 return errors === 0;
 }
-validate658.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate685.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate657(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate684(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate657.evaluated;
+const evaluated0 = validate684.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate658(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate658.errors : vErrors.concat(validate658.errors);
+if(!(validate685(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate685.errors : vErrors.concat(validate685.errors);
 errors = vErrors.length;
 }
-validate657.errors = vErrors;
+validate684.errors = vErrors;
 return errors === 0;
 }
-validate657.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate684.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:requestPasswordReset"] = validate661;
-const schema346 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetBody"};
-const schema347 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"type":"string","maxLength":320}}};
+exports["body:requestPasswordReset"] = validate688;
+const schema360 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetBody"};
+const schema361 = {"type":"object","additionalProperties":false,"required":["email"],"properties":{"email":{"type":"string","maxLength":320}}};
 
-function validate662(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate689(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate662.evaluated;
+const evaluated0 = validate689.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32316,40 +33417,40 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate662.errors = vErrors;
+validate689.errors = vErrors;
 return errors === 0;
 }
-validate662.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate689.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate661(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate688(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate661.evaluated;
+const evaluated0 = validate688.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate662(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate662.errors : vErrors.concat(validate662.errors);
+if(!(validate689(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate689.errors : vErrors.concat(validate689.errors);
 errors = vErrors.length;
 }
-validate661.errors = vErrors;
+validate688.errors = vErrors;
 return errors === 0;
 }
-validate661.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate688.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:requestPasswordReset"] = validate664;
-const schema348 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetResponse"};
-const schema349 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordResetRequested"}}};
-const schema350 = {"type":"object","additionalProperties":false,"required":["accepted"],"properties":{"accepted":{"type":"boolean","const":true,"description":"Always true: the answer does not say whether the address is known."}}};
+exports["response:requestPasswordReset"] = validate691;
+const schema362 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RequestPasswordResetResponse"};
+const schema363 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordResetRequested"}}};
+const schema364 = {"type":"object","additionalProperties":false,"required":["accepted"],"properties":{"accepted":{"type":"boolean","const":true,"description":"Always true: the answer does not say whether the address is known."}}};
 
-function validate666(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate693(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate666.evaluated;
+const evaluated0 = validate693.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32413,16 +33514,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate666.errors = vErrors;
+validate693.errors = vErrors;
 return errors === 0;
 }
-validate666.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate693.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate665(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate692(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate665.evaluated;
+const evaluated0 = validate692.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32453,8 +33554,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate666(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate666.errors : vErrors.concat(validate666.errors);
+if(!(validate693(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate693.errors : vErrors.concat(validate693.errors);
 errors = vErrors.length;
 }
 }
@@ -32469,39 +33570,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate665.errors = vErrors;
+validate692.errors = vErrors;
 return errors === 0;
 }
-validate665.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate692.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate664(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate691(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate664.evaluated;
+const evaluated0 = validate691.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate665(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate665.errors : vErrors.concat(validate665.errors);
+if(!(validate692(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate692.errors : vErrors.concat(validate692.errors);
 errors = vErrors.length;
 }
-validate664.errors = vErrors;
+validate691.errors = vErrors;
 return errors === 0;
 }
-validate664.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate691.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:resetPassword"] = validate669;
-const schema351 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordBody"};
-const schema352 = {"type":"object","additionalProperties":false,"required":["token","password"],"properties":{"token":{"type":"string","maxLength":200,"description":"The token of the e-mailed link (`pr_…`)."},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"signIn":{"type":"boolean","description":"True: sign the person in at once (`signedIn`, and the session cookie). Default false."}}};
+exports["body:resetPassword"] = validate696;
+const schema365 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordBody"};
+const schema366 = {"type":"object","additionalProperties":false,"required":["token","password"],"properties":{"token":{"type":"string","maxLength":200,"description":"The token of the e-mailed link (`pr_…`)."},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"signIn":{"type":"boolean","description":"True: sign the person in at once (`signedIn`, and the session cookie). Default false."}}};
 
-function validate670(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate697(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate670.evaluated;
+const evaluated0 = validate697.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32614,40 +33715,40 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate670.errors = vErrors;
+validate697.errors = vErrors;
 return errors === 0;
 }
-validate670.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate697.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate669(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate696(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate669.evaluated;
+const evaluated0 = validate696.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate670(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate670.errors : vErrors.concat(validate670.errors);
+if(!(validate697(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate697.errors : vErrors.concat(validate697.errors);
 errors = vErrors.length;
 }
-validate669.errors = vErrors;
+validate696.errors = vErrors;
 return errors === 0;
 }
-validate669.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate696.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:resetPassword"] = validate672;
-const schema353 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordResponse"};
-const schema354 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordReset"}}};
-const schema355 = {"type":"object","description":"A password set from a reset link.","additionalProperties":false,"required":["ok","signedIn"],"properties":{"ok":{"type":"boolean","const":true},"signedIn":{"description":"The new session when `signIn` was asked for; else null.","oneOf":[{"$ref":"#/components/schemas/SessionGrant"},{"type":"null"}]}}};
+exports["response:resetPassword"] = validate699;
+const schema367 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ResetPasswordResponse"};
+const schema368 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/PasswordReset"}}};
+const schema369 = {"type":"object","description":"A password set from a reset link.","additionalProperties":false,"required":["ok","signedIn"],"properties":{"ok":{"type":"boolean","const":true},"signedIn":{"description":"The new session when `signIn` was asked for; else null.","oneOf":[{"$ref":"#/components/schemas/SessionGrant"},{"type":"null"}]}}};
 
-function validate674(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate701(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate674.evaluated;
+const evaluated0 = validate701.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32780,16 +33881,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate674.errors = vErrors;
+validate701.errors = vErrors;
 return errors === 0;
 }
-validate674.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate701.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate673(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate700(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate673.evaluated;
+const evaluated0 = validate700.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32820,8 +33921,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate674(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate674.errors : vErrors.concat(validate674.errors);
+if(!(validate701(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate701.errors : vErrors.concat(validate701.errors);
 errors = vErrors.length;
 }
 }
@@ -32836,40 +33937,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate673.errors = vErrors;
+validate700.errors = vErrors;
 return errors === 0;
 }
-validate673.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate700.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate672(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate699(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate672.evaluated;
+const evaluated0 = validate699.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate673(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate673.errors : vErrors.concat(validate673.errors);
+if(!(validate700(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate700.errors : vErrors.concat(validate700.errors);
 errors = vErrors.length;
 }
-validate672.errors = vErrors;
+validate699.errors = vErrors;
 return errors === 0;
 }
-validate672.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate699.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listProbes"] = validate678;
-const schema356 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListProbesResponse"};
-const schema357 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Probe"}}}};
-const schema358 = {"type":"object","description":"A private probe. There is no region field.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The probe's latest contact; null if it never connected."},"version":{"type":["string","null"],"description":"The probe software version it last reported; null before it connected."},"hostname":{"type":["string","null"],"description":"The hostname it last reported; null before it connected."},"monitorCount":{"type":"integer","description":"Monitors that run from this probe."},"revoked":{"type":"boolean","description":"A revoked probe receives no work."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listProbes"] = validate705;
+const schema370 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListProbesResponse"};
+const schema371 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Probe"}}}};
+const schema372 = {"type":"object","description":"A private probe. There is no region field.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"The probe's latest contact; null if it never connected."},"version":{"type":["string","null"],"description":"The probe software version it last reported; null before it connected."},"hostname":{"type":["string","null"],"description":"The hostname it last reported; null before it connected."},"monitorCount":{"type":"integer","description":"Monitors that run from this probe."},"revoked":{"type":"boolean","description":"A revoked probe receives no work."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate680(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate707(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate680.evaluated;
+const evaluated0 = validate707.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32996,7 +34097,7 @@ errors++;
 if(data.lastSeenAt !== undefined){
 let data2 = data.lastSeenAt;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err11 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema358.properties.lastSeenAt.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema372.properties.lastSeenAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -33021,7 +34122,7 @@ errors++;
 if(data.version !== undefined){
 let data3 = data.version;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema358.properties.version.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema372.properties.version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -33034,7 +34135,7 @@ errors++;
 if(data.hostname !== undefined){
 let data4 = data.hostname;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema358.properties.hostname.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema372.properties.hostname.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -33105,16 +34206,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate680.errors = vErrors;
+validate707.errors = vErrors;
 return errors === 0;
 }
-validate680.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate707.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate679(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate706(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate679.evaluated;
+const evaluated0 = validate706.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33149,8 +34250,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate680(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate680.errors : vErrors.concat(validate680.errors);
+if(!(validate707(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate707.errors : vErrors.concat(validate707.errors);
 errors = vErrors.length;
 }
 }
@@ -33177,39 +34278,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate679.errors = vErrors;
+validate706.errors = vErrors;
 return errors === 0;
 }
-validate679.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate706.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate678(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate705(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate678.evaluated;
+const evaluated0 = validate705.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate679(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate679.errors : vErrors.concat(validate679.errors);
+if(!(validate706(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate706.errors : vErrors.concat(validate706.errors);
 errors = vErrors.length;
 }
-validate678.errors = vErrors;
+validate705.errors = vErrors;
 return errors === 0;
 }
-validate678.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate705.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createProbe"] = validate683;
-const schema359 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateProbeBody"};
-const schema360 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100,"description":"Trimmed; blank is 400."}}};
+exports["body:createProbe"] = validate710;
+const schema373 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateProbeBody"};
+const schema374 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100,"description":"Trimmed; blank is 400."}}};
 
-function validate684(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate711(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate684.evaluated;
+const evaluated0 = validate711.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33285,40 +34386,40 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate684.errors = vErrors;
+validate711.errors = vErrors;
 return errors === 0;
 }
-validate684.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate711.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate683(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate710(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate683.evaluated;
+const evaluated0 = validate710.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate684(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate684.errors : vErrors.concat(validate684.errors);
+if(!(validate711(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate711.errors : vErrors.concat(validate711.errors);
 errors = vErrors.length;
 }
-validate683.errors = vErrors;
+validate710.errors = vErrors;
 return errors === 0;
 }
-validate683.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate710.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createProbe"] = validate686;
-const schema361 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateProbeResponse"};
-const schema362 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CreatedProbe"}}};
-const schema363 = {"type":"object","description":"A probe as created, with its token shown once.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt","token"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"Null: it never connected."},"version":{"type":["string","null"]},"hostname":{"type":["string","null"]},"monitorCount":{"type":"integer"},"revoked":{"type":"boolean"},"createdAt":{"type":"string","format":"date-time"},"token":{"type":"string","description":"The probe token (`pr_…`), shown this once; only its hash is stored."}}};
+exports["response:createProbe"] = validate713;
+const schema375 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateProbeResponse"};
+const schema376 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/CreatedProbe"}}};
+const schema377 = {"type":"object","description":"A probe as created, with its token shown once.","additionalProperties":false,"required":["id","name","lastSeenAt","version","hostname","monitorCount","revoked","createdAt","token"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"lastSeenAt":{"type":["string","null"],"format":"date-time","description":"Null: it never connected."},"version":{"type":["string","null"]},"hostname":{"type":["string","null"]},"monitorCount":{"type":"integer"},"revoked":{"type":"boolean"},"createdAt":{"type":"string","format":"date-time"},"token":{"type":"string","description":"The probe token (`pr_…`), shown this once; only its hash is stored."}}};
 
-function validate688(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate715(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate688.evaluated;
+const evaluated0 = validate715.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33417,7 +34518,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema363.properties, key0))){
+if(!(func5.call(schema377.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -33455,7 +34556,7 @@ errors++;
 if(data.lastSeenAt !== undefined){
 let data2 = data.lastSeenAt;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err12 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema363.properties.lastSeenAt.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/lastSeenAt",schemaPath:"#/properties/lastSeenAt/type",keyword:"type",params:{type: schema377.properties.lastSeenAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -33480,7 +34581,7 @@ errors++;
 if(data.version !== undefined){
 let data3 = data.version;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema363.properties.version.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema377.properties.version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -33493,7 +34594,7 @@ errors++;
 if(data.hostname !== undefined){
 let data4 = data.hostname;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema363.properties.hostname.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/hostname",schemaPath:"#/properties/hostname/type",keyword:"type",params:{type: schema377.properties.hostname.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -33576,16 +34677,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate688.errors = vErrors;
+validate715.errors = vErrors;
 return errors === 0;
 }
-validate688.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate715.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate687(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate714(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate687.evaluated;
+const evaluated0 = validate714.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33616,8 +34717,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate688(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate688.errors : vErrors.concat(validate688.errors);
+if(!(validate715(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate715.errors : vErrors.concat(validate715.errors);
 errors = vErrors.length;
 }
 }
@@ -33632,39 +34733,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate687.errors = vErrors;
+validate714.errors = vErrors;
 return errors === 0;
 }
-validate687.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate714.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate686(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate713(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate686.evaluated;
+const evaluated0 = validate713.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate687(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate687.errors : vErrors.concat(validate687.errors);
+if(!(validate714(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate714.errors : vErrors.concat(validate714.errors);
 errors = vErrors.length;
 }
-validate686.errors = vErrors;
+validate713.errors = vErrors;
 return errors === 0;
 }
-validate686.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate713.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateProbe"] = validate691;
-const schema364 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateProbeBody"};
-const schema365 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100,"description":"Trimmed; blank is 400."}}};
+exports["body:updateProbe"] = validate718;
+const schema378 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateProbeBody"};
+const schema379 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100,"description":"Trimmed; blank is 400."}}};
 
-function validate692(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate719(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate692.evaluated;
+const evaluated0 = validate719.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33740,118 +34841,39 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate692.errors = vErrors;
+validate719.errors = vErrors;
 return errors === 0;
 }
-validate692.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate719.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate691(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate718(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate691.evaluated;
+const evaluated0 = validate718.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate692(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate692.errors : vErrors.concat(validate692.errors);
+if(!(validate719(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate719.errors : vErrors.concat(validate719.errors);
 errors = vErrors.length;
 }
-validate691.errors = vErrors;
+validate718.errors = vErrors;
 return errors === 0;
 }
-validate691.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate718.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateProbe"] = validate694;
-const schema366 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateProbeResponse"};
-const schema367 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Probe"}}};
+exports["response:updateProbe"] = validate721;
+const schema380 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateProbeResponse"};
+const schema381 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Probe"}}};
 
-function validate695(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate722(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate695.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate680(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate680.errors : vErrors.concat(validate680.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate695.errors = vErrors;
-return errors === 0;
-}
-validate695.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate694(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate694.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate695(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate695.errors : vErrors.concat(validate695.errors);
-errors = vErrors.length;
-}
-validate694.errors = vErrors;
-return errors === 0;
-}
-validate694.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports["response:revokeProbe"] = validate698;
-const schema368 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeProbeResponse"};
-const schema369 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Probe"}}};
-
-function validate699(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate699.evaluated;
+const evaluated0 = validate722.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33882,8 +34904,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate680(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate680.errors : vErrors.concat(validate680.errors);
+if(!(validate707(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate707.errors : vErrors.concat(validate707.errors);
 errors = vErrors.length;
 }
 }
@@ -33898,40 +34920,119 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate699.errors = vErrors;
+validate722.errors = vErrors;
 return errors === 0;
 }
-validate699.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate722.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate721(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate698.evaluated;
+const evaluated0 = validate721.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate699(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate699.errors : vErrors.concat(validate699.errors);
+if(!(validate722(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate722.errors : vErrors.concat(validate722.errors);
 errors = vErrors.length;
 }
-validate698.errors = vErrors;
+validate721.errors = vErrors;
 return errors === 0;
 }
-validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate721.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:searchResources"] = validate702;
-const schema370 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SearchResourcesResponse"};
-const schema371 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/SearchHit"}}}};
-const schema372 = {"type":"object","description":"One search match. It never holds a sealed, hashed or secret value.","additionalProperties":false,"required":["type","id","title","subtitle","snippet","matchedField","workspaceId","path"],"properties":{"type":{"type":"string","enum":["monitor","incident","postmortem","host","status_page","workspace","channel","maintenance","error_project","error_issue","analytics_site","member","invitation","api_key","agent","probe"]},"id":{"type":"string","description":"The record's id (for `postmortem`, the incident's; for `member`, the membership's)."},"title":{"type":"string","description":"Name, title or e-mail address (members and invitations: the e-mail address)."},"subtitle":{"type":["string","null"],"description":"A second line to tell hits apart: kind and status, role, a key's prefix, a project's platform, a page's slug."},"snippet":{"type":["string","null"],"description":"The text that matched when it is not the title: the matching tags\nof a monitor, an incident's monitor name, up to 200 characters of\na postmortem around the first matching word (`…` where cut), a\nhost's address, a channel's e-mail address, a member's name, a\nkey's prefix. Null when the title matched.\n"},"matchedField":{"type":"string","enum":["title","tags","monitorName","body","address","slug","clientReference","email","platform","culprit","domain","name","prefix","hostname"],"description":"Which field matched: `title` (the hit's title) or the other field `snippet` shows."},"workspaceId":{"type":["string","null"],"description":"The record's workspace (a workspace hit: its own id); null for what belongs to the organisation (hosts, organisation-wide channels, members, invitations, API keys, agents not in a workspace, probes)."},"path":{"type":"string","description":"Where the record is read, relative to `/api/v1`: its single read (`/monitors/{id}`), or the list that holds it where it has none (`/channels`); see the table of `searchResources`."}}};
+exports["response:revokeProbe"] = validate725;
+const schema382 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeProbeResponse"};
+const schema383 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Probe"}}};
 
-function validate704(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate726(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate704.evaluated;
+const evaluated0 = validate726.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate707(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate707.errors : vErrors.concat(validate707.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate726.errors = vErrors;
+return errors === 0;
+}
+validate726.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate725.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate726(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate726.errors : vErrors.concat(validate726.errors);
+errors = vErrors.length;
+}
+validate725.errors = vErrors;
+return errors === 0;
+}
+validate725.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports["response:searchResources"] = validate729;
+const schema384 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SearchResourcesResponse"};
+const schema385 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/SearchHit"}}}};
+const schema386 = {"type":"object","description":"One search match. It never holds a sealed, hashed or secret value.","additionalProperties":false,"required":["type","id","title","subtitle","snippet","matchedField","workspaceId","path"],"properties":{"type":{"type":"string","enum":["monitor","incident","postmortem","host","status_page","workspace","channel","maintenance","error_project","error_issue","analytics_site","member","invitation","api_key","agent","probe"]},"id":{"type":"string","description":"The record's id (for `postmortem`, the incident's; for `member`, the membership's)."},"title":{"type":"string","description":"Name, title or e-mail address (members and invitations: the e-mail address)."},"subtitle":{"type":["string","null"],"description":"A second line to tell hits apart: kind and status, role, a key's prefix, a project's platform, a page's slug."},"snippet":{"type":["string","null"],"description":"The text that matched when it is not the title: the matching tags\nof a monitor, an incident's monitor name, up to 200 characters of\na postmortem around the first matching word (`…` where cut), a\nhost's address, a channel's e-mail address, a member's name, a\nkey's prefix. Null when the title matched.\n"},"matchedField":{"type":"string","enum":["title","tags","monitorName","body","address","slug","clientReference","email","platform","culprit","domain","name","prefix","hostname"],"description":"Which field matched: `title` (the hit's title) or the other field `snippet` shows."},"workspaceId":{"type":["string","null"],"description":"The record's workspace (a workspace hit: its own id); null for what belongs to the organisation (hosts, organisation-wide channels, members, invitations, API keys, agents not in a workspace, probes)."},"path":{"type":"string","description":"Where the record is read, relative to `/api/v1`: its single read (`/monitors/{id}`), or the list that holds it where it has none (`/channels`); see the table of `searchResources`."}}};
+
+function validate731(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate731.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34044,7 +35145,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((((((((((data0 === "monitor") || (data0 === "incident")) || (data0 === "postmortem")) || (data0 === "host")) || (data0 === "status_page")) || (data0 === "workspace")) || (data0 === "channel")) || (data0 === "maintenance")) || (data0 === "error_project")) || (data0 === "error_issue")) || (data0 === "analytics_site")) || (data0 === "member")) || (data0 === "invitation")) || (data0 === "api_key")) || (data0 === "agent")) || (data0 === "probe"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema372.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema386.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -34081,7 +35182,7 @@ errors++;
 if(data.subtitle !== undefined){
 let data3 = data.subtitle;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: schema372.properties.subtitle.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: schema386.properties.subtitle.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -34094,7 +35195,7 @@ errors++;
 if(data.snippet !== undefined){
 let data4 = data.snippet;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/snippet",schemaPath:"#/properties/snippet/type",keyword:"type",params:{type: schema372.properties.snippet.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/snippet",schemaPath:"#/properties/snippet/type",keyword:"type",params:{type: schema386.properties.snippet.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -34117,7 +35218,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((((((((((data5 === "title") || (data5 === "tags")) || (data5 === "monitorName")) || (data5 === "body")) || (data5 === "address")) || (data5 === "slug")) || (data5 === "clientReference")) || (data5 === "email")) || (data5 === "platform")) || (data5 === "culprit")) || (data5 === "domain")) || (data5 === "name")) || (data5 === "prefix")) || (data5 === "hostname"))){
-const err16 = {instancePath:instancePath+"/matchedField",schemaPath:"#/properties/matchedField/enum",keyword:"enum",params:{allowedValues: schema372.properties.matchedField.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/matchedField",schemaPath:"#/properties/matchedField/enum",keyword:"enum",params:{allowedValues: schema386.properties.matchedField.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -34130,7 +35231,7 @@ errors++;
 if(data.workspaceId !== undefined){
 let data6 = data.workspaceId;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema372.properties.workspaceId.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: schema386.properties.workspaceId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -34163,16 +35264,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate704.errors = vErrors;
+validate731.errors = vErrors;
 return errors === 0;
 }
-validate704.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate731.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate703(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate730(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate703.evaluated;
+const evaluated0 = validate730.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34207,8 +35308,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate704(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate704.errors : vErrors.concat(validate704.errors);
+if(!(validate731(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate731.errors : vErrors.concat(validate731.errors);
 errors = vErrors.length;
 }
 }
@@ -34235,39 +35336,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate703.errors = vErrors;
+validate730.errors = vErrors;
 return errors === 0;
 }
-validate703.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate730.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate702(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate702.evaluated;
+const evaluated0 = validate729.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate703(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate703.errors : vErrors.concat(validate703.errors);
+if(!(validate730(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate730.errors : vErrors.concat(validate730.errors);
 errors = vErrors.length;
 }
-validate702.errors = vErrors;
+validate729.errors = vErrors;
 return errors === 0;
 }
-validate702.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate729.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listSessions"] = validate707;
-const schema373 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListSessionsResponse"};
-const schema374 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Session"}}}};
+exports["response:listSessions"] = validate734;
+const schema387 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListSessionsResponse"};
+const schema388 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Session"}}}};
 
-function validate708(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate735(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate708.evaluated;
+const evaluated0 = validate735.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34330,39 +35431,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate708.errors = vErrors;
+validate735.errors = vErrors;
 return errors === 0;
 }
-validate708.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate735.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate707(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate734(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate707.evaluated;
+const evaluated0 = validate734.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate708(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate708.errors : vErrors.concat(validate708.errors);
+if(!(validate735(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate735.errors : vErrors.concat(validate735.errors);
 errors = vErrors.length;
 }
-validate707.errors = vErrors;
+validate734.errors = vErrors;
 return errors === 0;
 }
-validate707.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate734.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:signIn"] = validate711;
-const schema375 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInBody"};
-const schema376 = {"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024}}};
+exports["body:signIn"] = validate738;
+const schema389 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInBody"};
+const schema390 = {"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024}}};
 
-function validate712(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate739(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate712.evaluated;
+const evaluated0 = validate739.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34463,39 +35564,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate712.errors = vErrors;
+validate739.errors = vErrors;
 return errors === 0;
 }
-validate712.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate739.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate711(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate738(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate711.evaluated;
+const evaluated0 = validate738.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate712(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate712.errors : vErrors.concat(validate712.errors);
+if(!(validate739(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate739.errors : vErrors.concat(validate739.errors);
 errors = vErrors.length;
 }
-validate711.errors = vErrors;
+validate738.errors = vErrors;
 return errors === 0;
 }
-validate711.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate738.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:signIn"] = validate714;
-const schema377 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInResponse"};
-const schema378 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
+exports["response:signIn"] = validate741;
+const schema391 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignInResponse"};
+const schema392 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
 
-function validate715(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate742(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate715.evaluated;
+const evaluated0 = validate742.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34542,40 +35643,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate715.errors = vErrors;
+validate742.errors = vErrors;
 return errors === 0;
 }
-validate715.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate742.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate714(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate741(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate714.evaluated;
+const evaluated0 = validate741.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate715(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate715.errors : vErrors.concat(validate715.errors);
+if(!(validate742(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate742.errors : vErrors.concat(validate742.errors);
 errors = vErrors.length;
 }
-validate714.errors = vErrors;
+validate741.errors = vErrors;
 return errors === 0;
 }
-validate714.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate741.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:revokeSession"] = validate718;
-const schema379 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeSessionResponse"};
-const schema380 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/RevokedSession"}}};
-const schema381 = {"type":"object","additionalProperties":false,"required":["id","deleted","current"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true},"current":{"type":"boolean","description":"True when it was the session making the request (signed out)."}}};
+exports["response:revokeSession"] = validate745;
+const schema393 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RevokeSessionResponse"};
+const schema394 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/RevokedSession"}}};
+const schema395 = {"type":"object","additionalProperties":false,"required":["id","deleted","current"],"properties":{"id":{"type":"string"},"deleted":{"type":"boolean","const":true},"current":{"type":"boolean","description":"True when it was the session making the request (signed out)."}}};
 
-function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate747(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate720.evaluated;
+const evaluated0 = validate747.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34683,16 +35784,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate720.errors = vErrors;
+validate747.errors = vErrors;
 return errors === 0;
 }
-validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate747.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate719(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate746(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate719.evaluated;
+const evaluated0 = validate746.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34723,8 +35824,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate720(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate720.errors : vErrors.concat(validate720.errors);
+if(!(validate747(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate747.errors : vErrors.concat(validate747.errors);
 errors = vErrors.length;
 }
 }
@@ -34739,40 +35840,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate719.errors = vErrors;
+validate746.errors = vErrors;
 return errors === 0;
 }
-validate719.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate746.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate718(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate745(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate718.evaluated;
+const evaluated0 = validate745.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate719(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate719.errors : vErrors.concat(validate719.errors);
+if(!(validate746(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate746.errors : vErrors.concat(validate746.errors);
 errors = vErrors.length;
 }
-validate718.errors = vErrors;
+validate745.errors = vErrors;
 return errors === 0;
 }
-validate718.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate745.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getSetup"] = validate723;
-const schema382 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSetupResponse"};
-const schema383 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Setup"}}};
-const schema384 = {"type":"object","description":"The setup checklist, derived on every read.","additionalProperties":false,"required":["hasMonitor","hasConfirmedChannel","hasStatusPage","hasColleague","dismissedAt"],"properties":{"hasMonitor":{"type":"boolean"},"hasConfirmedChannel":{"type":"boolean","description":"True only when an alert could actually be delivered."},"hasStatusPage":{"type":"boolean"},"hasColleague":{"type":"boolean","description":"Counts memberships, never invitations."},"dismissedAt":{"type":["string","null"],"format":"date-time","description":"When the checklist was dismissed for the organisation; null while not dismissed."}}};
+exports["response:getSetup"] = validate750;
+const schema396 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSetupResponse"};
+const schema397 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Setup"}}};
+const schema398 = {"type":"object","description":"The setup checklist, derived on every read.","additionalProperties":false,"required":["hasMonitor","hasConfirmedChannel","hasStatusPage","hasColleague","dismissedAt"],"properties":{"hasMonitor":{"type":"boolean"},"hasConfirmedChannel":{"type":"boolean","description":"True only when an alert could actually be delivered."},"hasStatusPage":{"type":"boolean"},"hasColleague":{"type":"boolean","description":"Counts memberships, never invitations."},"dismissedAt":{"type":["string","null"],"format":"date-time","description":"When the checklist was dismissed for the organisation; null while not dismissed."}}};
 
-function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate752(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate725.evaluated;
+const evaluated0 = validate752.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34893,7 +35994,7 @@ errors++;
 if(data.dismissedAt !== undefined){
 let data4 = data.dismissedAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/dismissedAt",schemaPath:"#/properties/dismissedAt/type",keyword:"type",params:{type: schema384.properties.dismissedAt.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/dismissedAt",schemaPath:"#/properties/dismissedAt/type",keyword:"type",params:{type: schema398.properties.dismissedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -34926,16 +36027,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate725.errors = vErrors;
+validate752.errors = vErrors;
 return errors === 0;
 }
-validate725.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate752.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate724(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate751(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate724.evaluated;
+const evaluated0 = validate751.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34966,8 +36067,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate725(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate725.errors : vErrors.concat(validate725.errors);
+if(!(validate752(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate752.errors : vErrors.concat(validate752.errors);
 errors = vErrors.length;
 }
 }
@@ -34982,39 +36083,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate724.errors = vErrors;
+validate751.errors = vErrors;
 return errors === 0;
 }
-validate724.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate751.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate723(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate750(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate723.evaluated;
+const evaluated0 = validate750.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate724(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate724.errors : vErrors.concat(validate724.errors);
+if(!(validate751(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate751.errors : vErrors.concat(validate751.errors);
 errors = vErrors.length;
 }
-validate723.errors = vErrors;
+validate750.errors = vErrors;
 return errors === 0;
 }
-validate723.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate750.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:dismissSetup"] = validate728;
-const schema385 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DismissSetupResponse"};
-const schema386 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:dismissSetup"] = validate755;
+const schema399 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DismissSetupResponse"};
+const schema400 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate756(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate729.evaluated;
+const evaluated0 = validate756.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35061,39 +36162,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate729.errors = vErrors;
+validate756.errors = vErrors;
 return errors === 0;
 }
-validate729.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate756.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate728(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate755(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate728.evaluated;
+const evaluated0 = validate755.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate729(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate729.errors : vErrors.concat(validate729.errors);
+if(!(validate756(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate756.errors : vErrors.concat(validate756.errors);
 errors = vErrors.length;
 }
-validate728.errors = vErrors;
+validate755.errors = vErrors;
 return errors === 0;
 }
-validate728.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate755.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:signUp"] = validate732;
-const schema387 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpBody"};
-const schema388 = {"type":"object","additionalProperties":false,"required":["email","password","name","organizationName"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"name":{"type":"string","minLength":1,"maxLength":80},"organizationName":{"type":"string","minLength":1,"maxLength":80}}};
+exports["body:signUp"] = validate759;
+const schema401 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpBody"};
+const schema402 = {"type":"object","additionalProperties":false,"required":["email","password","name","organizationName"],"properties":{"email":{"type":"string","maxLength":320},"password":{"type":"string","maxLength":1024,"description":"8 to 128 characters."},"name":{"type":"string","minLength":1,"maxLength":80},"organizationName":{"type":"string","minLength":1,"maxLength":80}}};
 
-function validate733(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate760(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate733.evaluated;
+const evaluated0 = validate760.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35284,39 +36385,39 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate733.errors = vErrors;
+validate760.errors = vErrors;
 return errors === 0;
 }
-validate733.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate760.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate732(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate759(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate732.evaluated;
+const evaluated0 = validate759.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate733(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate733.errors : vErrors.concat(validate733.errors);
+if(!(validate760(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate760.errors : vErrors.concat(validate760.errors);
 errors = vErrors.length;
 }
-validate732.errors = vErrors;
+validate759.errors = vErrors;
 return errors === 0;
 }
-validate732.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:signUp"] = validate735;
-const schema389 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpResponse"};
-const schema390 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
+exports["response:signUp"] = validate762;
+const schema403 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/SignUpResponse"};
+const schema404 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SessionGrant"}}};
 
-function validate736(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate763(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate736.evaluated;
+const evaluated0 = validate763.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35363,39 +36464,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate736.errors = vErrors;
+validate763.errors = vErrors;
 return errors === 0;
 }
-validate736.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate735(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate762(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate735.evaluated;
+const evaluated0 = validate762.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate736(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate736.errors : vErrors.concat(validate736.errors);
+if(!(validate763(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate763.errors : vErrors.concat(validate763.errors);
 errors = vErrors.length;
 }
-validate735.errors = vErrors;
+validate762.errors = vErrors;
 return errors === 0;
 }
-validate735.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate762.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createSmsEnrolment"] = validate739;
-const schema391 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
-const schema392 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+14155552671`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
+exports["body:createSmsEnrolment"] = validate766;
+const schema405 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentBody"};
+const schema406 = {"type":"object","additionalProperties":false,"required":["phone"],"properties":{"phone":{"type":"string","minLength":1,"maxLength":32,"description":"The number in international form (`+14155552671`)."},"name":{"type":"string","minLength":1,"maxLength":100,"description":"The channel's name."}}};
 
-function validate740(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate767(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate740.evaluated;
+const evaluated0 = validate767.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35506,40 +36607,40 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate740.errors = vErrors;
+validate767.errors = vErrors;
 return errors === 0;
 }
-validate740.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate767.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate739(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate766(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate739.evaluated;
+const evaluated0 = validate766.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate740(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate740.errors : vErrors.concat(validate740.errors);
+if(!(validate767(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate767.errors : vErrors.concat(validate767.errors);
 errors = vErrors.length;
 }
-validate739.errors = vErrors;
+validate766.errors = vErrors;
 return errors === 0;
 }
-validate739.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate766.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createSmsEnrolment"] = validate742;
-const schema393 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentResponse"};
-const schema394 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SmsEnrolment"}}};
-const schema395 = {"type":"object","description":"A pending SMS enrolment.","additionalProperties":false,"required":["country","caveat"],"properties":{"country":{"type":"string","description":"The number's country, ISO 3166-1 alpha-2 (`GB`)."},"caveat":{"type":["string","null"],"enum":["sender-replaced","registration-pending","unverified",null],"description":"A known limitation of delivery to that country, or null."}}};
+exports["response:createSmsEnrolment"] = validate769;
+const schema407 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateSmsEnrolmentResponse"};
+const schema408 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SmsEnrolment"}}};
+const schema409 = {"type":"object","description":"A pending SMS enrolment.","additionalProperties":false,"required":["country","caveat"],"properties":{"country":{"type":"string","description":"The number's country, ISO 3166-1 alpha-2 (`GB`)."},"caveat":{"type":["string","null"],"enum":["sender-replaced","registration-pending","unverified",null],"description":"A known limitation of delivery to that country, or null."}}};
 
-function validate744(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate771(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate744.evaluated;
+const evaluated0 = validate771.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35594,7 +36695,7 @@ errors++;
 if(data.caveat !== undefined){
 let data1 = data.caveat;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/type",keyword:"type",params:{type: schema395.properties.caveat.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/type",keyword:"type",params:{type: schema409.properties.caveat.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -35604,7 +36705,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data1 === "sender-replaced") || (data1 === "registration-pending")) || (data1 === "unverified")) || (data1 === null))){
-const err5 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/enum",keyword:"enum",params:{allowedValues: schema395.properties.caveat.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/caveat",schemaPath:"#/properties/caveat/enum",keyword:"enum",params:{allowedValues: schema409.properties.caveat.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -35625,16 +36726,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate744.errors = vErrors;
+validate771.errors = vErrors;
 return errors === 0;
 }
-validate744.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate771.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate743(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate770(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate743.evaluated;
+const evaluated0 = validate770.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35665,8 +36766,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate744(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate744.errors : vErrors.concat(validate744.errors);
+if(!(validate771(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate771.errors : vErrors.concat(validate771.errors);
 errors = vErrors.length;
 }
 }
@@ -35681,39 +36782,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate743.errors = vErrors;
+validate770.errors = vErrors;
 return errors === 0;
 }
-validate743.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate770.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate742(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate769(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate742.evaluated;
+const evaluated0 = validate769.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate743(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate743.errors : vErrors.concat(validate743.errors);
+if(!(validate770(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate770.errors : vErrors.concat(validate770.errors);
 errors = vErrors.length;
 }
-validate742.errors = vErrors;
+validate769.errors = vErrors;
 return errors === 0;
 }
-validate742.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate769.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:confirmSmsEnrolment"] = validate747;
-const schema396 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentBody"};
-const schema397 = {"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","maxLength":32,"description":"The six-digit code (checked by the handler: `verification_code_malformed`)."}}};
+exports["body:confirmSmsEnrolment"] = validate774;
+const schema410 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentBody"};
+const schema411 = {"type":"object","additionalProperties":false,"required":["code"],"properties":{"code":{"type":"string","maxLength":32,"description":"The six-digit code (checked by the handler: `verification_code_malformed`)."}}};
 
-function validate748(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate775(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate748.evaluated;
+const evaluated0 = validate775.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35779,39 +36880,39 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate748.errors = vErrors;
+validate775.errors = vErrors;
 return errors === 0;
 }
-validate748.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate775.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate747(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate774(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate747.evaluated;
+const evaluated0 = validate774.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate748(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate748.errors : vErrors.concat(validate748.errors);
+if(!(validate775(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate775.errors : vErrors.concat(validate775.errors);
 errors = vErrors.length;
 }
-validate747.errors = vErrors;
+validate774.errors = vErrors;
 return errors === 0;
 }
-validate747.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate774.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:confirmSmsEnrolment"] = validate750;
-const schema398 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentResponse"};
-const schema399 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
+exports["response:confirmSmsEnrolment"] = validate777;
+const schema412 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ConfirmSmsEnrolmentResponse"};
+const schema413 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Ack"}}};
 
-function validate751(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate778(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate751.evaluated;
+const evaluated0 = validate778.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35858,39 +36959,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate751.errors = vErrors;
+validate778.errors = vErrors;
 return errors === 0;
 }
-validate751.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate778.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate750(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate777(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate750.evaluated;
+const evaluated0 = validate777.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate751(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate751.errors : vErrors.concat(validate751.errors);
+if(!(validate778(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate778.errors : vErrors.concat(validate778.errors);
 errors = vErrors.length;
 }
-validate750.errors = vErrors;
+validate777.errors = vErrors;
 return errors === 0;
 }
-validate750.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate777.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:uploadSourceMap"] = validate754;
-const schema400 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
-const schema401 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"maxLength":8000000,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
+exports["body:uploadSourceMap"] = validate781;
+const schema414 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapBody"};
+const schema415 = {"type":"object","additionalProperties":false,"required":["projectRef","filename"],"properties":{"projectRef":{"type":"integer","minimum":1,"description":"The project's number (the last segment of its DSN)."},"filename":{"type":"string","minLength":1,"maxLength":1000,"description":"The minified file the map belongs to, as frames name it (`~/static/js/app.min.js`)."},"map":{"type":"object","additionalProperties":true,"description":"The source map as a JSON object. Exactly one of `map` and `mapGzipBase64`."},"mapGzipBase64":{"type":"string","minLength":1,"maxLength":8000000,"description":"The map file gzip-compressed, then base64. Exactly one of `map` and `mapGzipBase64`."},"debugId":{"type":"string","minLength":1,"maxLength":64,"description":"The debug id stamped into the bundle and the map (a UUID)."},"release":{"type":"string","minLength":1,"maxLength":250,"description":"The release the file belongs to."}}};
 
-function validate755(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate782(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate755.evaluated;
+const evaluated0 = validate782.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36121,40 +37222,40 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate755.errors = vErrors;
+validate782.errors = vErrors;
 return errors === 0;
 }
-validate755.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate782.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate754(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate781(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate754.evaluated;
+const evaluated0 = validate781.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate755(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate755.errors : vErrors.concat(validate755.errors);
+if(!(validate782(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate782.errors : vErrors.concat(validate782.errors);
 errors = vErrors.length;
 }
-validate754.errors = vErrors;
+validate781.errors = vErrors;
 return errors === 0;
 }
-validate754.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate781.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:uploadSourceMap"] = validate757;
-const schema402 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapResponse"};
-const schema403 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SourceMap"}}};
-const schema404 = {"type":"object","description":"An uploaded source map.","additionalProperties":false,"required":["id","projectRef","filename","debugId","release","sizeBytes","createdAt"],"properties":{"id":{"type":"string"},"projectRef":{"type":"integer","description":"The project's number."},"filename":{"type":"string","description":"The minified file the map belongs to."},"debugId":{"type":["string","null"],"description":"The debug id, or null when matched by release and file name only."},"release":{"type":["string","null"]},"sizeBytes":{"type":"integer","description":"Size of the map after decoding."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:uploadSourceMap"] = validate784;
+const schema416 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSourceMapResponse"};
+const schema417 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SourceMap"}}};
+const schema418 = {"type":"object","description":"An uploaded source map.","additionalProperties":false,"required":["id","projectRef","filename","debugId","release","sizeBytes","createdAt"],"properties":{"id":{"type":"string"},"projectRef":{"type":"integer","description":"The project's number."},"filename":{"type":"string","description":"The minified file the map belongs to."},"debugId":{"type":["string","null"],"description":"The debug id, or null when matched by release and file name only."},"release":{"type":["string","null"]},"sizeBytes":{"type":"integer","description":"Size of the map after decoding."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate759(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate759.evaluated;
+const evaluated0 = validate786.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36284,7 +37385,7 @@ errors++;
 if(data.debugId !== undefined){
 let data3 = data.debugId;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: schema404.properties.debugId.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/debugId",schemaPath:"#/properties/debugId/type",keyword:"type",params:{type: schema418.properties.debugId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -36297,7 +37398,7 @@ errors++;
 if(data.release !== undefined){
 let data4 = data.release;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema404.properties.release.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema418.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -36356,16 +37457,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate759.errors = vErrors;
+validate786.errors = vErrors;
 return errors === 0;
 }
-validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate786.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate758(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate785(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate758.evaluated;
+const evaluated0 = validate785.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36396,8 +37497,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate759(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate759.errors : vErrors.concat(validate759.errors);
+if(!(validate786(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate786.errors : vErrors.concat(validate786.errors);
 errors = vErrors.length;
 }
 }
@@ -36412,41 +37513,41 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate758.errors = vErrors;
+validate785.errors = vErrors;
 return errors === 0;
 }
-validate758.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate785.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate757(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate784(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate757.evaluated;
+const evaluated0 = validate784.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate758(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate758.errors : vErrors.concat(validate758.errors);
+if(!(validate785(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate785.errors : vErrors.concat(validate785.errors);
 errors = vErrors.length;
 }
-validate757.errors = vErrors;
+validate784.errors = vErrors;
 return errors === 0;
 }
-validate757.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate784.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listStatusPages"] = validate762;
-const schema405 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPagesResponse"};
-const schema406 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPage"}}}};
-const schema407 = {"type":"object","description":"A status page.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string","description":"Part of the public address; never changes."},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time","description":"When the custom domain was verified; null until then."},"subscribersEnabled":{"type":"boolean","description":"True when visitors may subscribe to updates."},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"}}};
-const schema408 = {"type":"object","description":"The workspace a status page belongs to.","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
+exports["response:listStatusPages"] = validate789;
+const schema419 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPagesResponse"};
+const schema420 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPage"}}}};
+const schema421 = {"type":"object","description":"A status page.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string","description":"Part of the public address; never changes."},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time","description":"When the custom domain was verified; null until then."},"subscribersEnabled":{"type":"boolean","description":"True when visitors may subscribe to updates."},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"}}};
+const schema422 = {"type":"object","description":"The workspace a status page belongs to.","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string"},"name":{"type":"string"}}};
 
-function validate765(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate792(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate765.evaluated;
+const evaluated0 = validate792.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36521,16 +37622,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate765.errors = vErrors;
+validate792.errors = vErrors;
 return errors === 0;
 }
-validate765.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate792.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate791(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate764.evaluated;
+const evaluated0 = validate791.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36639,7 +37740,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema407.properties, key0))){
+if(!(func5.call(schema421.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -36699,7 +37800,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "public") || (data3 === "password")) || (data3 === "private"))){
-const err15 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema407.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema421.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -36712,7 +37813,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data4 = data.customDomain;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema407.properties.customDomain.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema421.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -36725,7 +37826,7 @@ errors++;
 if(data.domainVerifiedAt !== undefined){
 let data5 = data.domainVerifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema407.properties.domainVerifiedAt.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema421.properties.domainVerifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -36773,8 +37874,8 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate765(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate765.errors : vErrors.concat(validate765.errors);
+if(!(validate792(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate792.errors : vErrors.concat(validate792.errors);
 errors = vErrors.length;
 }
 }
@@ -36814,16 +37915,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate764.errors = vErrors;
+validate791.errors = vErrors;
 return errors === 0;
 }
-validate764.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate791.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate763(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate790(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate763.evaluated;
+const evaluated0 = validate790.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36858,8 +37959,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate764(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate764.errors : vErrors.concat(validate764.errors);
+if(!(validate791(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate791.errors : vErrors.concat(validate791.errors);
 errors = vErrors.length;
 }
 }
@@ -36886,39 +37987,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate763.errors = vErrors;
+validate790.errors = vErrors;
 return errors === 0;
 }
-validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate790.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate762(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate789(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate762.evaluated;
+const evaluated0 = validate789.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate763(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate763.errors : vErrors.concat(validate763.errors);
+if(!(validate790(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate790.errors : vErrors.concat(validate790.errors);
 errors = vErrors.length;
 }
-validate762.errors = vErrors;
+validate789.errors = vErrors;
 return errors === 0;
 }
-validate762.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate789.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createStatusPage"] = validate769;
-const schema409 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
-const schema410 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string","maxLength":64}}};
+exports["body:createStatusPage"] = validate796;
+const schema423 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageBody"};
+const schema424 = {"type":"object","additionalProperties":false,"required":["name","workspaceId"],"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"workspaceId":{"type":"string","maxLength":64}}};
 
-function validate770(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate797(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate770.evaluated;
+const evaluated0 = validate797.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37029,41 +38130,41 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate770.errors = vErrors;
+validate797.errors = vErrors;
 return errors === 0;
 }
-validate770.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate797.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate769(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate796(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate769.evaluated;
+const evaluated0 = validate796.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate770(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate770.errors : vErrors.concat(validate770.errors);
+if(!(validate797(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate797.errors : vErrors.concat(validate797.errors);
 errors = vErrors.length;
 }
-validate769.errors = vErrors;
+validate796.errors = vErrors;
 return errors === 0;
 }
-validate769.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate796.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createStatusPage"] = validate772;
-const schema411 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageResponse"};
-const schema412 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
-const schema413 = {"type":"object","description":"A status page with its settings and components.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt","headline","description","logoUrl","customCss","hasPassword","themeAccent","language","historyDays","showResponseTimes","showIncidentHistory","hideServiceBranding","groupByHost","components","url","domainVerification"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time"},"subscribersEnabled":{"type":"boolean"},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"},"headline":{"type":["string","null"]},"description":{"type":["string","null"]},"logoUrl":{"type":["string","null"]},"customCss":{"type":["string","null"]},"hasPassword":{"type":"boolean","description":"True when a page password is set; the password itself is never returned."},"themeAccent":{"type":"string","description":"Accent colour, `#rrggbb`."},"language":{"type":"string","description":"The language of the page's own words: `en`, `de`, `fr` or `es`."},"historyDays":{"type":"integer","description":"Days of history shown."},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"components":{"type":"array","description":"In page order.","items":{"$ref":"#/components/schemas/StatusPageComponent"}},"url":{"type":"string","description":"The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified)."},"domainVerification":{"description":"The DNS record that proves control of `customDomain`; null without a custom domain.","oneOf":[{"$ref":"#/components/schemas/StatusPageDomainVerification"},{"type":"null"}]}}};
-const schema414 = {"type":"object","description":"A monitor placed on a status page.","additionalProperties":false,"required":["id","monitorId","displayName","position"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"description":"The name shown on the page; null shows the monitor's name."},"position":{"type":"integer","description":"0-based order on the page."}}};
+exports["response:createStatusPage"] = validate799;
+const schema425 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateStatusPageResponse"};
+const schema426 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+const schema427 = {"type":"object","description":"A status page with its settings and components.","additionalProperties":false,"required":["id","name","slug","visibility","customDomain","domainVerifiedAt","subscribersEnabled","componentCount","workspace","createdAt","headline","description","logoUrl","customCss","hasPassword","themeAccent","language","historyDays","showResponseTimes","showIncidentHistory","hideServiceBranding","groupByHost","components","url","domainVerification"],"properties":{"id":{"type":"string"},"name":{"type":"string"},"slug":{"type":"string"},"visibility":{"type":"string","enum":["public","password","private"]},"customDomain":{"type":["string","null"]},"domainVerifiedAt":{"type":["string","null"],"format":"date-time"},"subscribersEnabled":{"type":"boolean"},"componentCount":{"type":"integer"},"workspace":{"$ref":"#/components/schemas/StatusPageWorkspace"},"createdAt":{"type":"string","format":"date-time"},"headline":{"type":["string","null"]},"description":{"type":["string","null"]},"logoUrl":{"type":["string","null"]},"customCss":{"type":["string","null"]},"hasPassword":{"type":"boolean","description":"True when a page password is set; the password itself is never returned."},"themeAccent":{"type":"string","description":"Accent colour, `#rrggbb`."},"language":{"type":"string","description":"The language of the page's own words: `en`, `de`, `fr` or `es`."},"historyDays":{"type":"integer","description":"Days of history shown."},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"components":{"type":"array","description":"In page order.","items":{"$ref":"#/components/schemas/StatusPageComponent"}},"url":{"type":"string","description":"The public address, `{base_url}/status/<slug>` (also `https://<customDomain>/` once the domain is verified)."},"domainVerification":{"description":"The DNS record that proves control of `customDomain`; null without a custom domain.","oneOf":[{"$ref":"#/components/schemas/StatusPageDomainVerification"},{"type":"null"}]}}};
+const schema428 = {"type":"object","description":"A monitor placed on a status page.","additionalProperties":false,"required":["id","monitorId","displayName","position"],"properties":{"id":{"type":"string"},"monitorId":{"type":"string"},"displayName":{"type":["string","null"],"description":"The name shown on the page; null shows the monitor's name."},"position":{"type":"integer","description":"0-based order on the page."}}};
 
-function validate776(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate803(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate776.evaluated;
+const evaluated0 = validate803.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37150,7 +38251,7 @@ errors++;
 if(data.displayName !== undefined){
 let data2 = data.displayName;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema414.properties.displayName.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema428.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -37184,17 +38285,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate776.errors = vErrors;
+validate803.errors = vErrors;
 return errors === 0;
 }
-validate776.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate803.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema415 = {"type":"object","description":"How a custom domain is proved, and what the last lookup found.","additionalProperties":false,"required":["domain","recordName","recordType","recordValue","verified","verifiedAt","checkedAt","found","error"],"properties":{"domain":{"type":"string"},"recordName":{"type":"string","description":"`_vigil.<domain>`."},"recordType":{"type":"string","const":"TXT"},"recordValue":{"type":"string","description":"The value the TXT record must hold exactly (`vigil-verify=…`)."},"verified":{"type":"boolean"},"verifiedAt":{"type":["string","null"],"format":"date-time"},"checkedAt":{"type":["string","null"],"format":"date-time","description":"When the record was last looked up; null before the first check."},"found":{"type":"array","description":"The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check.","items":{"type":"string"}},"error":{"type":["string","null"],"description":"Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check."}}};
+const schema429 = {"type":"object","description":"How a custom domain is proved, and what the last lookup found.","additionalProperties":false,"required":["domain","recordName","recordType","recordValue","verified","verifiedAt","checkedAt","found","error"],"properties":{"domain":{"type":"string"},"recordName":{"type":"string","description":"`_vigil.<domain>`."},"recordType":{"type":"string","const":"TXT"},"recordValue":{"type":"string","description":"The value the TXT record must hold exactly (`vigil-verify=…`)."},"verified":{"type":"boolean"},"verifiedAt":{"type":["string","null"],"format":"date-time"},"checkedAt":{"type":["string","null"],"format":"date-time","description":"When the record was last looked up; null before the first check."},"found":{"type":"array","description":"The TXT values found at `recordName` by the last lookup (at most 10, each cut to 255 characters); empty before the first check.","items":{"type":"string"}},"error":{"type":["string","null"],"description":"Why the last lookup found nothing usable (no such name, no TXT record, a DNS failure); null when it matched or before the first check."}}};
 
-function validate778(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate805(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate778.evaluated;
+const evaluated0 = validate805.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37293,7 +38394,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema415.properties, key0))){
+if(!(func5.call(schema429.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -37378,7 +38479,7 @@ errors++;
 if(data.verifiedAt !== undefined){
 let data5 = data.verifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/verifiedAt",schemaPath:"#/properties/verifiedAt/type",keyword:"type",params:{type: schema415.properties.verifiedAt.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/verifiedAt",schemaPath:"#/properties/verifiedAt/type",keyword:"type",params:{type: schema429.properties.verifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -37403,7 +38504,7 @@ errors++;
 if(data.checkedAt !== undefined){
 let data6 = data.checkedAt;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/checkedAt",schemaPath:"#/properties/checkedAt/type",keyword:"type",params:{type: schema415.properties.checkedAt.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/checkedAt",schemaPath:"#/properties/checkedAt/type",keyword:"type",params:{type: schema429.properties.checkedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -37456,7 +38557,7 @@ errors++;
 if(data.error !== undefined){
 let data9 = data.error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema415.properties.error.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema429.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -37477,16 +38578,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate778.errors = vErrors;
+validate805.errors = vErrors;
 return errors === 0;
 }
-validate778.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate805.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate774(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate801(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate774.evaluated;
+const evaluated0 = validate801.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37745,7 +38846,7 @@ vErrors.push(err24);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema413.properties, key0))){
+if(!(func5.call(schema427.properties, key0))){
 const err25 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
@@ -37805,7 +38906,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data3 === "public") || (data3 === "password")) || (data3 === "private"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema413.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema427.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -37818,7 +38919,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data4 = data.customDomain;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err31 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema413.properties.customDomain.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema427.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -37831,7 +38932,7 @@ errors++;
 if(data.domainVerifiedAt !== undefined){
 let data5 = data.domainVerifiedAt;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err32 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema413.properties.domainVerifiedAt.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/domainVerifiedAt",schemaPath:"#/properties/domainVerifiedAt/type",keyword:"type",params:{type: schema427.properties.domainVerifiedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -37879,8 +38980,8 @@ errors++;
 }
 }
 if(data.workspace !== undefined){
-if(!(validate765(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate765.errors : vErrors.concat(validate765.errors);
+if(!(validate792(data.workspace, {instancePath:instancePath+"/workspace",parentData:data,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate792.errors : vErrors.concat(validate792.errors);
 errors = vErrors.length;
 }
 }
@@ -37912,7 +39013,7 @@ errors++;
 if(data.headline !== undefined){
 let data10 = data.headline;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err38 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema413.properties.headline.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema427.properties.headline.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -37925,7 +39026,7 @@ errors++;
 if(data.description !== undefined){
 let data11 = data.description;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err39 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema413.properties.description.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema427.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -37938,7 +39039,7 @@ errors++;
 if(data.logoUrl !== undefined){
 let data12 = data.logoUrl;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err40 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema413.properties.logoUrl.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema427.properties.logoUrl.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -37951,7 +39052,7 @@ errors++;
 if(data.customCss !== undefined){
 let data13 = data.customCss;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err41 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema413.properties.customCss.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema427.properties.customCss.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -38063,8 +39164,8 @@ let data22 = data.components;
 if(Array.isArray(data22)){
 const len0 = data22.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate776(data22[i0], {instancePath:instancePath+"/components/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate776.errors : vErrors.concat(validate776.errors);
+if(!(validate803(data22[i0], {instancePath:instancePath+"/components/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate803.errors : vErrors.concat(validate803.errors);
 errors = vErrors.length;
 }
 }
@@ -38098,8 +39199,8 @@ const _errs51 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs52 = errors;
-if(!(validate778(data25, {instancePath:instancePath+"/domainVerification",parentData:data,parentDataProperty:"domainVerification",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate778.errors : vErrors.concat(validate778.errors);
+if(!(validate805(data25, {instancePath:instancePath+"/domainVerification",parentData:data,parentDataProperty:"domainVerification",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate805.errors : vErrors.concat(validate805.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs52 === errors;
@@ -38162,16 +39263,16 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate774.errors = vErrors;
+validate801.errors = vErrors;
 return errors === 0;
 }
-validate774.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate801.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate773(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate800(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate773.evaluated;
+const evaluated0 = validate800.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38202,8 +39303,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate774(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate774.errors : vErrors.concat(validate774.errors);
+if(!(validate801(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate801.errors : vErrors.concat(validate801.errors);
 errors = vErrors.length;
 }
 }
@@ -38218,39 +39319,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate773.errors = vErrors;
+validate800.errors = vErrors;
 return errors === 0;
 }
-validate773.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate800.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate772(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate799(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate772.evaluated;
+const evaluated0 = validate799.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate773(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate773.errors : vErrors.concat(validate773.errors);
+if(!(validate800(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate800.errors : vErrors.concat(validate800.errors);
 errors = vErrors.length;
 }
-validate772.errors = vErrors;
+validate799.errors = vErrors;
 return errors === 0;
 }
-validate772.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate799.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getStatusPage"] = validate782;
-const schema416 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetStatusPageResponse"};
-const schema417 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+exports["response:getStatusPage"] = validate809;
+const schema430 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetStatusPageResponse"};
+const schema431 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
 
-function validate783(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate810(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate783.evaluated;
+const evaluated0 = validate810.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38281,8 +39382,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate774(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate774.errors : vErrors.concat(validate774.errors);
+if(!(validate801(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate801.errors : vErrors.concat(validate801.errors);
 errors = vErrors.length;
 }
 }
@@ -38297,40 +39398,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate783.errors = vErrors;
+validate810.errors = vErrors;
 return errors === 0;
 }
-validate783.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate810.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate782(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate809(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate782.evaluated;
+const evaluated0 = validate809.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate783(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate783.errors : vErrors.concat(validate783.errors);
+if(!(validate810(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate810.errors : vErrors.concat(validate810.errors);
 errors = vErrors.length;
 }
-validate782.errors = vErrors;
+validate809.errors = vErrors;
 return errors === 0;
 }
-validate782.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate809.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateStatusPage"] = validate786;
-const schema418 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageBody"};
-const schema419 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"headline":{"type":["string","null"],"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"logoUrl":{"type":["string","null"],"maxLength":2000,"description":"An http or https URL."},"password":{"type":["string","null"],"maxLength":128,"description":"8 to 128 characters; null or an empty string removes it."},"customCss":{"type":["string","null"],"maxLength":50000},"themeAccent":{"type":"string","pattern":"^#[0-9a-fA-F]{6}$"},"language":{"type":"string","minLength":2,"maxLength":35,"description":"`en`, `de`, `fr` or `es`."},"visibility":{"type":"string","enum":["public","password","private"]},"historyDays":{"type":"integer","minimum":1,"maximum":365},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"subscribersEnabled":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"customDomain":{"type":["string","null"],"maxLength":253,"description":"A host name to serve the page at; null clears it."}}};
-const pattern4 = new RegExp("^#[0-9a-fA-F]{6}$", "u");
+exports["body:updateStatusPage"] = validate813;
+const schema432 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageBody"};
+const schema433 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"type":"string","minLength":1,"maxLength":100},"headline":{"type":["string","null"],"maxLength":200},"description":{"type":["string","null"],"maxLength":5000},"logoUrl":{"type":["string","null"],"maxLength":2000,"description":"An http or https URL."},"password":{"type":["string","null"],"maxLength":128,"description":"8 to 128 characters; null or an empty string removes it."},"customCss":{"type":["string","null"],"maxLength":50000},"themeAccent":{"type":"string","pattern":"^#[0-9a-fA-F]{6}$"},"language":{"type":"string","minLength":2,"maxLength":35,"description":"`en`, `de`, `fr` or `es`."},"visibility":{"type":"string","enum":["public","password","private"]},"historyDays":{"type":"integer","minimum":1,"maximum":365},"showResponseTimes":{"type":"boolean"},"showIncidentHistory":{"type":"boolean"},"subscribersEnabled":{"type":"boolean"},"hideServiceBranding":{"type":"boolean"},"groupByHost":{"type":"boolean"},"customDomain":{"type":["string","null"],"maxLength":253,"description":"A host name to serve the page at; null clears it."}}};
+const pattern5 = new RegExp("^#[0-9a-fA-F]{6}$", "u");
 
-function validate787(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate814(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate787.evaluated;
+const evaluated0 = validate814.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38349,7 +39450,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema419.properties, key0))){
+if(!(func5.call(schema433.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -38398,7 +39499,7 @@ errors++;
 if(data.headline !== undefined){
 let data1 = data.headline;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema419.properties.headline.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/headline",schemaPath:"#/properties/headline/type",keyword:"type",params:{type: schema433.properties.headline.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -38423,7 +39524,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema419.properties.description.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema433.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -38448,7 +39549,7 @@ errors++;
 if(data.logoUrl !== undefined){
 let data3 = data.logoUrl;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema419.properties.logoUrl.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/logoUrl",schemaPath:"#/properties/logoUrl/type",keyword:"type",params:{type: schema433.properties.logoUrl.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -38473,7 +39574,7 @@ errors++;
 if(data.password !== undefined){
 let data4 = data.password;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: schema419.properties.password.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: schema433.properties.password.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -38498,7 +39599,7 @@ errors++;
 if(data.customCss !== undefined){
 let data5 = data.customCss;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema419.properties.customCss.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/customCss",schemaPath:"#/properties/customCss/type",keyword:"type",params:{type: schema433.properties.customCss.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -38523,7 +39624,7 @@ errors++;
 if(data.themeAccent !== undefined){
 let data6 = data.themeAccent;
 if(typeof data6 === "string"){
-if(!pattern4.test(data6)){
+if(!pattern5.test(data6)){
 const err15 = {instancePath:instancePath+"/themeAccent",schemaPath:"#/properties/themeAccent/pattern",keyword:"pattern",params:{pattern: "^#[0-9a-fA-F]{6}$"},message:"must match pattern \""+"^#[0-9a-fA-F]{6}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -38593,7 +39694,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data8 === "public") || (data8 === "password")) || (data8 === "private"))){
-const err21 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema419.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema433.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -38701,7 +39802,7 @@ errors++;
 if(data.customDomain !== undefined){
 let data15 = data.customDomain;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err30 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema419.properties.customDomain.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/customDomain",schemaPath:"#/properties/customDomain/type",keyword:"type",params:{type: schema433.properties.customDomain.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -38734,39 +39835,39 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate787.errors = vErrors;
+validate814.errors = vErrors;
 return errors === 0;
 }
-validate787.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate814.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate813(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate786.evaluated;
+const evaluated0 = validate813.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate787(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate787.errors : vErrors.concat(validate787.errors);
+if(!(validate814(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate814.errors : vErrors.concat(validate814.errors);
 errors = vErrors.length;
 }
-validate786.errors = vErrors;
+validate813.errors = vErrors;
 return errors === 0;
 }
-validate786.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate813.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateStatusPage"] = validate789;
-const schema420 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageResponse"};
-const schema421 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
+exports["response:updateStatusPage"] = validate816;
+const schema434 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateStatusPageResponse"};
+const schema435 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDetail"}}};
 
-function validate790(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate817(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate790.evaluated;
+const evaluated0 = validate817.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38797,8 +39898,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate774(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate774.errors : vErrors.concat(validate774.errors);
+if(!(validate801(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate801.errors : vErrors.concat(validate801.errors);
 errors = vErrors.length;
 }
 }
@@ -38813,39 +39914,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate790.errors = vErrors;
+validate817.errors = vErrors;
 return errors === 0;
 }
-validate790.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate817.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate789(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate816(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate789.evaluated;
+const evaluated0 = validate816.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate790(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate790.errors : vErrors.concat(validate790.errors);
+if(!(validate817(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate817.errors : vErrors.concat(validate817.errors);
 errors = vErrors.length;
 }
-validate789.errors = vErrors;
+validate816.errors = vErrors;
 return errors === 0;
 }
-validate789.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate816.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteStatusPage"] = validate793;
-const schema422 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteStatusPageResponse"};
-const schema423 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteStatusPage"] = validate820;
+const schema436 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteStatusPageResponse"};
+const schema437 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate794(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate821(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate794.evaluated;
+const evaluated0 = validate821.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38892,39 +39993,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate794.errors = vErrors;
+validate821.errors = vErrors;
 return errors === 0;
 }
-validate794.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate821.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate793(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate820(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate793.evaluated;
+const evaluated0 = validate820.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate794(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate794.errors : vErrors.concat(validate794.errors);
+if(!(validate821(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate821.errors : vErrors.concat(validate821.errors);
 errors = vErrors.length;
 }
-validate793.errors = vErrors;
+validate820.errors = vErrors;
 return errors === 0;
 }
-validate793.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate820.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:addStatusPageComponent"] = validate797;
-const schema424 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
-const schema425 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string","maxLength":64},"displayName":{"type":["string","null"],"maxLength":100}}};
+exports["body:addStatusPageComponent"] = validate824;
+const schema438 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentBody"};
+const schema439 = {"type":"object","additionalProperties":false,"required":["monitorId"],"properties":{"monitorId":{"type":"string","maxLength":64},"displayName":{"type":["string","null"],"maxLength":100}}};
 
-function validate798(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate825(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate798.evaluated;
+const evaluated0 = validate825.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38982,7 +40083,7 @@ errors++;
 if(data.displayName !== undefined){
 let data1 = data.displayName;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema425.properties.displayName.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/displayName",schemaPath:"#/properties/displayName/type",keyword:"type",params:{type: schema439.properties.displayName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -39015,39 +40116,39 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate798.errors = vErrors;
+validate825.errors = vErrors;
 return errors === 0;
 }
-validate798.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate825.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate797(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate824(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate797.evaluated;
+const evaluated0 = validate824.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate798(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate798.errors : vErrors.concat(validate798.errors);
+if(!(validate825(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate825.errors : vErrors.concat(validate825.errors);
 errors = vErrors.length;
 }
-validate797.errors = vErrors;
+validate824.errors = vErrors;
 return errors === 0;
 }
-validate797.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate824.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:addStatusPageComponent"] = validate800;
-const schema426 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentResponse"};
-const schema427 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageComponent"}}};
+exports["response:addStatusPageComponent"] = validate827;
+const schema440 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/AddStatusPageComponentResponse"};
+const schema441 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageComponent"}}};
 
-function validate801(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate828(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate801.evaluated;
+const evaluated0 = validate828.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39078,8 +40179,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate776(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate776.errors : vErrors.concat(validate776.errors);
+if(!(validate803(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate803.errors : vErrors.concat(validate803.errors);
 errors = vErrors.length;
 }
 }
@@ -39094,39 +40195,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate801.errors = vErrors;
+validate828.errors = vErrors;
 return errors === 0;
 }
-validate801.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate828.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate800(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate827(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate800.evaluated;
+const evaluated0 = validate827.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate801(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate801.errors : vErrors.concat(validate801.errors);
+if(!(validate828(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate828.errors : vErrors.concat(validate828.errors);
 errors = vErrors.length;
 }
-validate800.errors = vErrors;
+validate827.errors = vErrors;
 return errors === 0;
 }
-validate800.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate827.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeStatusPageComponent"] = validate804;
-const schema428 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
-const schema429 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","maxLength":64,"description":"The component's id, or its monitor's id (alternative to query `component`)."}}};
+exports["body:removeStatusPageComponent"] = validate831;
+const schema442 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentBody"};
+const schema443 = {"type":"object","additionalProperties":false,"properties":{"componentId":{"type":"string","maxLength":64,"description":"The component's id, or its monitor's id (alternative to query `component`)."}}};
 
-function validate805(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate832(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate805.evaluated;
+const evaluated0 = validate832.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39182,39 +40283,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate805.errors = vErrors;
+validate832.errors = vErrors;
 return errors === 0;
 }
-validate805.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate832.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate804(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate831(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate804.evaluated;
+const evaluated0 = validate831.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate805(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate805.errors : vErrors.concat(validate805.errors);
+if(!(validate832(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate832.errors : vErrors.concat(validate832.errors);
 errors = vErrors.length;
 }
-validate804.errors = vErrors;
+validate831.errors = vErrors;
 return errors === 0;
 }
-validate804.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate831.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeStatusPageComponent"] = validate807;
-const schema430 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentResponse"};
-const schema431 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeStatusPageComponent"] = validate834;
+const schema444 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageComponentResponse"};
+const schema445 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate808(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate835(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate808.evaluated;
+const evaluated0 = validate835.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39261,39 +40362,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate808.errors = vErrors;
+validate835.errors = vErrors;
 return errors === 0;
 }
-validate808.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate835.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate807(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate834(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate807.evaluated;
+const evaluated0 = validate834.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate808(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate808.errors : vErrors.concat(validate808.errors);
+if(!(validate835(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate835.errors : vErrors.concat(validate835.errors);
 errors = vErrors.length;
 }
-validate807.errors = vErrors;
+validate834.errors = vErrors;
 return errors === 0;
 }
-validate807.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate834.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:verifyStatusPageDomain"] = validate811;
-const schema432 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStatusPageDomainResponse"};
-const schema433 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDomainVerification"}}};
+exports["response:verifyStatusPageDomain"] = validate838;
+const schema446 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/VerifyStatusPageDomainResponse"};
+const schema447 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/StatusPageDomainVerification"}}};
 
-function validate812(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate839(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate812.evaluated;
+const evaluated0 = validate839.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39324,8 +40425,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate778(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate778.errors : vErrors.concat(validate778.errors);
+if(!(validate805(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate805.errors : vErrors.concat(validate805.errors);
 errors = vErrors.length;
 }
 }
@@ -39340,40 +40441,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate812.errors = vErrors;
+validate839.errors = vErrors;
 return errors === 0;
 }
-validate812.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate839.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate811(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate838(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate811.evaluated;
+const evaluated0 = validate838.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate812(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate812.errors : vErrors.concat(validate812.errors);
+if(!(validate839(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate839.errors : vErrors.concat(validate839.errors);
 errors = vErrors.length;
 }
-validate811.errors = vErrors;
+validate838.errors = vErrors;
 return errors === 0;
 }
-validate811.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate838.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listStatusPageSubscribers"] = validate815;
-const schema434 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPageSubscribersResponse"};
-const schema435 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPageSubscriber"}}}};
-const schema436 = {"type":"object","description":"Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates.","additionalProperties":false,"required":["id","kind","target","confirmed","confirmedAt","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook"]},"target":{"type":"string","description":"The e-mail address, or the webhook URL's host."},"confirmed":{"type":"boolean","description":"False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once."},"confirmedAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listStatusPageSubscribers"] = validate842;
+const schema448 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListStatusPageSubscribersResponse"};
+const schema449 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/StatusPageSubscriber"}}}};
+const schema450 = {"type":"object","description":"Someone (an e-mail address) or something (a webhook) subscribed to a status page's updates.","additionalProperties":false,"required":["id","kind","target","confirmed","confirmedAt","createdAt"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["email","webhook"]},"target":{"type":"string","description":"The e-mail address, or the webhook URL's host."},"confirmed":{"type":"boolean","description":"False until an e-mail subscriber follows the confirmation link; webhooks are confirmed at once."},"confirmedAt":{"type":["string","null"],"format":"date-time"},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate817(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate844(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate817.evaluated;
+const evaluated0 = validate844.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39478,7 +40579,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((data1 === "email") || (data1 === "webhook"))){
-const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema436.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema450.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -39515,7 +40616,7 @@ errors++;
 if(data.confirmedAt !== undefined){
 let data4 = data.confirmedAt;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/confirmedAt",schemaPath:"#/properties/confirmedAt/type",keyword:"type",params:{type: schema436.properties.confirmedAt.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/confirmedAt",schemaPath:"#/properties/confirmedAt/type",keyword:"type",params:{type: schema450.properties.confirmedAt.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -39573,16 +40674,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate817.errors = vErrors;
+validate844.errors = vErrors;
 return errors === 0;
 }
-validate817.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate844.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate816(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate843(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate816.evaluated;
+const evaluated0 = validate843.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39617,8 +40718,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate817(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate817.errors : vErrors.concat(validate817.errors);
+if(!(validate844(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate844.errors : vErrors.concat(validate844.errors);
 errors = vErrors.length;
 }
 }
@@ -39645,39 +40746,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate816.errors = vErrors;
+validate843.errors = vErrors;
 return errors === 0;
 }
-validate816.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate843.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate815(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate842(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate815.evaluated;
+const evaluated0 = validate842.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate816(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate816.errors : vErrors.concat(validate816.errors);
+if(!(validate843(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate843.errors : vErrors.concat(validate843.errors);
 errors = vErrors.length;
 }
-validate815.errors = vErrors;
+validate842.errors = vErrors;
 return errors === 0;
 }
-validate815.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate842.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:removeStatusPageSubscriber"] = validate820;
-const schema437 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
-const schema438 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","maxLength":64,"description":"The subscriber's id (alternative to query `subscriber`)."}}};
+exports["body:removeStatusPageSubscriber"] = validate847;
+const schema451 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberBody"};
+const schema452 = {"type":"object","additionalProperties":false,"properties":{"subscriberId":{"type":"string","maxLength":64,"description":"The subscriber's id (alternative to query `subscriber`)."}}};
 
-function validate821(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate848(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate821.evaluated;
+const evaluated0 = validate848.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39733,39 +40834,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate821.errors = vErrors;
+validate848.errors = vErrors;
 return errors === 0;
 }
-validate821.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate848.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate820(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate847(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate820.evaluated;
+const evaluated0 = validate847.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate821(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate821.errors : vErrors.concat(validate821.errors);
+if(!(validate848(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate848.errors : vErrors.concat(validate848.errors);
 errors = vErrors.length;
 }
-validate820.errors = vErrors;
+validate847.errors = vErrors;
 return errors === 0;
 }
-validate820.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate847.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:removeStatusPageSubscriber"] = validate823;
-const schema439 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberResponse"};
-const schema440 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:removeStatusPageSubscriber"] = validate850;
+const schema453 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/RemoveStatusPageSubscriberResponse"};
+const schema454 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate824(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate851(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate824.evaluated;
+const evaluated0 = validate851.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39812,40 +40913,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate824.errors = vErrors;
+validate851.errors = vErrors;
 return errors === 0;
 }
-validate824.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate851.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate823(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate850(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate823.evaluated;
+const evaluated0 = validate850.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate824(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate824.errors : vErrors.concat(validate824.errors);
+if(!(validate851(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate851.errors : vErrors.concat(validate851.errors);
 errors = vErrors.length;
 }
-validate823.errors = vErrors;
+validate850.errors = vErrors;
 return errors === 0;
 }
-validate823.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate850.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:getSummary"] = validate827;
-const schema441 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSummaryResponse"};
-const schema442 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Summary"}}};
-const schema443 = {"type":"object","additionalProperties":false,"required":["total","up","degraded","down","paused","pending","openIncidents","suppressedIncidents"],"properties":{"total":{"type":"integer","description":"Visible monitors."},"up":{"type":"integer"},"degraded":{"type":"integer"},"down":{"type":"integer"},"paused":{"type":"integer"},"pending":{"type":"integer"},"openIncidents":{"type":"integer","description":"Unresolved incidents that are not the blast radius of another one."},"suppressedIncidents":{"type":"integer","description":"Unresolved incidents that are suppressed or have a rootIncidentId."}}};
+exports["response:getSummary"] = validate854;
+const schema455 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/GetSummaryResponse"};
+const schema456 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Summary"}}};
+const schema457 = {"type":"object","additionalProperties":false,"required":["total","up","degraded","down","paused","pending","openIncidents","suppressedIncidents"],"properties":{"total":{"type":"integer","description":"Visible monitors."},"up":{"type":"integer"},"degraded":{"type":"integer"},"down":{"type":"integer"},"paused":{"type":"integer"},"pending":{"type":"integer"},"openIncidents":{"type":"integer","description":"Unresolved incidents that are not the blast radius of another one."},"suppressedIncidents":{"type":"integer","description":"Unresolved incidents that are suppressed or have a rootIncidentId."}}};
 
-function validate829(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate856(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate829.evaluated;
+const evaluated0 = validate856.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40060,16 +41161,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate829.errors = vErrors;
+validate856.errors = vErrors;
 return errors === 0;
 }
-validate829.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate856.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate828(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate855(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate828.evaluated;
+const evaluated0 = validate855.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40100,8 +41201,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate829(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate829.errors : vErrors.concat(validate829.errors);
+if(!(validate856(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate856.errors : vErrors.concat(validate856.errors);
 errors = vErrors.length;
 }
 }
@@ -40116,40 +41217,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate828.errors = vErrors;
+validate855.errors = vErrors;
 return errors === 0;
 }
-validate828.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate855.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate827(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate854(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate827.evaluated;
+const evaluated0 = validate854.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate828(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate828.errors : vErrors.concat(validate828.errors);
+if(!(validate855(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate855.errors : vErrors.concat(validate855.errors);
 errors = vErrors.length;
 }
-validate827.errors = vErrors;
+validate854.errors = vErrors;
 return errors === 0;
 }
-validate827.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate854.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:uploadSymbols"] = validate832;
-const schema444 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSymbolsResponse"};
-const schema445 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SymbolUpload"}}};
-const schema446 = {"type":"object","description":"A stored build of symbols.","additionalProperties":false,"required":["id","platform","release","debugIds","replaced"],"properties":{"id":{"type":"string"},"platform":{"type":"string","enum":["ios","android"]},"release":{"type":["string","null"]},"debugIds":{"type":"array","description":"The Mach-O UUIDs (iOS); empty for Android.","items":{"type":"string"}},"replaced":{"type":"boolean","description":"True when this upload replaced the symbols of the same build."}}};
+exports["response:uploadSymbols"] = validate859;
+const schema458 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UploadSymbolsResponse"};
+const schema459 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/SymbolUpload"}}};
+const schema460 = {"type":"object","description":"A stored build of symbols.","additionalProperties":false,"required":["id","platform","release","debugIds","replaced"],"properties":{"id":{"type":"string"},"platform":{"type":"string","enum":["ios","android"]},"release":{"type":["string","null"]},"debugIds":{"type":"array","description":"The Mach-O UUIDs (iOS); empty for Android.","items":{"type":"string"}},"replaced":{"type":"boolean","description":"True when this upload replaced the symbols of the same build."}}};
 
-function validate834(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate861(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate834.evaluated;
+const evaluated0 = validate861.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40244,7 +41345,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data1 === "ios") || (data1 === "android"))){
-const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/enum",keyword:"enum",params:{allowedValues: schema446.properties.platform.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/enum",keyword:"enum",params:{allowedValues: schema460.properties.platform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -40257,7 +41358,7 @@ errors++;
 if(data.release !== undefined){
 let data2 = data.release;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema446.properties.release.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: schema460.properties.release.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -40318,16 +41419,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate834.errors = vErrors;
+validate861.errors = vErrors;
 return errors === 0;
 }
-validate834.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate861.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate833(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate860(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate833.evaluated;
+const evaluated0 = validate860.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40358,8 +41459,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate834(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate834.errors : vErrors.concat(validate834.errors);
+if(!(validate861(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate861.errors : vErrors.concat(validate861.errors);
 errors = vErrors.length;
 }
 }
@@ -40374,40 +41475,40 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate833.errors = vErrors;
+validate860.errors = vErrors;
 return errors === 0;
 }
-validate833.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate860.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate832(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate859(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate832.evaluated;
+const evaluated0 = validate859.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate833(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate833.errors : vErrors.concat(validate833.errors);
+if(!(validate860(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate860.errors : vErrors.concat(validate860.errors);
 errors = vErrors.length;
 }
-validate832.errors = vErrors;
+validate859.errors = vErrors;
 return errors === 0;
 }
-validate832.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate859.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:listWorkspaces"] = validate837;
-const schema447 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListWorkspacesResponse"};
-const schema448 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Workspace"}}}};
-const schema449 = {"type":"object","additionalProperties":false,"required":["id","name","slug","clientReference","isDefault","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80},"slug":{"type":"string","description":"Derived from the name at creation; never changes."},"clientReference":{"type":["string","null"]},"isDefault":{"type":"boolean","description":"The default workspace cannot be deleted."},"createdAt":{"type":"string","format":"date-time"}}};
+exports["response:listWorkspaces"] = validate864;
+const schema461 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/ListWorkspacesResponse"};
+const schema462 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"#/components/schemas/Workspace"}}}};
+const schema463 = {"type":"object","additionalProperties":false,"required":["id","name","slug","clientReference","isDefault","createdAt"],"properties":{"id":{"type":"string"},"name":{"type":"string","minLength":1,"maxLength":80},"slug":{"type":"string","description":"Derived from the name at creation; never changes."},"clientReference":{"type":["string","null"]},"isDefault":{"type":"boolean","description":"The default workspace cannot be deleted."},"createdAt":{"type":"string","format":"date-time"}}};
 
-function validate839(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate866(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate839.evaluated;
+const evaluated0 = validate866.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40549,7 +41650,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data3 = data.clientReference;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema449.properties.clientReference.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema463.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -40607,16 +41708,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate839.errors = vErrors;
+validate866.errors = vErrors;
 return errors === 0;
 }
-validate839.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate866.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate838(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate865(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate838.evaluated;
+const evaluated0 = validate865.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40651,8 +41752,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate839(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate839.errors : vErrors.concat(validate839.errors);
+if(!(validate866(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate866.errors : vErrors.concat(validate866.errors);
 errors = vErrors.length;
 }
 }
@@ -40679,39 +41780,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate838.errors = vErrors;
+validate865.errors = vErrors;
 return errors === 0;
 }
-validate838.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate865.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate837(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate864(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate837.evaluated;
+const evaluated0 = validate864.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate838(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate838.errors : vErrors.concat(validate838.errors);
+if(!(validate865(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate865.errors : vErrors.concat(validate865.errors);
 errors = vErrors.length;
 }
-validate837.errors = vErrors;
+validate864.errors = vErrors;
 return errors === 0;
 }
-validate837.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate864.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:createWorkspace"] = validate842;
-const schema450 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
-const schema451 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Your own reference for the workspace (e.g. a client number)."}}};
+exports["body:createWorkspace"] = validate869;
+const schema464 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceBody"};
+const schema465 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Your own reference for the workspace (e.g. a client number)."}}};
 
-function validate843(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate870(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate843.evaluated;
+const evaluated0 = validate870.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40779,7 +41880,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data1 = data.clientReference;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema451.properties.clientReference.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema465.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -40812,39 +41913,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate843.errors = vErrors;
+validate870.errors = vErrors;
 return errors === 0;
 }
-validate843.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate870.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate842(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate869(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate842.evaluated;
+const evaluated0 = validate869.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate843(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate843.errors : vErrors.concat(validate843.errors);
+if(!(validate870(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate870.errors : vErrors.concat(validate870.errors);
 errors = vErrors.length;
 }
-validate842.errors = vErrors;
+validate869.errors = vErrors;
 return errors === 0;
 }
-validate842.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate869.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:createWorkspace"] = validate845;
-const schema452 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceResponse"};
-const schema453 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
+exports["response:createWorkspace"] = validate872;
+const schema466 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/CreateWorkspaceResponse"};
+const schema467 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
 
-function validate846(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate873(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate846.evaluated;
+const evaluated0 = validate873.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40875,8 +41976,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate839(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate839.errors : vErrors.concat(validate839.errors);
+if(!(validate866(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate866.errors : vErrors.concat(validate866.errors);
 errors = vErrors.length;
 }
 }
@@ -40891,39 +41992,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate846.errors = vErrors;
+validate873.errors = vErrors;
 return errors === 0;
 }
-validate846.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate873.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate845(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate872(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate845.evaluated;
+const evaluated0 = validate872.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate846(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate846.errors : vErrors.concat(validate846.errors);
+if(!(validate873(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate873.errors : vErrors.concat(validate873.errors);
 errors = vErrors.length;
 }
-validate845.errors = vErrors;
+validate872.errors = vErrors;
 return errors === 0;
 }
-validate845.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate872.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["body:updateWorkspace"] = validate849;
-const schema454 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
-const schema455 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
+exports["body:updateWorkspace"] = validate876;
+const schema468 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceBody"};
+const schema469 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":80},"clientReference":{"type":["string","null"],"maxLength":200,"description":"Missing leaves it unchanged; null or an empty string clears it."}}};
 
-function validate850(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate877(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate850.evaluated;
+const evaluated0 = validate877.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40991,7 +42092,7 @@ errors++;
 if(data.clientReference !== undefined){
 let data1 = data.clientReference;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema455.properties.clientReference.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/clientReference",schemaPath:"#/properties/clientReference/type",keyword:"type",params:{type: schema469.properties.clientReference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -41024,39 +42125,39 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate850.errors = vErrors;
+validate877.errors = vErrors;
 return errors === 0;
 }
-validate850.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate877.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate849(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate876(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate849.evaluated;
+const evaluated0 = validate876.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate850(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate850.errors : vErrors.concat(validate850.errors);
+if(!(validate877(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate877.errors : vErrors.concat(validate877.errors);
 errors = vErrors.length;
 }
-validate849.errors = vErrors;
+validate876.errors = vErrors;
 return errors === 0;
 }
-validate849.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate876.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:updateWorkspace"] = validate852;
-const schema456 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceResponse"};
-const schema457 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
+exports["response:updateWorkspace"] = validate879;
+const schema470 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/UpdateWorkspaceResponse"};
+const schema471 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/Workspace"}}};
 
-function validate853(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate880(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate853.evaluated;
+const evaluated0 = validate880.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41087,8 +42188,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate839(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate839.errors : vErrors.concat(validate839.errors);
+if(!(validate866(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate866.errors : vErrors.concat(validate866.errors);
 errors = vErrors.length;
 }
 }
@@ -41103,39 +42204,39 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate853.errors = vErrors;
+validate880.errors = vErrors;
 return errors === 0;
 }
-validate853.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate880.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate852(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate879(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate852.evaluated;
+const evaluated0 = validate879.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate853(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate853.errors : vErrors.concat(validate853.errors);
+if(!(validate880(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate880.errors : vErrors.concat(validate880.errors);
 errors = vErrors.length;
 }
-validate852.errors = vErrors;
+validate879.errors = vErrors;
 return errors === 0;
 }
-validate852.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate879.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["response:deleteWorkspace"] = validate856;
-const schema458 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteWorkspaceResponse"};
-const schema459 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
+exports["response:deleteWorkspace"] = validate883;
+const schema472 = {"$ref":"https://vigil.invalid/openapi.json#/components/schemas/DeleteWorkspaceResponse"};
+const schema473 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"#/components/schemas/DeleteResult"}}};
 
-function validate857(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate884(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate857.evaluated;
+const evaluated0 = validate884.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41182,30 +42283,30 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate857.errors = vErrors;
+validate884.errors = vErrors;
 return errors === 0;
 }
-validate857.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate884.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate856(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate883(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate856.evaluated;
+const evaluated0 = validate883.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate857(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate857.errors : vErrors.concat(validate857.errors);
+if(!(validate884(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate884.errors : vErrors.concat(validate884.errors);
 errors = vErrors.length;
 }
-validate856.errors = vErrors;
+validate883.errors = vErrors;
 return errors === 0;
 }
-validate856.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate883.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 return exports;
 })();
@@ -43933,7 +45034,7 @@ return errors === 0;
 }
 validate109.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMe"] = validate110;
+exports["query:getMaintenanceWindow"] = validate110;
 const schema77 = {"type":"object","properties":{}};
 
 function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43961,7 +45062,7 @@ return errors === 0;
 }
 validate110.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:changePassword"] = validate111;
+exports["query:updateMaintenanceWindow"] = validate111;
 const schema78 = {"type":"object","properties":{}};
 
 function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -43989,7 +45090,7 @@ return errors === 0;
 }
 validate111.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMembers"] = validate112;
+exports["query:getMe"] = validate112;
 const schema79 = {"type":"object","properties":{}};
 
 function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44017,7 +45118,7 @@ return errors === 0;
 }
 validate112.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:inviteMember"] = validate113;
+exports["query:changePassword"] = validate113;
 const schema80 = {"type":"object","properties":{}};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44045,7 +45146,7 @@ return errors === 0;
 }
 validate113.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateMember"] = validate114;
+exports["query:listMembers"] = validate114;
 const schema81 = {"type":"object","properties":{}};
 
 function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44073,7 +45174,7 @@ return errors === 0;
 }
 validate114.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeMember"] = validate115;
+exports["query:inviteMember"] = validate115;
 const schema82 = {"type":"object","properties":{}};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44101,13 +45202,69 @@ return errors === 0;
 }
 validate115.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listMonitors"] = validate116;
-const schema83 = {"type":"object","properties":{"tag":{"type":"string","maxLength":4096}}};
+exports["query:updateMember"] = validate116;
+const schema83 = {"type":"object","properties":{}};
 
 function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate116.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate116.errors = vErrors;
+return errors === 0;
+}
+validate116.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeMember"] = validate117;
+const schema84 = {"type":"object","properties":{}};
+
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate117.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate117.errors = vErrors;
+return errors === 0;
+}
+validate117.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listMonitors"] = validate118;
+const schema85 = {"type":"object","properties":{"tag":{"type":"string","maxLength":4096}}};
+
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44169,100 +45326,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate116.errors = vErrors;
-return errors === 0;
-}
-validate116.evaluated = {"props":{"tag":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:createMonitor"] = validate117;
-const schema84 = {"type":"object","properties":{}};
-
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate117.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate117.errors = vErrors;
-return errors === 0;
-}
-validate117.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listMonitorGraphs"] = validate118;
-const schema85 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
-
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate118.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.hours === undefined){
-data.hours = 24;
-}
-let data0 = data.hours;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(!(coerced0 !== undefined)){
-if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
-coerced0 = +data0;
-}
-else {
-const err0 = {instancePath:instancePath+"/hours",schemaPath:"#/properties/hours/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["hours"] = coerced0;
-}
-}
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
 validate118.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":{"tag":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitor"] = validate119;
+exports["query:createMonitor"] = validate119;
 const schema86 = {"type":"object","properties":{}};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44290,125 +45359,13 @@ return errors === 0;
 }
 validate119.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateMonitor"] = validate120;
-const schema87 = {"type":"object","properties":{}};
+exports["query:listMonitorGraphs"] = validate120;
+const schema87 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate120.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate120.errors = vErrors;
-return errors === 0;
-}
-validate120.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:deleteMonitor"] = validate121;
-const schema88 = {"type":"object","properties":{}};
-
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate121.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate121.errors = vErrors;
-return errors === 0;
-}
-validate121.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listMonitorChannels"] = validate122;
-const schema89 = {"type":"object","properties":{}};
-
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate122.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate122.errors = vErrors;
-return errors === 0;
-}
-validate122.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:setMonitorChannels"] = validate123;
-const schema90 = {"type":"object","properties":{}};
-
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate123.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate123.errors = vErrors;
-return errors === 0;
-}
-validate123.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getMonitorGraph"] = validate124;
-const schema91 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
-
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44457,18 +45414,218 @@ vErrors.push(err1);
 }
 errors++;
 }
+validate120.errors = vErrors;
+return errors === 0;
+}
+validate120.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
+
+exports["query:getMonitor"] = validate121;
+const schema88 = {"type":"object","properties":{}};
+
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate121.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate121.errors = vErrors;
+return errors === 0;
+}
+validate121.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:updateMonitor"] = validate122;
+const schema89 = {"type":"object","properties":{}};
+
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate122.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate122.errors = vErrors;
+return errors === 0;
+}
+validate122.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:deleteMonitor"] = validate123;
+const schema90 = {"type":"object","properties":{}};
+
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate123.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate123.errors = vErrors;
+return errors === 0;
+}
+validate123.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listMonitorChannels"] = validate124;
+const schema91 = {"type":"object","properties":{}};
+
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate124.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
 validate124.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorHistory"] = validate125;
-const schema92 = {"type":"object","properties":{"days":{"type":"integer","default":30}}};
+exports["query:setMonitorChannels"] = validate125;
+const schema92 = {"type":"object","properties":{}};
 
 function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate125.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate125.errors = vErrors;
+return errors === 0;
+}
+validate125.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:getMonitorGraph"] = validate126;
+const schema93 = {"type":"object","properties":{"hours":{"type":"integer","default":24}}};
+
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate126.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.hours === undefined){
+data.hours = 24;
+}
+let data0 = data.hours;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 === "boolean" || data0 === null
+              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+coerced0 = +data0;
+}
+else {
+const err0 = {instancePath:instancePath+"/hours",schemaPath:"#/properties/hours/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["hours"] = coerced0;
+}
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate126.errors = vErrors;
+return errors === 0;
+}
+validate126.evaluated = {"props":{"hours":true},"dynamicProps":false,"dynamicItems":false};
+
+exports["query:getMonitorHistory"] = validate127;
+const schema94 = {"type":"object","properties":{"days":{"type":"integer","default":30}}};
+
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44517,68 +45674,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate125.errors = vErrors;
-return errors === 0;
-}
-validate125.evaluated = {"props":{"days":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listMonitorHosts"] = validate126;
-const schema93 = {"type":"object","properties":{}};
-
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate126.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate126.errors = vErrors;
-return errors === 0;
-}
-validate126.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:setMonitorHosts"] = validate127;
-const schema94 = {"type":"object","properties":{}};
-
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate127.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate127.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":{"days":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getMonitorPushUrl"] = validate128;
+exports["query:listMonitorHosts"] = validate128;
 const schema95 = {"type":"object","properties":{}};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44606,7 +45707,7 @@ return errors === 0;
 }
 validate128.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getOnCall"] = validate129;
+exports["query:setMonitorHosts"] = validate129;
 const schema96 = {"type":"object","properties":{}};
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44634,7 +45735,7 @@ return errors === 0;
 }
 validate129.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createEscalationPolicy"] = validate130;
+exports["query:getMonitorPushUrl"] = validate130;
 const schema97 = {"type":"object","properties":{}};
 
 function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44662,7 +45763,7 @@ return errors === 0;
 }
 validate130.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteEscalationPolicy"] = validate131;
+exports["query:getOnCall"] = validate131;
 const schema98 = {"type":"object","properties":{}};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44690,7 +45791,7 @@ return errors === 0;
 }
 validate131.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createOverride"] = validate132;
+exports["query:createEscalationPolicy"] = validate132;
 const schema99 = {"type":"object","properties":{}};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44718,7 +45819,7 @@ return errors === 0;
 }
 validate132.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteOverride"] = validate133;
+exports["query:updateEscalationPolicy"] = validate133;
 const schema100 = {"type":"object","properties":{}};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44746,7 +45847,7 @@ return errors === 0;
 }
 validate133.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createSchedule"] = validate134;
+exports["query:deleteEscalationPolicy"] = validate134;
 const schema101 = {"type":"object","properties":{}};
 
 function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44774,7 +45875,7 @@ return errors === 0;
 }
 validate134.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteSchedule"] = validate135;
+exports["query:createOverride"] = validate135;
 const schema102 = {"type":"object","properties":{}};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44802,7 +45903,7 @@ return errors === 0;
 }
 validate135.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listOrganizations"] = validate136;
+exports["query:deleteOverride"] = validate136;
 const schema103 = {"type":"object","properties":{}};
 
 function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44830,7 +45931,7 @@ return errors === 0;
 }
 validate136.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:setActiveOrganization"] = validate137;
+exports["query:createSchedule"] = validate137;
 const schema104 = {"type":"object","properties":{}};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44858,7 +45959,7 @@ return errors === 0;
 }
 validate137.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:requestPasswordReset"] = validate138;
+exports["query:updateSchedule"] = validate138;
 const schema105 = {"type":"object","properties":{}};
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44886,7 +45987,7 @@ return errors === 0;
 }
 validate138.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:resetPassword"] = validate139;
+exports["query:deleteSchedule"] = validate139;
 const schema106 = {"type":"object","properties":{}};
 
 function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44914,7 +46015,7 @@ return errors === 0;
 }
 validate139.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listProbes"] = validate140;
+exports["query:listOrganizations"] = validate140;
 const schema107 = {"type":"object","properties":{}};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44942,7 +46043,7 @@ return errors === 0;
 }
 validate140.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createProbe"] = validate141;
+exports["query:setActiveOrganization"] = validate141;
 const schema108 = {"type":"object","properties":{}};
 
 function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44970,7 +46071,7 @@ return errors === 0;
 }
 validate141.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateProbe"] = validate142;
+exports["query:requestPasswordReset"] = validate142;
 const schema109 = {"type":"object","properties":{}};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -44998,7 +46099,7 @@ return errors === 0;
 }
 validate142.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:revokeProbe"] = validate143;
+exports["query:resetPassword"] = validate143;
 const schema110 = {"type":"object","properties":{}};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45026,13 +46127,125 @@ return errors === 0;
 }
 validate143.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:searchResources"] = validate144;
-const schema111 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string","maxLength":4096},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+exports["query:listProbes"] = validate144;
+const schema111 = {"type":"object","properties":{}};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate144.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate144.errors = vErrors;
+return errors === 0;
+}
+validate144.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:createProbe"] = validate145;
+const schema112 = {"type":"object","properties":{}};
+
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate145.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate145.errors = vErrors;
+return errors === 0;
+}
+validate145.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:updateProbe"] = validate146;
+const schema113 = {"type":"object","properties":{}};
+
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate146.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate146.errors = vErrors;
+return errors === 0;
+}
+validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:revokeProbe"] = validate147;
+const schema114 = {"type":"object","properties":{}};
+
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate147.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate147.errors = vErrors;
+return errors === 0;
+}
+validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:searchResources"] = validate148;
+const schema115 = {"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":200},"type":{"type":"string","maxLength":4096},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5}},"required":["q"]};
+
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45209,124 +46422,12 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate144.errors = vErrors;
-return errors === 0;
-}
-validate144.evaluated = {"props":{"q":true,"type":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listSessions"] = validate145;
-const schema112 = {"type":"object","properties":{}};
-
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate145.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate145.errors = vErrors;
-return errors === 0;
-}
-validate145.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:signIn"] = validate146;
-const schema113 = {"type":"object","properties":{}};
-
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate146.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate146.errors = vErrors;
-return errors === 0;
-}
-validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:revokeSession"] = validate147;
-const schema114 = {"type":"object","properties":{}};
-
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate147.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate147.errors = vErrors;
-return errors === 0;
-}
-validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getSetup"] = validate148;
-const schema115 = {"type":"object","properties":{}};
-
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate148.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate148.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":{"q":true,"type":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:dismissSetup"] = validate149;
+exports["query:listSessions"] = validate149;
 const schema116 = {"type":"object","properties":{}};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45354,7 +46455,7 @@ return errors === 0;
 }
 validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:signUp"] = validate150;
+exports["query:signIn"] = validate150;
 const schema117 = {"type":"object","properties":{}};
 
 function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45382,7 +46483,7 @@ return errors === 0;
 }
 validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createSmsEnrolment"] = validate151;
+exports["query:revokeSession"] = validate151;
 const schema118 = {"type":"object","properties":{}};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45410,7 +46511,7 @@ return errors === 0;
 }
 validate151.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:confirmSmsEnrolment"] = validate152;
+exports["query:getSetup"] = validate152;
 const schema119 = {"type":"object","properties":{}};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45438,7 +46539,7 @@ return errors === 0;
 }
 validate152.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:uploadSourceMap"] = validate153;
+exports["query:dismissSetup"] = validate153;
 const schema120 = {"type":"object","properties":{}};
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45466,7 +46567,7 @@ return errors === 0;
 }
 validate153.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listStatusPages"] = validate154;
+exports["query:signUp"] = validate154;
 const schema121 = {"type":"object","properties":{}};
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45494,7 +46595,7 @@ return errors === 0;
 }
 validate154.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:createStatusPage"] = validate155;
+exports["query:createSmsEnrolment"] = validate155;
 const schema122 = {"type":"object","properties":{}};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45522,7 +46623,7 @@ return errors === 0;
 }
 validate155.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:getStatusPage"] = validate156;
+exports["query:confirmSmsEnrolment"] = validate156;
 const schema123 = {"type":"object","properties":{}};
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45550,7 +46651,7 @@ return errors === 0;
 }
 validate156.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateStatusPage"] = validate157;
+exports["query:uploadSourceMap"] = validate157;
 const schema124 = {"type":"object","properties":{}};
 
 function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45578,7 +46679,7 @@ return errors === 0;
 }
 validate157.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteStatusPage"] = validate158;
+exports["query:listStatusPages"] = validate158;
 const schema125 = {"type":"object","properties":{}};
 
 function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45606,7 +46707,7 @@ return errors === 0;
 }
 validate158.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:addStatusPageComponent"] = validate159;
+exports["query:createStatusPage"] = validate159;
 const schema126 = {"type":"object","properties":{}};
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -45634,13 +46735,125 @@ return errors === 0;
 }
 validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeStatusPageComponent"] = validate160;
-const schema127 = {"type":"object","properties":{"component":{"type":"string","maxLength":64}}};
+exports["query:getStatusPage"] = validate160;
+const schema127 = {"type":"object","properties":{}};
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate160.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate160.errors = vErrors;
+return errors === 0;
+}
+validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:updateStatusPage"] = validate161;
+const schema128 = {"type":"object","properties":{}};
+
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate161.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate161.errors = vErrors;
+return errors === 0;
+}
+validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:deleteStatusPage"] = validate162;
+const schema129 = {"type":"object","properties":{}};
+
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate162.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate162.errors = vErrors;
+return errors === 0;
+}
+validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:addStatusPageComponent"] = validate163;
+const schema130 = {"type":"object","properties":{}};
+
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate163.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate163.errors = vErrors;
+return errors === 0;
+}
+validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:removeStatusPageComponent"] = validate164;
+const schema131 = {"type":"object","properties":{"component":{"type":"string","maxLength":64}}};
+
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45702,18 +46915,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":{"component":true},"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":{"component":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:verifyStatusPageDomain"] = validate161;
-const schema128 = {"type":"object","properties":{}};
+exports["query:verifyStatusPageDomain"] = validate165;
+const schema132 = {"type":"object","properties":{}};
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45730,18 +46943,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:listStatusPageSubscribers"] = validate162;
-const schema129 = {"type":"object","properties":{}};
+exports["query:listStatusPageSubscribers"] = validate166;
+const schema133 = {"type":"object","properties":{}};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45758,18 +46971,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:removeStatusPageSubscriber"] = validate163;
-const schema130 = {"type":"object","properties":{"subscriber":{"type":"string","maxLength":64}}};
+exports["query:removeStatusPageSubscriber"] = validate167;
+const schema134 = {"type":"object","properties":{"subscriber":{"type":"string","maxLength":64}}};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45831,18 +47044,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":{"subscriber":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:streamEvents"] = validate164;
-const schema131 = {"type":"object","properties":{"lastEventId":{"type":"string","maxLength":64}}};
+exports["query:streamEvents"] = validate168;
+const schema135 = {"type":"object","properties":{"lastEventId":{"type":"string","maxLength":64}}};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45904,124 +47117,12 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate164.errors = vErrors;
-return errors === 0;
-}
-validate164.evaluated = {"props":{"lastEventId":true},"dynamicProps":false,"dynamicItems":false};
-
-exports["query:getSummary"] = validate165;
-const schema132 = {"type":"object","properties":{}};
-
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate165.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate165.errors = vErrors;
-return errors === 0;
-}
-validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:uploadSymbols"] = validate166;
-const schema133 = {"type":"object","properties":{}};
-
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate166.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate166.errors = vErrors;
-return errors === 0;
-}
-validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:listWorkspaces"] = validate167;
-const schema134 = {"type":"object","properties":{}};
-
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate167.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate167.errors = vErrors;
-return errors === 0;
-}
-validate167.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports["query:createWorkspace"] = validate168;
-const schema135 = {"type":"object","properties":{}};
-
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate168.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(data && typeof data == "object" && !Array.isArray(data))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate168.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":{"lastEventId":true},"dynamicProps":false,"dynamicItems":false};
 
-exports["query:updateWorkspace"] = validate169;
+exports["query:getSummary"] = validate169;
 const schema136 = {"type":"object","properties":{}};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -46049,7 +47150,7 @@ return errors === 0;
 }
 validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports["query:deleteWorkspace"] = validate170;
+exports["query:uploadSymbols"] = validate170;
 const schema137 = {"type":"object","properties":{}};
 
 function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -46076,6 +47177,118 @@ validate170.errors = vErrors;
 return errors === 0;
 }
 validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:listWorkspaces"] = validate171;
+const schema138 = {"type":"object","properties":{}};
+
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate171.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate171.errors = vErrors;
+return errors === 0;
+}
+validate171.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:createWorkspace"] = validate172;
+const schema139 = {"type":"object","properties":{}};
+
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate172.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate172.errors = vErrors;
+return errors === 0;
+}
+validate172.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:updateWorkspace"] = validate173;
+const schema140 = {"type":"object","properties":{}};
+
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate173.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate173.errors = vErrors;
+return errors === 0;
+}
+validate173.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports["query:deleteWorkspace"] = validate174;
+const schema141 = {"type":"object","properties":{}};
+
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate174.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate174.errors = vErrors;
+return errors === 0;
+}
+validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 return exports;
 })();
@@ -46105,6 +47318,7 @@ const bodyValidators = Object.freeze({
   "setIncidentPostmortem": strictModule["body:setIncidentPostmortem"],
   "acceptInvitation": strictModule["body:acceptInvitation"],
   "createMaintenanceWindow": strictModule["body:createMaintenanceWindow"],
+  "updateMaintenanceWindow": strictModule["body:updateMaintenanceWindow"],
   "changePassword": strictModule["body:changePassword"],
   "inviteMember": strictModule["body:inviteMember"],
   "updateMember": strictModule["body:updateMember"],
@@ -46113,8 +47327,10 @@ const bodyValidators = Object.freeze({
   "setMonitorChannels": strictModule["body:setMonitorChannels"],
   "setMonitorHosts": strictModule["body:setMonitorHosts"],
   "createEscalationPolicy": strictModule["body:createEscalationPolicy"],
+  "updateEscalationPolicy": strictModule["body:updateEscalationPolicy"],
   "createOverride": strictModule["body:createOverride"],
   "createSchedule": strictModule["body:createSchedule"],
+  "updateSchedule": strictModule["body:updateSchedule"],
   "setActiveOrganization": strictModule["body:setActiveOrganization"],
   "requestPasswordReset": strictModule["body:requestPasswordReset"],
   "resetPassword": strictModule["body:resetPassword"],
@@ -46194,6 +47410,8 @@ const queryValidators = Object.freeze({
   "listMaintenanceWindows": queryModule["query:listMaintenanceWindows"],
   "createMaintenanceWindow": queryModule["query:createMaintenanceWindow"],
   "deleteMaintenanceWindow": queryModule["query:deleteMaintenanceWindow"],
+  "getMaintenanceWindow": queryModule["query:getMaintenanceWindow"],
+  "updateMaintenanceWindow": queryModule["query:updateMaintenanceWindow"],
   "getMe": queryModule["query:getMe"],
   "changePassword": queryModule["query:changePassword"],
   "listMembers": queryModule["query:listMembers"],
@@ -46215,10 +47433,12 @@ const queryValidators = Object.freeze({
   "getMonitorPushUrl": queryModule["query:getMonitorPushUrl"],
   "getOnCall": queryModule["query:getOnCall"],
   "createEscalationPolicy": queryModule["query:createEscalationPolicy"],
+  "updateEscalationPolicy": queryModule["query:updateEscalationPolicy"],
   "deleteEscalationPolicy": queryModule["query:deleteEscalationPolicy"],
   "createOverride": queryModule["query:createOverride"],
   "deleteOverride": queryModule["query:deleteOverride"],
   "createSchedule": queryModule["query:createSchedule"],
+  "updateSchedule": queryModule["query:updateSchedule"],
   "deleteSchedule": queryModule["query:deleteSchedule"],
   "listOrganizations": queryModule["query:listOrganizations"],
   "setActiveOrganization": queryModule["query:setActiveOrganization"],
@@ -46315,6 +47535,8 @@ const responseValidators = Object.freeze({
   "listMaintenanceWindows": strictModule["response:listMaintenanceWindows"],
   "createMaintenanceWindow": strictModule["response:createMaintenanceWindow"],
   "deleteMaintenanceWindow": strictModule["response:deleteMaintenanceWindow"],
+  "getMaintenanceWindow": strictModule["response:getMaintenanceWindow"],
+  "updateMaintenanceWindow": strictModule["response:updateMaintenanceWindow"],
   "getMe": strictModule["response:getMe"],
   "changePassword": strictModule["response:changePassword"],
   "listMembers": strictModule["response:listMembers"],
@@ -46336,10 +47558,12 @@ const responseValidators = Object.freeze({
   "getMonitorPushUrl": strictModule["response:getMonitorPushUrl"],
   "getOnCall": strictModule["response:getOnCall"],
   "createEscalationPolicy": strictModule["response:createEscalationPolicy"],
+  "updateEscalationPolicy": strictModule["response:updateEscalationPolicy"],
   "deleteEscalationPolicy": strictModule["response:deleteEscalationPolicy"],
   "createOverride": strictModule["response:createOverride"],
   "deleteOverride": strictModule["response:deleteOverride"],
   "createSchedule": strictModule["response:createSchedule"],
+  "updateSchedule": strictModule["response:updateSchedule"],
   "deleteSchedule": strictModule["response:deleteSchedule"],
   "listOrganizations": strictModule["response:listOrganizations"],
   "setActiveOrganization": strictModule["response:setActiveOrganization"],

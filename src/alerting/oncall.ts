@@ -6,7 +6,8 @@ import { DateTime } from 'luxon';
  *
  * Rotation rules (createSchedule):
  * - Hand-overs are wall-clock times in the schedule's `timezone`. Hand-over 0
- *   is the first `handoffTime` on or before the schedule's `created_at`, and
+ *   is the first `handoffTime` on or before the schedule's `created_at` (or,
+ *   once an update changed the rotation, its `rotation_from`), and
  *   it starts the first participant's shift; hand-over k is hand-over 0 plus
  *   k × `shiftLengthHours` of *local wall-clock* time (the arithmetic is done
  *   on the local date and time, then the result is placed in the zone).
@@ -34,6 +35,8 @@ export interface RotationSchedule {
   /** User ids in rotation order. */
   participant_ids: readonly string[];
   created_at: Date;
+  /** When a change restarted the rotation (updateSchedule); absent or null: it runs from `created_at`. */
+  rotation_from?: Date | null;
 }
 
 /** The override columns on-call resolution needs (a `oncall_overrides` row fits). */
@@ -74,13 +77,14 @@ function placeWallClock(naive: number, zone: string): Date {
   return dt.toJSDate();
 }
 
-/** Naive wall-clock milliseconds of hand-over 0: the first `handoff_time` on or before `created_at`. */
+/** Naive wall-clock milliseconds of hand-over 0: the first `handoff_time` on or before the rotation's start (`rotation_from`, else `created_at`). */
 function anchorWallClock(s: RotationSchedule): number {
   const [hh, mm] = s.handoff_time.split(':').map(Number);
-  const local = DateTime.fromJSDate(s.created_at, { zone: s.timezone });
+  const from = s.rotation_from ?? s.created_at;
+  const local = DateTime.fromJSDate(from, { zone: s.timezone });
   if (!local.isValid) throw new Error(`invalid time zone ${s.timezone}`);
   const sameDay = Date.UTC(local.year, local.month - 1, local.day, hh, mm);
-  return placeWallClock(sameDay, s.timezone).getTime() <= s.created_at.getTime() ? sameDay : sameDay - 24 * HOUR;
+  return placeWallClock(sameDay, s.timezone).getTime() <= from.getTime() ? sameDay : sameDay - 24 * HOUR;
 }
 
 /** The shift of `schedule` that contains `at` (shiftStart ≤ at < shiftEnd). */

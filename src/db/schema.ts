@@ -399,6 +399,8 @@ export interface OncallSchedulesTable {
   handoff_time: string;
   participant_ids: string[];
   created_at: TsDefault;
+  /** When the rotation last (re)started; null: at creation (migration 0034). */
+  rotation_from: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface EscalationPoliciesTable {

@@ -31,10 +31,10 @@ export type { Step } from './oncallView';
  */
 
 /** The `x-permission` of every on-call write in openapi.yaml (on-call decides who gets alerted): what a confined refusal names. */
-const MANAGE: Permission = 'notification_channel:manage';
+export const MANAGE: Permission = 'notification_channel:manage';
 
 /** A schedule the caller may change (or cover): one it sees (else 404 naming `field`), and not organisation-wide for a confined caller. */
-async function writableSchedule(db: Db, caller: Caller, id: string, field: string): Promise<ScheduleRow> {
+export async function writableSchedule(db: Db, caller: Caller, id: string, field: string): Promise<ScheduleRow> {
   const row = await visibleSchedules(db, caller).where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('schedule', field);
   if (row.workspace_id === null && isConfined(caller)) throw confinedRefusal(MANAGE, 'change or cover an organisation-wide schedule');
@@ -45,33 +45,64 @@ export interface CreateScheduleInput {
   name: string; timezone?: string; shiftLengthHours: number; handoffTime: string; participantIds: string[]; workspaceId?: string | null;
 }
 
+/** The fields of a schedule an update may change (UpdateScheduleBody). */
+export type ScheduleFields = Partial<Omit<CreateScheduleInput, 'workspaceId'>>;
+
 function checkName(raw: string): string {
   const name = raw.trim();
   if (!name || name.length > 100) throw invalid('name', 'must be 1 to 100 characters');
   return name;
 }
 
+/**
+ * createSchedule's checks of the fields present that need no lookup, as
+ * columns (the update runs the same ones). shiftLengthHours (1..720) and
+ * participantIds (1..100) are held by the contract's validator.
+ */
+export function scheduleColumns(input: ScheduleFields): Partial<Pick<ScheduleRow, 'name' | 'timezone' | 'shift_length_hours' | 'handoff_time'>> {
+  const out: Partial<Pick<ScheduleRow, 'name' | 'timezone' | 'shift_length_hours' | 'handoff_time'>> = {};
+  if (input.name !== undefined) out.name = checkName(input.name);
+  if (input.timezone !== undefined) {
+    if (!IANAZone.isValidZone(input.timezone)) throw invalid('timezone', 'must be an IANA time zone such as Europe/Berlin');
+    out.timezone = input.timezone;
+  }
+  if (input.handoffTime !== undefined) {
+    if (!/^([01][0-9]|2[0-3]):[0-5][0-9]$/.test(input.handoffTime)) throw invalid('handoffTime', 'must be HH:MM');
+    out.handoff_time = input.handoffTime;
+  }
+  if (input.shiftLengthHours !== undefined) out.shift_length_hours = input.shiftLengthHours;
+  return out;
+}
+
+/** Participants must be members of the organisation: 404 naming participantIds.N otherwise. */
+export async function checkParticipants(db: Db, caller: Caller, ids: readonly string[]): Promise<void> {
+  for (const [i, id] of ids.entries()) {
+    if (!(await isMember(db, caller.organizationId, id))) throw notFound('person', `participantIds.${i}`);
+  }
+}
+
+/** The schedule fields the audit log records. */
+export const SCHEDULE_AUDITED = ['name', 'timezone', 'shiftLengthHours', 'handoffTime', 'participantIds', 'workspaceId'];
+
+/** A schedule row as the audit log records it. */
+export const scheduleAudited = (r: ScheduleRow) => ({
+  name: r.name, timezone: r.timezone, shiftLengthHours: r.shift_length_hours, handoffTime: r.handoff_time, participantIds: r.participant_ids, workspaceId: r.workspace_id,
+});
+
 /** Creates a schedule; participants must be members (404 naming participantIds.N), the zone a valid IANA zone (default UTC). */
 export async function createSchedule(db: Db, caller: Caller, input: CreateScheduleInput) {
-  const name = checkName(input.name);
-  const timezone = input.timezone ?? 'UTC';
-  if (!IANAZone.isValidZone(timezone)) throw invalid('timezone', 'must be an IANA time zone such as Europe/Berlin');
-  if (!/^([01][0-9]|2[0-3]):[0-5][0-9]$/.test(input.handoffTime)) throw invalid('handoffTime', 'must be HH:MM');
-  // shiftLengthHours (1..720) and participantIds (1..100) are held by the contract's validator.
+  const c = scheduleColumns({ timezone: 'UTC', ...input });
   let workspaceId: string | null = null;
   if (input.workspaceId != null) workspaceId = (await visibleWorkspace(db, caller, input.workspaceId)).id;
   else requireWholeOrganisation(caller, MANAGE, 'create an organisation-wide schedule (name a workspaceId)');
-  for (const [i, id] of input.participantIds.entries()) {
-    if (!(await isMember(db, caller.organizationId, id))) throw notFound('person', `participantIds.${i}`);
-  }
+  await checkParticipants(db, caller, input.participantIds);
   const row = await db.transaction().execute(async (tx) => {
     const r = await tx.insertInto('oncall_schedules').values({
-      id: newId('sch'), organization_id: caller.organizationId, workspace_id: workspaceId, name, timezone,
-      shift_length_hours: input.shiftLengthHours, handoff_time: input.handoffTime, participant_ids: input.participantIds,
+      id: newId('sch'), organization_id: caller.organizationId, workspace_id: workspaceId, name: c.name!, timezone: c.timezone!,
+      shift_length_hours: c.shift_length_hours!, handoff_time: c.handoff_time!, participant_ids: input.participantIds,
     }).returningAll().executeTakeFirstOrThrow();
     await audit(tx, caller, { action: 'oncall.schedule_created', resourceType: 'oncall_schedule', resourceId: r.id, workspaceId,
-      changes: diff(null, { name, timezone, shiftLengthHours: r.shift_length_hours, handoffTime: r.handoff_time, participantIds: r.participant_ids, workspaceId },
-        ['name', 'timezone', 'shiftLengthHours', 'handoffTime', 'participantIds', 'workspaceId']) });
+      changes: diff(null, scheduleAudited(r), SCHEDULE_AUDITED) });
     return r;
   });
   return scheduleOut(row, await people(db, row.participant_ids));
@@ -90,29 +121,40 @@ export async function deleteSchedule(db: Db, caller: Caller, id: string) {
 
 export interface CreatePolicyInput { name: string; repeat?: number; steps: Step[]; monitorIds?: string[] }
 
+/** The fields of a policy an update may change (UpdateEscalationPolicyBody; monitorIds null clears). */
+export type PolicyFields = Partial<Omit<CreatePolicyInput, 'monitorIds'>> & { monitorIds?: string[] | null };
+
+/** What {@link checkPolicy} found: the fields present, checked, and the names of the targets the caller sees. */
+export interface CheckedPolicy { name?: string; repeat?: number; steps?: Step[]; monitorIds?: string[]; names: Map<string, string> }
+
 /**
- * Creates a policy. Steps must be in time order (afterMinutes never
- * decreasing: 400 naming steps.N.afterMinutes) and name targets the caller
- * sees (404 naming steps.N.targetId, the same for one outside its reach as for
- * a made-up id); monitors must be visible (404 naming monitorIds.N) and move
- * out of any other policy. A confined caller must name at least one monitor
- * (403 `workspace_confined`): a policy naming none belongs to no workspace,
- * and it could not see it afterwards (oncallView's visibility rule).
+ * createEscalationPolicy's checks of the fields present (the update runs the
+ * same ones). Steps must be in time order (afterMinutes never decreasing:
+ * 400 naming steps.N.afterMinutes) and name targets the caller sees (404
+ * naming steps.N.targetId, the same for one outside its reach as for a
+ * made-up id); monitors must be visible (404 naming monitorIds.N). A
+ * confined caller may not leave a policy naming no monitor (403
+ * `workspace_confined`): it would belong to no workspace, and it could not
+ * see it afterwards (oncallView's visibility rule) — decided on the body
+ * alone, before any lookup, so the answer says nothing of what exists.
  */
-export async function createEscalationPolicy(db: Db, caller: Caller, input: CreatePolicyInput) {
-  const name = checkName(input.name);
-  const repeat = input.repeat ?? 0;
-  const steps: Step[] = input.steps.map((s) => ({ afterMinutes: s.afterMinutes, targetType: s.targetType, targetId: s.targetId }));
-  const monitorIds = [...new Set(input.monitorIds ?? [])];
-  // Decided on the body alone, before any lookup: the answer says nothing of what exists.
-  if (!monitorIds.length) requireWholeOrganisation(caller, MANAGE, 'create an escalation policy naming no monitor (name monitors of its workspaces)');
-  const names = await targetNames(db, caller, steps);
-  for (const [i, s] of steps.entries()) {
-    if (i > 0 && s.afterMinutes < steps[i - 1].afterMinutes) throw invalid(`steps.${i}.afterMinutes`, "must not be less than the previous step's");
-    // Outside the caller's reach and made up answer alike.
-    if (!names.has(targetKey(s))) throw notFound(s.targetType === 'user' ? 'person' : s.targetType, `steps.${i}.targetId`);
+export async function checkPolicy(db: Db, caller: Caller, input: PolicyFields, what: string): Promise<CheckedPolicy> {
+  const out: CheckedPolicy = { names: new Map() };
+  if (input.name !== undefined) out.name = checkName(input.name);
+  if (input.repeat !== undefined) out.repeat = input.repeat;
+  const steps = input.steps?.map((s): Step => ({ afterMinutes: s.afterMinutes, targetType: s.targetType, targetId: s.targetId }));
+  const monitorIds = input.monitorIds === undefined ? undefined : [...new Set(input.monitorIds ?? [])];
+  if (monitorIds && !monitorIds.length) requireWholeOrganisation(caller, MANAGE, what);
+  if (steps) {
+    out.names = await targetNames(db, caller, steps);
+    for (const [i, s] of steps.entries()) {
+      if (i > 0 && s.afterMinutes < steps[i - 1].afterMinutes) throw invalid(`steps.${i}.afterMinutes`, "must not be less than the previous step's");
+      // Outside the caller's reach and made up answer alike.
+      if (!out.names.has(targetKey(s))) throw notFound(s.targetType === 'user' ? 'person' : s.targetType, `steps.${i}.targetId`);
+    }
+    out.steps = steps;
   }
-  if (monitorIds.length) {
+  if (monitorIds?.length) {
     let q = db.selectFrom('monitors').select('id').where('organization_id', '=', caller.organizationId)
       .where(sql<SqlBool>`id = any(${sql.val(monitorIds)}::text[])` as Expression<SqlBool>);
     const ws = workspaceFilter(caller.workspaceIds);
@@ -121,28 +163,48 @@ export async function createEscalationPolicy(db: Db, caller: Caller, input: Crea
     const missing = (input.monitorIds ?? []).findIndex((id) => !visible.has(id));
     if (missing >= 0) throw notFound('monitor', `monitorIds.${missing}`);
   }
+  if (monitorIds) out.monitorIds = monitorIds;
+  return out;
+}
+
+/**
+ * Takes `monitorIds` out of every other policy of the organisation (a
+ * monitor belongs to at most one), with an audit entry for each policy
+ * changed. Call it in the writing transaction: it serialises policy writes
+ * per organisation first.
+ */
+export async function takeMonitors(tx: Db, caller: Caller, monitorIds: readonly string[], policyId: string): Promise<void> {
+  await tx.selectFrom('organizations').select('id').where('id', '=', caller.organizationId).forUpdate().execute();
+  if (!monitorIds.length) return;
+  const others = await tx.selectFrom('escalation_policies').select(['id', 'monitor_ids']).where('organization_id', '=', caller.organizationId)
+    .where('id', '<>', policyId).where(sql<SqlBool>`monitor_ids && ${sql.val([...monitorIds])}::text[]` as Expression<SqlBool>).execute();
+  for (const o of others) {
+    const kept = o.monitor_ids.filter((m) => !monitorIds.includes(m));
+    await tx.updateTable('escalation_policies').set({ monitor_ids: kept }).where('id', '=', o.id).execute();
+    await audit(tx, caller, { action: 'oncall.escalation_policy_updated', resourceType: 'escalation_policy', resourceId: o.id,
+      changes: diff({ monitorIds: o.monitor_ids }, { monitorIds: kept }, ['monitorIds']) });
+  }
+}
+
+/** The policy fields the audit log records. */
+export const POLICY_AUDITED = ['name', 'repeat', 'steps', 'monitorIds'];
+
+/** Creates a policy: checked by {@link checkPolicy}; its monitors move out of any other policy. */
+export async function createEscalationPolicy(db: Db, caller: Caller, input: CreatePolicyInput) {
+  const c = await checkPolicy(db, caller, { repeat: 0, monitorIds: [], ...input },
+    'create an escalation policy naming no monitor (name monitors of its workspaces)');
+  const [name, repeat, steps, monitorIds] = [c.name!, c.repeat!, c.steps!, c.monitorIds!];
   const id = newId('esc');
   const row = await db.transaction().execute(async (tx) => {
-    // Serialise policy writes per organisation: a monitor stays in at most one policy.
-    await tx.selectFrom('organizations').select('id').where('id', '=', caller.organizationId).forUpdate().execute();
-    if (monitorIds.length) {
-      const others = await tx.selectFrom('escalation_policies').select(['id', 'monitor_ids']).where('organization_id', '=', caller.organizationId)
-        .where(sql<SqlBool>`monitor_ids && ${sql.val(monitorIds)}::text[]` as Expression<SqlBool>).execute();
-      for (const o of others) {
-        const kept = o.monitor_ids.filter((m) => !monitorIds.includes(m));
-        await tx.updateTable('escalation_policies').set({ monitor_ids: kept }).where('id', '=', o.id).execute();
-        await audit(tx, caller, { action: 'oncall.escalation_policy_updated', resourceType: 'escalation_policy', resourceId: o.id,
-          changes: diff({ monitorIds: o.monitor_ids }, { monitorIds: kept }, ['monitorIds']) });
-      }
-    }
+    await takeMonitors(tx, caller, monitorIds, id);
     const r = await tx.insertInto('escalation_policies').values({
       id, organization_id: caller.organizationId, name, repeat, steps: JSON.stringify(steps), monitor_ids: monitorIds,
     }).returningAll().executeTakeFirstOrThrow();
     await audit(tx, caller, { action: 'oncall.escalation_policy_created', resourceType: 'escalation_policy', resourceId: id,
-      changes: diff(null, { name, repeat, steps, monitorIds }, ['name', 'repeat', 'steps', 'monitorIds']) });
+      changes: diff(null, { name, repeat, steps, monitorIds }, POLICY_AUDITED) });
     return r;
   });
-  return policyOut(caller, row, names, new Set(monitorIds));
+  return policyOut(caller, row, c.names, new Set(monitorIds));
 }
 
 /** Deletes a policy; incidents it was escalating stop (the runner finds no policy). */

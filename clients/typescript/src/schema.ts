@@ -1376,6 +1376,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/maintenance/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a maintenance window
+         * @description One window, in the shape of the list's items (`nextOccurrence` and
+         *     `active` at request time), whether it is upcoming, in progress or
+         *     over. A window of a workspace outside the caller's reach answers 404
+         *     exactly like a made-up id.
+         */
+        get: operations["getMaintenanceWindow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a maintenance window
+         * @description Changes the fields given and keeps the others; the window keeps its
+         *     id, its creation time and its audit history (one `maintenance.updated`
+         *     entry with what changed; a change to the values already stored
+         *     writes none). An empty change is 400. Each field is checked as
+         *     createMaintenanceWindow checks it, with the same codes and
+         *     `details.field`; `endsAt` must stay after `startsAt`, whichever of
+         *     the two is given. `monitorIds` replaces the list (monitors of the
+         *     window's workspace). `description` and `recurrenceRule`: null or an
+         *     empty string clears them (in protobuf, where an absent field cannot
+         *     be told from null, send an empty string to clear).
+         *
+         *     A window stays in its workspace: `workspaceId` is not accepted (400);
+         *     to move one, create it in the other workspace and delete this one.
+         *     Editing a window in progress does not end it: it stays active as long
+         *     as its new times hold the present (ending it now is `endsAt` now, or
+         *     deleteMaintenanceWindow). With `notifySubscribers` on, subscribers are
+         *     told of the window again when its times change or the option is
+         *     switched on, before its next occurrence has started, and the
+         *     "started" news follows the new start.
+         *
+         *     A window of a workspace outside the caller's reach answers 404
+         *     exactly like a made-up id.
+         */
+        patch: operations["updateMaintenanceWindow"];
+        trace?: never;
+    };
     "/me": {
         parameters: {
             query?: never;
@@ -2515,7 +2563,31 @@ export interface paths {
         delete: operations["deleteSchedule"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an on-call schedule
+         * @description Changes the fields given and keeps the others; the schedule keeps its
+         *     id, its overrides and the escalation steps that name it. An empty
+         *     change is 400. Each field is checked as createSchedule checks it,
+         *     with the same codes and `details.field` (a participant who is not a
+         *     member is 404 naming `participantIds.N`). `participantIds` replaces
+         *     the rotation order as a whole.
+         *
+         *     Changing the rotation (`timezone`, `shiftLengthHours`, `handoffTime`
+         *     or `participantIds`) restarts it as creating does, as if the schedule
+         *     were created at the moment of the change: the first participant's
+         *     shift starts at the first hand-over on or before it (with shifts of
+         *     24 hours or more, whoever is listed first is on call now). Renaming
+         *     alone leaves the rotation as it was. Covers (overrides) are kept and still win over
+         *     the rotation.
+         *
+         *     A schedule stays where it is: `workspaceId` is not accepted (400).
+         *     A schedule outside the caller's workspaces answers 404 exactly like a
+         *     made-up id; an organisation-wide one is refused to a caller confined
+         *     to workspaces (403 `workspace_confined` naming
+         *     notification_channel:manage). One `oncall.schedule_updated` audit
+         *     entry records what changed.
+         */
+        patch: operations["updateSchedule"];
         trace?: never;
     };
     "/on-call/escalation-policies": {
@@ -2576,7 +2648,32 @@ export interface paths {
         delete: operations["deleteEscalationPolicy"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an escalation policy
+         * @description Changes the fields given and keeps the others; the policy keeps its
+         *     id. An empty change is 400. Each field is checked as
+         *     createEscalationPolicy checks it, with the same codes and
+         *     `details.field`: `steps` in time order (400 naming
+         *     `steps.N.afterMinutes`), targets the caller sees (404 naming
+         *     `steps.N.targetId`), monitors it sees (404 naming `monitorIds.N`).
+         *     `steps` and `monitorIds` replace the lists as a whole; a monitor
+         *     named moves from any other policy, as on create. `monitorIds` null
+         *     or `[]` leaves the policy naming no monitor, which makes it the
+         *     whole organisation's (in protobuf an absent `monitorIds` leaves the
+         *     monitors unchanged and an empty list clears them).
+         *
+         *     A caller confined to workspaces changes only a policy it sees (see
+         *     getOnCall; another answers 404 exactly like a made-up id). It sees
+         *     only the steps whose target it can see, so it may replace `steps`
+         *     only when it sees every step of the policy (else 403
+         *     `workspace_confined` naming notification_channel:manage: nothing it
+         *     cannot see is dropped), and it may not leave the policy naming no
+         *     monitor (the same 403). An incident already escalating takes the
+         *     changed steps from its next step on (that step keeps the time it was
+         *     due at). One `oncall.escalation_policy_updated` audit entry records
+         *     what changed.
+         */
+        patch: operations["updateEscalationPolicy"];
         trace?: never;
     };
     "/on-call/overrides": {
@@ -3783,6 +3880,9 @@ export interface components {
         };
         GetMonitorResponse: {
             data: components["schemas"]["Monitor"];
+        };
+        GetMaintenanceWindowResponse: {
+            data: components["schemas"]["MaintenanceWindow"];
         };
         GetOnCallResponse: {
             data: components["schemas"]["OnCallData"];
@@ -5027,6 +5127,34 @@ export interface components {
         UpdateHostResponse: {
             data: components["schemas"]["Ack"];
         };
+        /** @description The fields to change; absent ones are kept. The window's workspace is not among them. */
+        UpdateMaintenanceWindowBody: {
+            title?: string;
+            /** @description Null or an empty string clears it. */
+            description?: string | null;
+            /** @description Replaces the list; monitors of the window's workspace. */
+            monitorIds?: string[];
+            /**
+             * Format: date-time
+             * @description RFC 3339 with an offset.
+             */
+            startsAt?: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 with an offset; after `startsAt` (the one given, else the stored one).
+             */
+            endsAt?: string;
+            /** @description Null or an empty string makes the window a one-off. */
+            recurrenceRule?: string | null;
+            /** @description IANA zone. */
+            timezone?: string;
+            keepChecking?: boolean;
+            showOnStatusPage?: boolean;
+            notifySubscribers?: boolean;
+        };
+        UpdateMaintenanceWindowResponse: {
+            data: components["schemas"]["MaintenanceWindow"];
+        };
         /** @description Either status or comment or both. */
         UpdateIncidentBody: {
             /**
@@ -5201,6 +5329,20 @@ export interface components {
         DeleteScheduleResponse: {
             data: components["schemas"]["DeleteResult"];
         };
+        /** @description The fields to change; absent ones are kept. The schedule's workspace is not among them. */
+        UpdateScheduleBody: {
+            name?: string;
+            /** @description IANA zone. */
+            timezone?: string;
+            shiftLengthHours?: number;
+            /** @description HH:MM in the schedule's zone. */
+            handoffTime?: string;
+            /** @description User ids of members, in rotation order; replaces the list. */
+            participantIds?: string[];
+        };
+        UpdateScheduleResponse: {
+            data: components["schemas"]["Schedule"];
+        };
         CreateEscalationPolicyBody: {
             name: string;
             /** @description How many more times the steps repeat after the last one; default 0. */
@@ -5220,6 +5362,19 @@ export interface components {
         };
         DeleteEscalationPolicyResponse: {
             data: components["schemas"]["DeleteResult"];
+        };
+        /** @description The fields to change; absent ones are kept. */
+        UpdateEscalationPolicyBody: {
+            name?: string;
+            /** @description How many more times the steps repeat after the last one. */
+            repeat?: number;
+            /** @description Replaces the steps, in time order. */
+            steps?: components["schemas"]["EscalationStepInput"][];
+            /** @description Replaces the monitors; null or [] leaves the policy naming none. In protobuf an absent field leaves them unchanged and an empty list clears them. */
+            monitorIds?: components["schemas"]["StringList"];
+        };
+        UpdateEscalationPolicyResponse: {
+            data: components["schemas"]["EscalationPolicy"];
         };
         CreateOverrideBody: {
             scheduleId: string;
@@ -7197,6 +7352,64 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    getMaintenanceWindow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The window. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetMaintenanceWindowResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateMaintenanceWindow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMaintenanceWindowBody"];
+            };
+        };
+        responses: {
+            /** @description The window as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateMaintenanceWindowResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     getMe: {
         parameters: {
             query?: never;
@@ -8657,6 +8870,37 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateScheduleBody"];
+            };
+        };
+        responses: {
+            /** @description The schedule as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateScheduleResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     createEscalationPolicy: {
         parameters: {
             query?: never;
@@ -8704,6 +8948,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteEscalationPolicyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateEscalationPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateEscalationPolicyBody"];
+            };
+        };
+        responses: {
+            /** @description The policy as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateEscalationPolicyResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/maintenance.proto.
  */
 export const file_vigil_v1_maintenance: GenFile = /*@__PURE__*/
-  fileDesc("Chp2aWdpbC92MS9tYWludGVuYW5jZS5wcm90bxIIdmlnaWwudjEiOwodTGlzdE1haW50ZW5hbmNlV2luZG93c1JlcXVlc3QSEQoEcGFzdBgBIAEoCEgAiAEBQgcKBV9wYXN0IksKHkxpc3RNYWludGVuYW5jZVdpbmRvd3NSZXNwb25zZRIpCgRkYXRhGAEgAygLMhsudmlnaWwudjEuTWFpbnRlbmFuY2VXaW5kb3ci1gMKHkNyZWF0ZU1haW50ZW5hbmNlV2luZG93UmVxdWVzdBINCgV0aXRsZRgBIAEoCRIYCgtkZXNjcmlwdGlvbhgCIAEoCUgAiAEBEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRITCgttb25pdG9yX2lkcxgEIAMoCRItCglzdGFydHNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKB2VuZHNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKD3JlY3VycmVuY2VfcnVsZRgHIAEoCUgBiAEBEhUKCHRpbWV6b25lGAggASgJSAKIAQESGgoNa2VlcF9jaGVja2luZxgJIAEoCEgDiAEBEiAKE3Nob3dfb25fc3RhdHVzX3BhZ2UYCiABKAhIBIgBARIfChJub3RpZnlfc3Vic2NyaWJlcnMYCyABKAhIBYgBAUIOCgxfZGVzY3JpcHRpb25CEgoQX3JlY3VycmVuY2VfcnVsZUILCglfdGltZXpvbmVCEAoOX2tlZXBfY2hlY2tpbmdCFgoUX3Nob3dfb25fc3RhdHVzX3BhZ2VCFQoTX25vdGlmeV9zdWJzY3JpYmVycyJMCh9DcmVhdGVNYWludGVuYW5jZVdpbmRvd1Jlc3BvbnNlEikKBGRhdGEYASABKAsyGy52aWdpbC52MS5NYWludGVuYW5jZVdpbmRvdyIsCh5EZWxldGVNYWludGVuYW5jZVdpbmRvd1JlcXVlc3QSCgoCaWQYASABKAkiRwofRGVsZXRlTWFpbnRlbmFuY2VXaW5kb3dSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0Iu0DChFNYWludGVuYW5jZVdpbmRvdxIKCgJpZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIYCgtkZXNjcmlwdGlvbhgDIAEoCUgAiAEBEi0KCXN0YXJ0c19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoHZW5kc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIdGltZXpvbmUYBiABKAkSEwoLbW9uaXRvcl9pZHMYByADKAkSHAoPcmVjdXJyZW5jZV9ydWxlGAggASgJSAGIAQESFQoNa2VlcF9jaGVja2luZxgJIAEoCBIbChNzaG93X29uX3N0YXR1c19wYWdlGAogASgIEhoKEm5vdGlmeV9zdWJzY3JpYmVycxgLIAEoCBIUCgx3b3Jrc3BhY2VfaWQYDCABKAkSLgoKY3JlYXRlZF9hdBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOAoPbmV4dF9vY2N1cnJlbmNlGA4gASgLMh8udmlnaWwudjEuTWFpbnRlbmFuY2VPY2N1cnJlbmNlEg4KBmFjdGl2ZRgPIAEoCEIOCgxfZGVzY3JpcHRpb25CEgoQX3JlY3VycmVuY2VfcnVsZSJzChVNYWludGVuYW5jZU9jY3VycmVuY2USLQoJc3RhcnRzX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdlbmRzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDLhAgoSTWFpbnRlbmFuY2VTZXJ2aWNlEmsKFkxpc3RNYWludGVuYW5jZVdpbmRvd3MSJy52aWdpbC52MS5MaXN0TWFpbnRlbmFuY2VXaW5kb3dzUmVxdWVzdBooLnZpZ2lsLnYxLkxpc3RNYWludGVuYW5jZVdpbmRvd3NSZXNwb25zZRJuChdDcmVhdGVNYWludGVuYW5jZVdpbmRvdxIoLnZpZ2lsLnYxLkNyZWF0ZU1haW50ZW5hbmNlV2luZG93UmVxdWVzdBopLnZpZ2lsLnYxLkNyZWF0ZU1haW50ZW5hbmNlV2luZG93UmVzcG9uc2USbgoXRGVsZXRlTWFpbnRlbmFuY2VXaW5kb3cSKC52aWdpbC52MS5EZWxldGVNYWludGVuYW5jZVdpbmRvd1JlcXVlc3QaKS52aWdpbC52MS5EZWxldGVNYWludGVuYW5jZVdpbmRvd1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_vigil_v1_common]);
+  fileDesc("Chp2aWdpbC92MS9tYWludGVuYW5jZS5wcm90bxIIdmlnaWwudjEiOwodTGlzdE1haW50ZW5hbmNlV2luZG93c1JlcXVlc3QSEQoEcGFzdBgBIAEoCEgAiAEBQgcKBV9wYXN0IksKHkxpc3RNYWludGVuYW5jZVdpbmRvd3NSZXNwb25zZRIpCgRkYXRhGAEgAygLMhsudmlnaWwudjEuTWFpbnRlbmFuY2VXaW5kb3ci1gMKHkNyZWF0ZU1haW50ZW5hbmNlV2luZG93UmVxdWVzdBINCgV0aXRsZRgBIAEoCRIYCgtkZXNjcmlwdGlvbhgCIAEoCUgAiAEBEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRITCgttb25pdG9yX2lkcxgEIAMoCRItCglzdGFydHNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKB2VuZHNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKD3JlY3VycmVuY2VfcnVsZRgHIAEoCUgBiAEBEhUKCHRpbWV6b25lGAggASgJSAKIAQESGgoNa2VlcF9jaGVja2luZxgJIAEoCEgDiAEBEiAKE3Nob3dfb25fc3RhdHVzX3BhZ2UYCiABKAhIBIgBARIfChJub3RpZnlfc3Vic2NyaWJlcnMYCyABKAhIBYgBAUIOCgxfZGVzY3JpcHRpb25CEgoQX3JlY3VycmVuY2VfcnVsZUILCglfdGltZXpvbmVCEAoOX2tlZXBfY2hlY2tpbmdCFgoUX3Nob3dfb25fc3RhdHVzX3BhZ2VCFQoTX25vdGlmeV9zdWJzY3JpYmVycyJMCh9DcmVhdGVNYWludGVuYW5jZVdpbmRvd1Jlc3BvbnNlEikKBGRhdGEYASABKAsyGy52aWdpbC52MS5NYWludGVuYW5jZVdpbmRvdyIsCh5EZWxldGVNYWludGVuYW5jZVdpbmRvd1JlcXVlc3QSCgoCaWQYASABKAkiRwofRGVsZXRlTWFpbnRlbmFuY2VXaW5kb3dSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0IikKG0dldE1haW50ZW5hbmNlV2luZG93UmVxdWVzdBIKCgJpZBgBIAEoCSJJChxHZXRNYWludGVuYW5jZVdpbmRvd1Jlc3BvbnNlEikKBGRhdGEYASABKAsyGy52aWdpbC52MS5NYWludGVuYW5jZVdpbmRvdyLbAwoeVXBkYXRlTWFpbnRlbmFuY2VXaW5kb3dSZXF1ZXN0EgoKAmlkGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESGAoLZGVzY3JpcHRpb24YAyABKAlIAYgBARITCgttb25pdG9yX2lkcxgEIAMoCRItCglzdGFydHNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKB2VuZHNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKD3JlY3VycmVuY2VfcnVsZRgHIAEoCUgCiAEBEhUKCHRpbWV6b25lGAggASgJSAOIAQESGgoNa2VlcF9jaGVja2luZxgJIAEoCEgEiAEBEiAKE3Nob3dfb25fc3RhdHVzX3BhZ2UYCiABKAhIBYgBARIfChJub3RpZnlfc3Vic2NyaWJlcnMYCyABKAhIBogBAUIICgZfdGl0bGVCDgoMX2Rlc2NyaXB0aW9uQhIKEF9yZWN1cnJlbmNlX3J1bGVCCwoJX3RpbWV6b25lQhAKDl9rZWVwX2NoZWNraW5nQhYKFF9zaG93X29uX3N0YXR1c19wYWdlQhUKE19ub3RpZnlfc3Vic2NyaWJlcnMiTAofVXBkYXRlTWFpbnRlbmFuY2VXaW5kb3dSZXNwb25zZRIpCgRkYXRhGAEgASgLMhsudmlnaWwudjEuTWFpbnRlbmFuY2VXaW5kb3ci7QMKEU1haW50ZW5hbmNlV2luZG93EgoKAmlkGAEgASgJEg0KBXRpdGxlGAIgASgJEhgKC2Rlc2NyaXB0aW9uGAMgASgJSACIAQESLQoJc3RhcnRzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdlbmRzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCgh0aW1lem9uZRgGIAEoCRITCgttb25pdG9yX2lkcxgHIAMoCRIcCg9yZWN1cnJlbmNlX3J1bGUYCCABKAlIAYgBARIVCg1rZWVwX2NoZWNraW5nGAkgASgIEhsKE3Nob3dfb25fc3RhdHVzX3BhZ2UYCiABKAgSGgoSbm90aWZ5X3N1YnNjcmliZXJzGAsgASgIEhQKDHdvcmtzcGFjZV9pZBgMIAEoCRIuCgpjcmVhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI4Cg9uZXh0X29jY3VycmVuY2UYDiABKAsyHy52aWdpbC52MS5NYWludGVuYW5jZU9jY3VycmVuY2USDgoGYWN0aXZlGA8gASgIQg4KDF9kZXNjcmlwdGlvbkISChBfcmVjdXJyZW5jZV9ydWxlInMKFU1haW50ZW5hbmNlT2NjdXJyZW5jZRItCglzdGFydHNfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKB2VuZHNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMrgEChJNYWludGVuYW5jZVNlcnZpY2USawoWTGlzdE1haW50ZW5hbmNlV2luZG93cxInLnZpZ2lsLnYxLkxpc3RNYWludGVuYW5jZVdpbmRvd3NSZXF1ZXN0GigudmlnaWwudjEuTGlzdE1haW50ZW5hbmNlV2luZG93c1Jlc3BvbnNlEm4KF0NyZWF0ZU1haW50ZW5hbmNlV2luZG93EigudmlnaWwudjEuQ3JlYXRlTWFpbnRlbmFuY2VXaW5kb3dSZXF1ZXN0GikudmlnaWwudjEuQ3JlYXRlTWFpbnRlbmFuY2VXaW5kb3dSZXNwb25zZRJuChdEZWxldGVNYWludGVuYW5jZVdpbmRvdxIoLnZpZ2lsLnYxLkRlbGV0ZU1haW50ZW5hbmNlV2luZG93UmVxdWVzdBopLnZpZ2lsLnYxLkRlbGV0ZU1haW50ZW5hbmNlV2luZG93UmVzcG9uc2USZQoUR2V0TWFpbnRlbmFuY2VXaW5kb3cSJS52aWdpbC52MS5HZXRNYWludGVuYW5jZVdpbmRvd1JlcXVlc3QaJi52aWdpbC52MS5HZXRNYWludGVuYW5jZVdpbmRvd1Jlc3BvbnNlEm4KF1VwZGF0ZU1haW50ZW5hbmNlV2luZG93EigudmlnaWwudjEuVXBkYXRlTWFpbnRlbmFuY2VXaW5kb3dSZXF1ZXN0GikudmlnaWwudjEuVXBkYXRlTWFpbnRlbmFuY2VXaW5kb3dSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_vigil_v1_common]);
 
 /**
  * The request of ListMaintenanceWindows: path, query and body fields flattened.
@@ -210,6 +210,154 @@ export const DeleteMaintenanceWindowResponseSchema: GenMessage<DeleteMaintenance
   messageDesc(file_vigil_v1_maintenance, 5);
 
 /**
+ * The request of GetMaintenanceWindow: path, query and body fields flattened.
+ *
+ * @generated from message vigil.v1.GetMaintenanceWindowRequest
+ */
+export type GetMaintenanceWindowRequest = Message<"vigil.v1.GetMaintenanceWindowRequest"> & {
+  /**
+   * Path.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message vigil.v1.GetMaintenanceWindowRequest.
+ * Use `create(GetMaintenanceWindowRequestSchema)` to create a new message.
+ */
+export const GetMaintenanceWindowRequestSchema: GenMessage<GetMaintenanceWindowRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_maintenance, 6);
+
+/**
+ * @generated from message vigil.v1.GetMaintenanceWindowResponse
+ */
+export type GetMaintenanceWindowResponse = Message<"vigil.v1.GetMaintenanceWindowResponse"> & {
+  /**
+   * @generated from field: vigil.v1.MaintenanceWindow data = 1;
+   */
+  data?: MaintenanceWindow | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.GetMaintenanceWindowResponse.
+ * Use `create(GetMaintenanceWindowResponseSchema)` to create a new message.
+ */
+export const GetMaintenanceWindowResponseSchema: GenMessage<GetMaintenanceWindowResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_maintenance, 7);
+
+/**
+ * The request of UpdateMaintenanceWindow: path, query and body fields
+ * flattened. Absent fields are left unchanged; an empty string clears
+ * description or recurrence_rule. The workspace is not changeable.
+ *
+ * @generated from message vigil.v1.UpdateMaintenanceWindowRequest
+ */
+export type UpdateMaintenanceWindowRequest = Message<"vigil.v1.UpdateMaintenanceWindowRequest"> & {
+  /**
+   * Path.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Body, optional. 1 to 200 characters.
+   *
+   * @generated from field: optional string title = 2;
+   */
+  title?: string | undefined;
+
+  /**
+   * Body, optional. At most 5,000 characters; empty clears it.
+   *
+   * @generated from field: optional string description = 3;
+   */
+  description?: string | undefined;
+
+  /**
+   * Body, optional. Replaces the list when not empty.
+   *
+   * @generated from field: repeated string monitor_ids = 4;
+   */
+  monitorIds: string[];
+
+  /**
+   * Body, optional. RFC 3339 with an offset.
+   *
+   * @generated from field: google.protobuf.Timestamp starts_at = 5;
+   */
+  startsAt?: Timestamp | undefined;
+
+  /**
+   * Body, optional. RFC 3339 with an offset; after `startsAt`.
+   *
+   * @generated from field: google.protobuf.Timestamp ends_at = 6;
+   */
+  endsAt?: Timestamp | undefined;
+
+  /**
+   * Body, optional. At most 500 characters; empty makes the window a one-off.
+   *
+   * @generated from field: optional string recurrence_rule = 7;
+   */
+  recurrenceRule?: string | undefined;
+
+  /**
+   * Body, optional. IANA zone.
+   *
+   * @generated from field: optional string timezone = 8;
+   */
+  timezone?: string | undefined;
+
+  /**
+   * Body, optional.
+   *
+   * @generated from field: optional bool keep_checking = 9;
+   */
+  keepChecking?: boolean | undefined;
+
+  /**
+   * Body, optional.
+   *
+   * @generated from field: optional bool show_on_status_page = 10;
+   */
+  showOnStatusPage?: boolean | undefined;
+
+  /**
+   * Body, optional.
+   *
+   * @generated from field: optional bool notify_subscribers = 11;
+   */
+  notifySubscribers?: boolean | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateMaintenanceWindowRequest.
+ * Use `create(UpdateMaintenanceWindowRequestSchema)` to create a new message.
+ */
+export const UpdateMaintenanceWindowRequestSchema: GenMessage<UpdateMaintenanceWindowRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_maintenance, 8);
+
+/**
+ * @generated from message vigil.v1.UpdateMaintenanceWindowResponse
+ */
+export type UpdateMaintenanceWindowResponse = Message<"vigil.v1.UpdateMaintenanceWindowResponse"> & {
+  /**
+   * @generated from field: vigil.v1.MaintenanceWindow data = 1;
+   */
+  data?: MaintenanceWindow | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateMaintenanceWindowResponse.
+ * Use `create(UpdateMaintenanceWindowResponseSchema)` to create a new message.
+ */
+export const UpdateMaintenanceWindowResponseSchema: GenMessage<UpdateMaintenanceWindowResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_maintenance, 9);
+
+/**
  * A maintenance window; a recurring window is one record.
  *
  * @generated from message vigil.v1.MaintenanceWindow
@@ -312,7 +460,7 @@ export type MaintenanceWindow = Message<"vigil.v1.MaintenanceWindow"> & {
  * Use `create(MaintenanceWindowSchema)` to create a new message.
  */
 export const MaintenanceWindowSchema: GenMessage<MaintenanceWindow> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_maintenance, 6);
+  messageDesc(file_vigil_v1_maintenance, 10);
 
 /**
  * One occurrence of a maintenance window.
@@ -336,7 +484,7 @@ export type MaintenanceOccurrence = Message<"vigil.v1.MaintenanceOccurrence"> & 
  * Use `create(MaintenanceOccurrenceSchema)` to create a new message.
  */
 export const MaintenanceOccurrenceSchema: GenMessage<MaintenanceOccurrence> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_maintenance, 7);
+  messageDesc(file_vigil_v1_maintenance, 11);
 
 /**
  * Maintenance windows.
@@ -373,6 +521,26 @@ export const MaintenanceService: GenService<{
     methodKind: "unary";
     input: typeof DeleteMaintenanceWindowRequestSchema;
     output: typeof DeleteMaintenanceWindowResponseSchema;
+  },
+  /**
+   * GET /api/v1/maintenance/{id}: Get a maintenance window.
+   *
+   * @generated from rpc vigil.v1.MaintenanceService.GetMaintenanceWindow
+   */
+  getMaintenanceWindow: {
+    methodKind: "unary";
+    input: typeof GetMaintenanceWindowRequestSchema;
+    output: typeof GetMaintenanceWindowResponseSchema;
+  },
+  /**
+   * PATCH /api/v1/maintenance/{id}: Change a maintenance window.
+   *
+   * @generated from rpc vigil.v1.MaintenanceService.UpdateMaintenanceWindow
+   */
+  updateMaintenanceWindow: {
+    methodKind: "unary";
+    input: typeof UpdateMaintenanceWindowRequestSchema;
+    output: typeof UpdateMaintenanceWindowResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_vigil_v1_maintenance, 0);

@@ -12,7 +12,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { DeleteResult } from "./common_pb";
+import type { DeleteResult, StringList } from "./common_pb";
 import { file_vigil_v1_common } from "./common_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/oncall.proto.
  */
 export const file_vigil_v1_oncall: GenFile = /*@__PURE__*/
-  fileDesc("ChV2aWdpbC92MS9vbmNhbGwucHJvdG8SCHZpZ2lsLnYxIhIKEEdldE9uQ2FsbFJlcXVlc3QiNwoRR2V0T25DYWxsUmVzcG9uc2USIgoEZGF0YRgBIAEoCzIULnZpZ2lsLnYxLk9uQ2FsbERhdGEi8AEKCk9uQ2FsbERhdGESJQoJc2NoZWR1bGVzGAEgAygLMhIudmlnaWwudjEuU2NoZWR1bGUSNwoTZXNjYWxhdGlvbl9wb2xpY2llcxgCIAMoCzIaLnZpZ2lsLnYxLkVzY2FsYXRpb25Qb2xpY3kSKwoJb3ZlcnJpZGVzGAMgAygLMhgudmlnaWwudjEuT25DYWxsT3ZlcnJpZGUSKAoLb25fY2FsbF9ub3cYBCADKAsyEy52aWdpbC52MS5PbkNhbGxOb3cSKwoLdW5yZWFjaGFibGUYBSADKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24iwgEKCFNjaGVkdWxlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIdGltZXpvbmUYAyABKAkSGgoSc2hpZnRfbGVuZ3RoX2hvdXJzGAQgASgFEhQKDGhhbmRvZmZfdGltZRgFIAEoCRIsCgxwYXJ0aWNpcGFudHMYBiADKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SGQoMd29ya3NwYWNlX2lkGAcgASgJSACIAQFCDwoNX3dvcmtzcGFjZV9pZCJ6ChBFc2NhbGF0aW9uUG9saWN5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGcmVwZWF0GAMgASgFEicKBXN0ZXBzGAQgAygLMhgudmlnaWwudjEuRXNjYWxhdGlvblN0ZXASEwoLbW9uaXRvcl9pZHMYBSADKAkiswEKDk9uQ2FsbE92ZXJyaWRlEgoKAmlkGAEgASgJEhMKC3NjaGVkdWxlX2lkGAIgASgJEiQKBHVzZXIYAyABKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SLQoJc3RhcnRzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdlbmRzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKHAQoJT25DYWxsTm93EhMKC3NjaGVkdWxlX2lkGAEgASgJEiQKBHVzZXIYAiABKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SFAoMdmlhX292ZXJyaWRlGAMgASgIEikKBXVudGlsGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJKCgxPbkNhbGxQZXJzb24SDwoHdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUieQoORXNjYWxhdGlvblN0ZXASFQoNYWZ0ZXJfbWludXRlcxgBIAEoBRITCgt0YXJnZXRfdHlwZRgCIAEoCRIRCgl0YXJnZXRfaWQYAyABKAkSGAoLdGFyZ2V0X25hbWUYBCABKAlIAIgBAUIOCgxfdGFyZ2V0X25hbWUiwAEKFUNyZWF0ZVNjaGVkdWxlUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKCHRpbWV6b25lGAIgASgJSACIAQESGgoSc2hpZnRfbGVuZ3RoX2hvdXJzGAMgASgFEhQKDGhhbmRvZmZfdGltZRgEIAEoCRIXCg9wYXJ0aWNpcGFudF9pZHMYBSADKAkSGQoMd29ya3NwYWNlX2lkGAYgASgJSAGIAQFCCwoJX3RpbWV6b25lQg8KDV93b3Jrc3BhY2VfaWQiOgoWQ3JlYXRlU2NoZWR1bGVSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIudmlnaWwudjEuU2NoZWR1bGUiIwoVRGVsZXRlU2NoZWR1bGVSZXF1ZXN0EgoKAmlkGAEgASgJIj4KFkRlbGV0ZVNjaGVkdWxlUmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLkRlbGV0ZVJlc3VsdCJUChNFc2NhbGF0aW9uU3RlcElucHV0EhUKDWFmdGVyX21pbnV0ZXMYASABKAUSEwoLdGFyZ2V0X3R5cGUYAiABKAkSEQoJdGFyZ2V0X2lkGAMgASgJIpABCh1DcmVhdGVFc2NhbGF0aW9uUG9saWN5UmVxdWVzdBIMCgRuYW1lGAEgASgJEhMKBnJlcGVhdBgCIAEoBUgAiAEBEiwKBXN0ZXBzGAMgAygLMh0udmlnaWwudjEuRXNjYWxhdGlvblN0ZXBJbnB1dBITCgttb25pdG9yX2lkcxgEIAMoCUIJCgdfcmVwZWF0IkoKHkNyZWF0ZUVzY2FsYXRpb25Qb2xpY3lSZXNwb25zZRIoCgRkYXRhGAEgASgLMhoudmlnaWwudjEuRXNjYWxhdGlvblBvbGljeSIrCh1EZWxldGVFc2NhbGF0aW9uUG9saWN5UmVxdWVzdBIKCgJpZBgBIAEoCSJGCh5EZWxldGVFc2NhbGF0aW9uUG9saWN5UmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLkRlbGV0ZVJlc3VsdCKZAQoVQ3JlYXRlT3ZlcnJpZGVSZXF1ZXN0EhMKC3NjaGVkdWxlX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSLQoJc3RhcnRzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdlbmRzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJAChZDcmVhdGVPdmVycmlkZVJlc3BvbnNlEiYKBGRhdGEYASABKAsyGC52aWdpbC52MS5PbkNhbGxPdmVycmlkZSIjChVEZWxldGVPdmVycmlkZVJlcXVlc3QSCgoCaWQYASABKAkiPgoWRGVsZXRlT3ZlcnJpZGVSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0MoMFCg1PbkNhbGxTZXJ2aWNlEkQKCUdldE9uQ2FsbBIaLnZpZ2lsLnYxLkdldE9uQ2FsbFJlcXVlc3QaGy52aWdpbC52MS5HZXRPbkNhbGxSZXNwb25zZRJTCg5DcmVhdGVTY2hlZHVsZRIfLnZpZ2lsLnYxLkNyZWF0ZVNjaGVkdWxlUmVxdWVzdBogLnZpZ2lsLnYxLkNyZWF0ZVNjaGVkdWxlUmVzcG9uc2USUwoORGVsZXRlU2NoZWR1bGUSHy52aWdpbC52MS5EZWxldGVTY2hlZHVsZVJlcXVlc3QaIC52aWdpbC52MS5EZWxldGVTY2hlZHVsZVJlc3BvbnNlEmsKFkNyZWF0ZUVzY2FsYXRpb25Qb2xpY3kSJy52aWdpbC52MS5DcmVhdGVFc2NhbGF0aW9uUG9saWN5UmVxdWVzdBooLnZpZ2lsLnYxLkNyZWF0ZUVzY2FsYXRpb25Qb2xpY3lSZXNwb25zZRJrChZEZWxldGVFc2NhbGF0aW9uUG9saWN5EicudmlnaWwudjEuRGVsZXRlRXNjYWxhdGlvblBvbGljeVJlcXVlc3QaKC52aWdpbC52MS5EZWxldGVFc2NhbGF0aW9uUG9saWN5UmVzcG9uc2USUwoOQ3JlYXRlT3ZlcnJpZGUSHy52aWdpbC52MS5DcmVhdGVPdmVycmlkZVJlcXVlc3QaIC52aWdpbC52MS5DcmVhdGVPdmVycmlkZVJlc3BvbnNlElMKDkRlbGV0ZU92ZXJyaWRlEh8udmlnaWwudjEuRGVsZXRlT3ZlcnJpZGVSZXF1ZXN0GiAudmlnaWwudjEuRGVsZXRlT3ZlcnJpZGVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_vigil_v1_common]);
+  fileDesc("ChV2aWdpbC92MS9vbmNhbGwucHJvdG8SCHZpZ2lsLnYxIhIKEEdldE9uQ2FsbFJlcXVlc3QiNwoRR2V0T25DYWxsUmVzcG9uc2USIgoEZGF0YRgBIAEoCzIULnZpZ2lsLnYxLk9uQ2FsbERhdGEi8AEKCk9uQ2FsbERhdGESJQoJc2NoZWR1bGVzGAEgAygLMhIudmlnaWwudjEuU2NoZWR1bGUSNwoTZXNjYWxhdGlvbl9wb2xpY2llcxgCIAMoCzIaLnZpZ2lsLnYxLkVzY2FsYXRpb25Qb2xpY3kSKwoJb3ZlcnJpZGVzGAMgAygLMhgudmlnaWwudjEuT25DYWxsT3ZlcnJpZGUSKAoLb25fY2FsbF9ub3cYBCADKAsyEy52aWdpbC52MS5PbkNhbGxOb3cSKwoLdW5yZWFjaGFibGUYBSADKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24iwgEKCFNjaGVkdWxlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIdGltZXpvbmUYAyABKAkSGgoSc2hpZnRfbGVuZ3RoX2hvdXJzGAQgASgFEhQKDGhhbmRvZmZfdGltZRgFIAEoCRIsCgxwYXJ0aWNpcGFudHMYBiADKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SGQoMd29ya3NwYWNlX2lkGAcgASgJSACIAQFCDwoNX3dvcmtzcGFjZV9pZCJ6ChBFc2NhbGF0aW9uUG9saWN5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGcmVwZWF0GAMgASgFEicKBXN0ZXBzGAQgAygLMhgudmlnaWwudjEuRXNjYWxhdGlvblN0ZXASEwoLbW9uaXRvcl9pZHMYBSADKAkiswEKDk9uQ2FsbE92ZXJyaWRlEgoKAmlkGAEgASgJEhMKC3NjaGVkdWxlX2lkGAIgASgJEiQKBHVzZXIYAyABKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SLQoJc3RhcnRzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdlbmRzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKHAQoJT25DYWxsTm93EhMKC3NjaGVkdWxlX2lkGAEgASgJEiQKBHVzZXIYAiABKAsyFi52aWdpbC52MS5PbkNhbGxQZXJzb24SFAoMdmlhX292ZXJyaWRlGAMgASgIEikKBXVudGlsGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJKCgxPbkNhbGxQZXJzb24SDwoHdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUieQoORXNjYWxhdGlvblN0ZXASFQoNYWZ0ZXJfbWludXRlcxgBIAEoBRITCgt0YXJnZXRfdHlwZRgCIAEoCRIRCgl0YXJnZXRfaWQYAyABKAkSGAoLdGFyZ2V0X25hbWUYBCABKAlIAIgBAUIOCgxfdGFyZ2V0X25hbWUiwAEKFUNyZWF0ZVNjaGVkdWxlUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKCHRpbWV6b25lGAIgASgJSACIAQESGgoSc2hpZnRfbGVuZ3RoX2hvdXJzGAMgASgFEhQKDGhhbmRvZmZfdGltZRgEIAEoCRIXCg9wYXJ0aWNpcGFudF9pZHMYBSADKAkSGQoMd29ya3NwYWNlX2lkGAYgASgJSAGIAQFCCwoJX3RpbWV6b25lQg8KDV93b3Jrc3BhY2VfaWQiOgoWQ3JlYXRlU2NoZWR1bGVSZXNwb25zZRIgCgRkYXRhGAEgASgLMhIudmlnaWwudjEuU2NoZWR1bGUi4AEKFVVwZGF0ZVNjaGVkdWxlUmVxdWVzdBIKCgJpZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESFQoIdGltZXpvbmUYAyABKAlIAYgBARIfChJzaGlmdF9sZW5ndGhfaG91cnMYBCABKAVIAogBARIZCgxoYW5kb2ZmX3RpbWUYBSABKAlIA4gBARIXCg9wYXJ0aWNpcGFudF9pZHMYBiADKAlCBwoFX25hbWVCCwoJX3RpbWV6b25lQhUKE19zaGlmdF9sZW5ndGhfaG91cnNCDwoNX2hhbmRvZmZfdGltZSI6ChZVcGRhdGVTY2hlZHVsZVJlc3BvbnNlEiAKBGRhdGEYASABKAsyEi52aWdpbC52MS5TY2hlZHVsZSIjChVEZWxldGVTY2hlZHVsZVJlcXVlc3QSCgoCaWQYASABKAkiPgoWRGVsZXRlU2NoZWR1bGVSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0IlQKE0VzY2FsYXRpb25TdGVwSW5wdXQSFQoNYWZ0ZXJfbWludXRlcxgBIAEoBRITCgt0YXJnZXRfdHlwZRgCIAEoCRIRCgl0YXJnZXRfaWQYAyABKAkikAEKHUNyZWF0ZUVzY2FsYXRpb25Qb2xpY3lSZXF1ZXN0EgwKBG5hbWUYASABKAkSEwoGcmVwZWF0GAIgASgFSACIAQESLAoFc3RlcHMYAyADKAsyHS52aWdpbC52MS5Fc2NhbGF0aW9uU3RlcElucHV0EhMKC21vbml0b3JfaWRzGAQgAygJQgkKB19yZXBlYXQiSgoeQ3JlYXRlRXNjYWxhdGlvblBvbGljeVJlc3BvbnNlEigKBGRhdGEYASABKAsyGi52aWdpbC52MS5Fc2NhbGF0aW9uUG9saWN5IsABCh1VcGRhdGVFc2NhbGF0aW9uUG9saWN5UmVxdWVzdBIKCgJpZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESEwoGcmVwZWF0GAMgASgFSAGIAQESLAoFc3RlcHMYBCADKAsyHS52aWdpbC52MS5Fc2NhbGF0aW9uU3RlcElucHV0EikKC21vbml0b3JfaWRzGAUgASgLMhQudmlnaWwudjEuU3RyaW5nTGlzdEIHCgVfbmFtZUIJCgdfcmVwZWF0IkoKHlVwZGF0ZUVzY2FsYXRpb25Qb2xpY3lSZXNwb25zZRIoCgRkYXRhGAEgASgLMhoudmlnaWwudjEuRXNjYWxhdGlvblBvbGljeSIrCh1EZWxldGVFc2NhbGF0aW9uUG9saWN5UmVxdWVzdBIKCgJpZBgBIAEoCSJGCh5EZWxldGVFc2NhbGF0aW9uUG9saWN5UmVzcG9uc2USJAoEZGF0YRgBIAEoCzIWLnZpZ2lsLnYxLkRlbGV0ZVJlc3VsdCKZAQoVQ3JlYXRlT3ZlcnJpZGVSZXF1ZXN0EhMKC3NjaGVkdWxlX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSLQoJc3RhcnRzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdlbmRzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJAChZDcmVhdGVPdmVycmlkZVJlc3BvbnNlEiYKBGRhdGEYASABKAsyGC52aWdpbC52MS5PbkNhbGxPdmVycmlkZSIjChVEZWxldGVPdmVycmlkZVJlcXVlc3QSCgoCaWQYASABKAkiPgoWRGVsZXRlT3ZlcnJpZGVSZXNwb25zZRIkCgRkYXRhGAEgASgLMhYudmlnaWwudjEuRGVsZXRlUmVzdWx0MsUGCg1PbkNhbGxTZXJ2aWNlEkQKCUdldE9uQ2FsbBIaLnZpZ2lsLnYxLkdldE9uQ2FsbFJlcXVlc3QaGy52aWdpbC52MS5HZXRPbkNhbGxSZXNwb25zZRJTCg5DcmVhdGVTY2hlZHVsZRIfLnZpZ2lsLnYxLkNyZWF0ZVNjaGVkdWxlUmVxdWVzdBogLnZpZ2lsLnYxLkNyZWF0ZVNjaGVkdWxlUmVzcG9uc2USUwoOVXBkYXRlU2NoZWR1bGUSHy52aWdpbC52MS5VcGRhdGVTY2hlZHVsZVJlcXVlc3QaIC52aWdpbC52MS5VcGRhdGVTY2hlZHVsZVJlc3BvbnNlElMKDkRlbGV0ZVNjaGVkdWxlEh8udmlnaWwudjEuRGVsZXRlU2NoZWR1bGVSZXF1ZXN0GiAudmlnaWwudjEuRGVsZXRlU2NoZWR1bGVSZXNwb25zZRJrChZDcmVhdGVFc2NhbGF0aW9uUG9saWN5EicudmlnaWwudjEuQ3JlYXRlRXNjYWxhdGlvblBvbGljeVJlcXVlc3QaKC52aWdpbC52MS5DcmVhdGVFc2NhbGF0aW9uUG9saWN5UmVzcG9uc2USawoWVXBkYXRlRXNjYWxhdGlvblBvbGljeRInLnZpZ2lsLnYxLlVwZGF0ZUVzY2FsYXRpb25Qb2xpY3lSZXF1ZXN0GigudmlnaWwudjEuVXBkYXRlRXNjYWxhdGlvblBvbGljeVJlc3BvbnNlEmsKFkRlbGV0ZUVzY2FsYXRpb25Qb2xpY3kSJy52aWdpbC52MS5EZWxldGVFc2NhbGF0aW9uUG9saWN5UmVxdWVzdBooLnZpZ2lsLnYxLkRlbGV0ZUVzY2FsYXRpb25Qb2xpY3lSZXNwb25zZRJTCg5DcmVhdGVPdmVycmlkZRIfLnZpZ2lsLnYxLkNyZWF0ZU92ZXJyaWRlUmVxdWVzdBogLnZpZ2lsLnYxLkNyZWF0ZU92ZXJyaWRlUmVzcG9uc2USUwoORGVsZXRlT3ZlcnJpZGUSHy52aWdpbC52MS5EZWxldGVPdmVycmlkZVJlcXVlc3QaIC52aWdpbC52MS5EZWxldGVPdmVycmlkZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_vigil_v1_common]);
 
 /**
  * The request of GetOnCall (no parameters).
@@ -420,6 +420,79 @@ export const CreateScheduleResponseSchema: GenMessage<CreateScheduleResponse> = 
   messageDesc(file_vigil_v1_oncall, 10);
 
 /**
+ * Absent fields are left unchanged. The workspace is not changeable.
+ *
+ * @generated from message vigil.v1.UpdateScheduleRequest
+ */
+export type UpdateScheduleRequest = Message<"vigil.v1.UpdateScheduleRequest"> & {
+  /**
+   * Path.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * 1 to 100 characters.
+   *
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * IANA zone.
+   *
+   * @generated from field: optional string timezone = 3;
+   */
+  timezone?: string | undefined;
+
+  /**
+   * 1 to 720.
+   *
+   * @generated from field: optional int32 shift_length_hours = 4;
+   */
+  shiftLengthHours?: number | undefined;
+
+  /**
+   * HH:MM in the schedule's zone.
+   *
+   * @generated from field: optional string handoff_time = 5;
+   */
+  handoffTime?: string | undefined;
+
+  /**
+   * User ids of members, in rotation order; replaces the list when not empty.
+   *
+   * @generated from field: repeated string participant_ids = 6;
+   */
+  participantIds: string[];
+};
+
+/**
+ * Describes the message vigil.v1.UpdateScheduleRequest.
+ * Use `create(UpdateScheduleRequestSchema)` to create a new message.
+ */
+export const UpdateScheduleRequestSchema: GenMessage<UpdateScheduleRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 11);
+
+/**
+ * @generated from message vigil.v1.UpdateScheduleResponse
+ */
+export type UpdateScheduleResponse = Message<"vigil.v1.UpdateScheduleResponse"> & {
+  /**
+   * @generated from field: vigil.v1.Schedule data = 1;
+   */
+  data?: Schedule | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateScheduleResponse.
+ * Use `create(UpdateScheduleResponseSchema)` to create a new message.
+ */
+export const UpdateScheduleResponseSchema: GenMessage<UpdateScheduleResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 12);
+
+/**
  * @generated from message vigil.v1.DeleteScheduleRequest
  */
 export type DeleteScheduleRequest = Message<"vigil.v1.DeleteScheduleRequest"> & {
@@ -434,7 +507,7 @@ export type DeleteScheduleRequest = Message<"vigil.v1.DeleteScheduleRequest"> & 
  * Use `create(DeleteScheduleRequestSchema)` to create a new message.
  */
 export const DeleteScheduleRequestSchema: GenMessage<DeleteScheduleRequest> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 11);
+  messageDesc(file_vigil_v1_oncall, 13);
 
 /**
  * @generated from message vigil.v1.DeleteScheduleResponse
@@ -451,7 +524,7 @@ export type DeleteScheduleResponse = Message<"vigil.v1.DeleteScheduleResponse"> 
  * Use `create(DeleteScheduleResponseSchema)` to create a new message.
  */
 export const DeleteScheduleResponseSchema: GenMessage<DeleteScheduleResponse> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 12);
+  messageDesc(file_vigil_v1_oncall, 14);
 
 /**
  * One step of an escalation policy, as written.
@@ -482,7 +555,7 @@ export type EscalationStepInput = Message<"vigil.v1.EscalationStepInput"> & {
  * Use `create(EscalationStepInputSchema)` to create a new message.
  */
 export const EscalationStepInputSchema: GenMessage<EscalationStepInput> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 13);
+  messageDesc(file_vigil_v1_oncall, 15);
 
 /**
  * @generated from message vigil.v1.CreateEscalationPolicyRequest
@@ -514,7 +587,7 @@ export type CreateEscalationPolicyRequest = Message<"vigil.v1.CreateEscalationPo
  * Use `create(CreateEscalationPolicyRequestSchema)` to create a new message.
  */
 export const CreateEscalationPolicyRequestSchema: GenMessage<CreateEscalationPolicyRequest> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 14);
+  messageDesc(file_vigil_v1_oncall, 16);
 
 /**
  * @generated from message vigil.v1.CreateEscalationPolicyResponse
@@ -531,7 +604,73 @@ export type CreateEscalationPolicyResponse = Message<"vigil.v1.CreateEscalationP
  * Use `create(CreateEscalationPolicyResponseSchema)` to create a new message.
  */
 export const CreateEscalationPolicyResponseSchema: GenMessage<CreateEscalationPolicyResponse> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 15);
+  messageDesc(file_vigil_v1_oncall, 17);
+
+/**
+ * Absent fields are left unchanged.
+ *
+ * @generated from message vigil.v1.UpdateEscalationPolicyRequest
+ */
+export type UpdateEscalationPolicyRequest = Message<"vigil.v1.UpdateEscalationPolicyRequest"> & {
+  /**
+   * Path.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * 1 to 100 characters.
+   *
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * 0 to 10.
+   *
+   * @generated from field: optional int32 repeat = 3;
+   */
+  repeat?: number | undefined;
+
+  /**
+   * Replaces the steps when not empty.
+   *
+   * @generated from field: repeated vigil.v1.EscalationStepInput steps = 4;
+   */
+  steps: EscalationStepInput[];
+
+  /**
+   * Absent leaves the monitors unchanged; an empty list clears them.
+   *
+   * @generated from field: vigil.v1.StringList monitor_ids = 5;
+   */
+  monitorIds?: StringList | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateEscalationPolicyRequest.
+ * Use `create(UpdateEscalationPolicyRequestSchema)` to create a new message.
+ */
+export const UpdateEscalationPolicyRequestSchema: GenMessage<UpdateEscalationPolicyRequest> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 18);
+
+/**
+ * @generated from message vigil.v1.UpdateEscalationPolicyResponse
+ */
+export type UpdateEscalationPolicyResponse = Message<"vigil.v1.UpdateEscalationPolicyResponse"> & {
+  /**
+   * @generated from field: vigil.v1.EscalationPolicy data = 1;
+   */
+  data?: EscalationPolicy | undefined;
+};
+
+/**
+ * Describes the message vigil.v1.UpdateEscalationPolicyResponse.
+ * Use `create(UpdateEscalationPolicyResponseSchema)` to create a new message.
+ */
+export const UpdateEscalationPolicyResponseSchema: GenMessage<UpdateEscalationPolicyResponse> = /*@__PURE__*/
+  messageDesc(file_vigil_v1_oncall, 19);
 
 /**
  * @generated from message vigil.v1.DeleteEscalationPolicyRequest
@@ -548,7 +687,7 @@ export type DeleteEscalationPolicyRequest = Message<"vigil.v1.DeleteEscalationPo
  * Use `create(DeleteEscalationPolicyRequestSchema)` to create a new message.
  */
 export const DeleteEscalationPolicyRequestSchema: GenMessage<DeleteEscalationPolicyRequest> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 16);
+  messageDesc(file_vigil_v1_oncall, 20);
 
 /**
  * @generated from message vigil.v1.DeleteEscalationPolicyResponse
@@ -565,7 +704,7 @@ export type DeleteEscalationPolicyResponse = Message<"vigil.v1.DeleteEscalationP
  * Use `create(DeleteEscalationPolicyResponseSchema)` to create a new message.
  */
 export const DeleteEscalationPolicyResponseSchema: GenMessage<DeleteEscalationPolicyResponse> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 17);
+  messageDesc(file_vigil_v1_oncall, 21);
 
 /**
  * @generated from message vigil.v1.CreateOverrideRequest
@@ -597,7 +736,7 @@ export type CreateOverrideRequest = Message<"vigil.v1.CreateOverrideRequest"> & 
  * Use `create(CreateOverrideRequestSchema)` to create a new message.
  */
 export const CreateOverrideRequestSchema: GenMessage<CreateOverrideRequest> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 18);
+  messageDesc(file_vigil_v1_oncall, 22);
 
 /**
  * @generated from message vigil.v1.CreateOverrideResponse
@@ -614,7 +753,7 @@ export type CreateOverrideResponse = Message<"vigil.v1.CreateOverrideResponse"> 
  * Use `create(CreateOverrideResponseSchema)` to create a new message.
  */
 export const CreateOverrideResponseSchema: GenMessage<CreateOverrideResponse> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 19);
+  messageDesc(file_vigil_v1_oncall, 23);
 
 /**
  * @generated from message vigil.v1.DeleteOverrideRequest
@@ -631,7 +770,7 @@ export type DeleteOverrideRequest = Message<"vigil.v1.DeleteOverrideRequest"> & 
  * Use `create(DeleteOverrideRequestSchema)` to create a new message.
  */
 export const DeleteOverrideRequestSchema: GenMessage<DeleteOverrideRequest> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 20);
+  messageDesc(file_vigil_v1_oncall, 24);
 
 /**
  * @generated from message vigil.v1.DeleteOverrideResponse
@@ -648,7 +787,7 @@ export type DeleteOverrideResponse = Message<"vigil.v1.DeleteOverrideResponse"> 
  * Use `create(DeleteOverrideResponseSchema)` to create a new message.
  */
 export const DeleteOverrideResponseSchema: GenMessage<DeleteOverrideResponse> = /*@__PURE__*/
-  messageDesc(file_vigil_v1_oncall, 21);
+  messageDesc(file_vigil_v1_oncall, 25);
 
 /**
  * On-call schedules, escalation policies and overrides.
@@ -677,6 +816,16 @@ export const OnCallService: GenService<{
     output: typeof CreateScheduleResponseSchema;
   },
   /**
+   * PATCH /api/v1/on-call/schedules/{id}: Change an on-call schedule.
+   *
+   * @generated from rpc vigil.v1.OnCallService.UpdateSchedule
+   */
+  updateSchedule: {
+    methodKind: "unary";
+    input: typeof UpdateScheduleRequestSchema;
+    output: typeof UpdateScheduleResponseSchema;
+  },
+  /**
    * DELETE /api/v1/on-call/schedules/{id}: Delete an on-call schedule.
    *
    * @generated from rpc vigil.v1.OnCallService.DeleteSchedule
@@ -695,6 +844,16 @@ export const OnCallService: GenService<{
     methodKind: "unary";
     input: typeof CreateEscalationPolicyRequestSchema;
     output: typeof CreateEscalationPolicyResponseSchema;
+  },
+  /**
+   * PATCH /api/v1/on-call/escalation-policies/{id}: Change an escalation policy.
+   *
+   * @generated from rpc vigil.v1.OnCallService.UpdateEscalationPolicy
+   */
+  updateEscalationPolicy: {
+    methodKind: "unary";
+    input: typeof UpdateEscalationPolicyRequestSchema;
+    output: typeof UpdateEscalationPolicyResponseSchema;
   },
   /**
    * DELETE /api/v1/on-call/escalation-policies/{id}: Delete an escalation policy.
