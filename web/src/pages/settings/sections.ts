@@ -15,4 +15,6 @@ export interface SettingsSection {
 }
 
 export const SECTIONS: SettingsSection[] = [
+  { path: 'account', title: 'My account', page: lazy(() => import('./Account')) },
+  { path: 'billing', title: 'Billing', page: lazy(() => import('./Billing')), shown: (me) => me.membership.permissions.includes('billing:read') },
 ];
