@@ -69,14 +69,14 @@ afterAll(async () => {
 });
 
 async function page(opts: { expectedStatuses?: number[]; colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<Page> {
-  const w = await open(browser, server.url, { expectedStatuses: [401, ...(opts.expectedStatuses ?? [])], ...opts });
+  const w = await open(browser, server.url, { ...opts, expectedStatuses: [401, ...(opts.expectedStatuses ?? [])] });
   pages.push(w);
   return w.page;
 }
 
 async function account(p: Page) {
   await p.goto(`${server.url}/settings/account`);
-  await p.getByRole('heading', { name: 'My account' }).waitFor();
+  await p.getByRole('heading', { name: 'My account', exact: true }).waitFor();
   await p.getByRole('list', { name: 'Signed-in sessions' }).waitFor();
 }
 
@@ -263,7 +263,7 @@ test('billing: plan, usage and a checkout that goes to Stripe for the owner; no 
   const m = await page();
   await signIn(m, server.url, another, PASSWORD);
   await m.goto(`${server.url}/settings`);
-  await m.getByRole('heading', { name: 'My account' }).waitFor();
+  await m.getByRole('heading', { name: 'My account', exact: true }).waitFor();
   const nav = m.getByRole('navigation', { name: 'Settings' });
   expect(await nav.getByRole('link', { name: 'Billing' }).count()).toBe(0);
   await m.goto(`${server.url}/settings/billing`);
