@@ -175,10 +175,10 @@ test('incident feed: created (its URLs work), replaced (the old ones stop), revo
   const feed = p.getByRole('region', { name: 'Incident feed' });
   await feed.getByText('No feed yet.').waitFor();
   await feed.getByRole('button', { name: 'Create the feed URLs' }).click();
-  const rss = feed.getByLabel('RSS feed URL');
+  const rss = feed.getByLabel('RSS feed URL', { exact: true });
   await rss.waitFor();
   const first = await rss.inputValue();
-  const atom = await feed.getByLabel('Atom feed URL').inputValue();
+  const atom = await feed.getByLabel('Atom feed URL', { exact: true }).inputValue();
   expect(first).toMatch(/\/feeds\/incidents\/[^/]+\/feed\.xml$/);
   for (const url of [first, atom]) expect((await fetch(url)).status).toBe(200);
   await feed.getByText(/The feed is on, since/).waitFor();
