@@ -25,7 +25,7 @@ export function Checkout({ current }: { current: string }) {
     <section className="card" aria-labelledby="checkout">
       <h2 id="checkout">Change the plan</h2>
       <form onSubmit={submit}>
-        <div className="row">
+        <div className="row top">
           <Field label="Plan" error={fieldError(checkout.error, 'plan')}>
             <select value={plan} onChange={(e) => setPlan(e.target.value as Body['plan'])}>
               <option value="pro">Pro</option>
@@ -39,7 +39,7 @@ export function Checkout({ current }: { current: string }) {
             </select>
           </Field>
           <Field label="Add-on packs" hint="Each adds 50 monitors, 5 members and 2 status pages." error={fieldError(checkout.error, 'addOnPacks')}>
-            <input type="number" min={0} max={50} step={1} required value={packs} onChange={(e) => setPacks(e.target.value)} />
+            <input type="number" className="short" min={0} max={50} step={1} required value={packs} onChange={(e) => setPacks(e.target.value)} />
           </Field>
         </div>
         <ServerError error={checkout.error} fields={['plan', 'cadence', 'addOnPacks']} />

@@ -37,7 +37,7 @@ export function DeleteAccount() {
         It is refused while you are the only owner of an organisation that has other members (make one of them an owner first), and while an
         organisation that would be deleted still has a paid subscription running (cancel it first).
       </p>
-      <form onSubmit={submit}>
+      <form className="fields-narrow" onSubmit={submit}>
         <Field label="Type your e-mail address to confirm">
           <input autoComplete="off" value={typed} onChange={(ev) => setTyped(ev.target.value)} />
         </Field>

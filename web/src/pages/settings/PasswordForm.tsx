@@ -19,7 +19,7 @@ export function PasswordForm() {
   return (
     <section className="card" aria-labelledby="password">
       <h2 id="password">Password</h2>
-      <form onSubmit={submit}>
+      <form className="fields-narrow" onSubmit={submit}>
         <Field label="Current password" error={fieldError(change.error, 'currentPassword')}>
           <input type="password" required autoComplete="current-password" maxLength={1024} value={currentPassword} onChange={(e) => setCurrent(e.target.value)} />
         </Field>

@@ -18,7 +18,7 @@ export function SessionRow({ session: s }: { session: Schema<'Session'> }) {
       <div className="spread">
         <span>
           <strong title={s.userAgent ?? undefined}>{agent}</strong>
-          {s.current && <span className="status up small"> This session</span>}
+          {s.current && <>{' '}<span className="status up small tag">This session</span></>}
           <br />
           <span className="muted small">
             {s.ipAddress ?? 'Unknown address'} · signed in {formatDateTime(s.createdAt)} · last active {formatRelative(s.lastSeenAt)}

@@ -19,15 +19,16 @@ export function SmsCodeForm({ onConfirmed, onVoid }: { onConfirmed: () => void; 
   const gone = e && ((e.code === 'verification_code_incorrect' && e.vars.triesLeft === '0') || e.status === 404);
   const submit = (ev: FormEvent) => { ev.preventDefault(); confirm.mutate(); };
   return (
-    <form onSubmit={submit}>
+    <form className="fields-narrow" onSubmit={submit}>
       <Field label="Six-digit code" error={fieldError(confirm.error, 'code')}>
-        <input required inputMode="numeric" autoComplete="one-time-code" pattern="\s*[0-9]{6}\s*" maxLength={32} size={8}
+        <input required inputMode="numeric" autoComplete="one-time-code" pattern="\s*[0-9]{6}\s*" maxLength={32} size={8} className="code"
           value={code} onChange={(ev) => setCode(ev.target.value)} />
       </Field>
       <ServerError error={confirm.error} fields={['code']} />
       <div className="row">
         {gone ? <button type="button" onClick={onVoid}>Enrol the number again</button>
           : <button type="submit" disabled={confirm.isPending}>Confirm the number</button>}
+        <button type="button" className="link" onClick={onVoid}>Use another number</button>
       </div>
     </form>
   );

@@ -48,10 +48,9 @@ export function SmsEnrolment() {
           </p>
           {pending.caveat && <p className="notice">{CAVEATS[pending.caveat]}</p>}
           <SmsCodeForm onConfirmed={done} onVoid={() => enrol.reset()} />
-          <button type="button" className="link" onClick={() => enrol.reset()}>Use another number</button>
         </>
       ) : (
-        <form onSubmit={submit}>
+        <form className="fields-narrow" onSubmit={submit}>
           <p className="muted">
             Incidents can reach you by SMS once your number is confirmed. Enrolling a number replaces the one enrolled before.
           </p>
