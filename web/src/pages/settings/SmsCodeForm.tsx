@@ -6,9 +6,10 @@ import { ServerError, fieldError } from '../../components/ServerError';
 
 /**
  * The six-digit code of a pending enrolment. After five wrong codes the
- * server voids it (and says so): the number must be enrolled again.
+ * server voids it (and says so): the number must be enrolled again, as
+ * when another number is wanted (`onRestart`).
  */
-export function SmsCodeForm({ onConfirmed, onVoid }: { onConfirmed: () => void; onVoid: () => void }) {
+export function SmsCodeForm({ onConfirmed, onRestart }: { onConfirmed: () => void; onRestart: () => void }) {
   const [code, setCode] = useState('');
   const confirm = useMutation({
     mutationFn: () => ok(api.POST('/sms/enrolment/confirm', { body: { code: code.trim() } })),
@@ -26,9 +27,9 @@ export function SmsCodeForm({ onConfirmed, onVoid }: { onConfirmed: () => void; 
       </Field>
       <ServerError error={confirm.error} fields={['code']} />
       <div className="row">
-        {gone ? <button type="button" onClick={onVoid}>Enrol the number again</button>
+        {gone ? <button type="button" onClick={onRestart}>Enrol the number again</button>
           : <button type="submit" disabled={confirm.isPending}>Confirm the number</button>}
-        <button type="button" className="link" onClick={onVoid}>Use another number</button>
+        <button type="button" className="link" onClick={onRestart}>Use another number</button>
       </div>
     </form>
   );

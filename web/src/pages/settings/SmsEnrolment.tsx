@@ -47,7 +47,7 @@ export function SmsEnrolment() {
             the code lasts 10 minutes.
           </p>
           {pending.caveat && <p className="notice">{CAVEATS[pending.caveat]}</p>}
-          <SmsCodeForm onConfirmed={done} onVoid={() => enrol.reset()} />
+          <SmsCodeForm onConfirmed={done} onRestart={() => enrol.reset()} />
         </>
       ) : (
         <form className="fields-narrow" onSubmit={submit}>
