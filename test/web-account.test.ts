@@ -289,6 +289,30 @@ test('an App Store subscription: explained, no web checkout; deleting the accoun
   await noAxe(p, 'delete-refused-store');
 }, 120_000);
 
+test('a server without an SMS provider: the enrolment refused in the server\'s words, nothing sent', async () => {
+  const bare = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
+  try {
+    const org = await bare.org({ plan: 'business' });
+    const email = (await bare.db.selectFrom('users').select('email').where('id', '=', org.userId).executeTakeFirstOrThrow()).email;
+    await setPassword(bare.db, email, PASSWORD);
+    const w = await open(browser, bare.url, { expectedStatuses: [401, 503] });
+    pages.push(w);
+    const p = w.page;
+    await signIn(p, bare.url, email, PASSWORD);
+    await p.goto(`${bare.url}/settings/account`);
+    const box = p.getByRole('region', { name: 'SMS alerts to my phone' });
+    await box.getByLabel('Phone number').fill('+4915123456789');
+    await box.getByRole('button', { name: 'Send the code' }).click();
+    await box.getByRole('alert').getByText('This server has no SMS provider configured, so it cannot send the code; ask its operator to set one up.').waitFor();
+    await box.getByText(/Nothing was sent or stored/).waitFor();
+    expect(await box.getByLabel('Six-digit code').count()).toBe(0);
+    await noAxe(p, 'sms-unavailable');
+    await closeWatched(pages);
+  } finally {
+    await bare.close();
+  }
+}, 120_000);
+
 test.each([['dark', 1280], ['light', 375], ['dark', 375]] as const)('my account and billing in %s at %i px: readable, no axe violation', async (scheme, width) => {
   const p = await page({ colorScheme: scheme, width });
   await signIn(p, server.url, storeOwner, PASSWORD);

@@ -42,7 +42,6 @@ export function DeleteAccount() {
           <input autoComplete="off" value={typed} onChange={(ev) => setTyped(ev.target.value)} />
         </Field>
         <ServerError error={remove.error} />
-        {e?.code === 'sole_owner' && can('member:update_role') && <p className="small">Hand ownership over in the organisation’s members first.</p>}
         {e?.code === 'subscription_active' && (
           e.vars.source === 'app_store'
             ? <p className="small">Cancel it in the App Store: on the device, Settings › your name › Subscriptions.</p>
