@@ -6,7 +6,7 @@ function Row({ what, used, cap }: { what: string; used: number; cap: number | nu
   return (
     <tr>
       <th scope="row">{what}</th>
-      <td>{cap == null ? `${used} (no limit)` : `${used} of ${cap}`}</td>
+      <td>{cap == null ? `${used.toLocaleString()} (no limit)` : `${used.toLocaleString()} of ${cap.toLocaleString()}`}</td>
       <td className="meter-cell" aria-hidden="true">
         {cap != null && <span className={`meter${share >= 1 ? ' full' : share >= 0.8 ? ' near' : ''}`}><span style={{ width: `${share * 100}%` }} /></span>}
       </td>
