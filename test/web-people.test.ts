@@ -90,6 +90,7 @@ afterAll(async () => {
 test('an owner invites a member confined to Team B; the invitee joins by the e-mailed link and sees Team B only', async () => {
   const p = owner.page;
   await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+  await p.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Members' }).click();
   await p.getByRole('heading', { level: 2, name: 'Members' }).waitFor();
   await p.getByText('No invitation is waiting.').waitFor();
   expect(await axe(p, 'members, no invitation')).toEqual([]);

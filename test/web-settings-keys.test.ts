@@ -211,13 +211,14 @@ test('on a plan without the audit log the page says so in the server\'s words', 
   await shot(p, 'settings-audit-log-plan');
 }, 60_000);
 
-test('a viewer sees Export only, and no write control', async () => {
+test('a viewer sees Export but neither API keys nor the audit log, and no write control', async () => {
   const p = await signedIn(viewerEmail);
   await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
   const nav = p.getByRole('navigation', { name: 'Settings' });
   await nav.getByRole('link', { name: 'Export' }).waitFor();
   expect(await nav.getByRole('link', { name: 'API keys' }).count()).toBe(0);
   expect(await nav.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
+  await nav.getByRole('link', { name: 'Export' }).click();
   await p.getByRole('heading', { name: 'Export', level: 2 }).waitFor();
   const buttons = (await p.getByRole('button').allTextContents()).map((b) => b.trim());
   // Exporting reads; nothing here writes.

@@ -15,9 +15,11 @@ export interface SettingsSection {
 }
 
 export const SECTIONS: SettingsSection[] = [
+  { path: 'account', title: 'My account', page: lazy(() => import('./Account')) },
   { path: 'members', title: 'Members', page: lazy(() => import('./Members')), shown: (me) => me.membership.permissions.includes('member:read') },
   { path: 'workspaces', title: 'Workspaces', page: lazy(() => import('./Workspaces')), shown: (me) => me.membership.permissions.includes('workspace:read') },
   { path: 'api-keys', title: 'API keys', page: lazy(() => import('./ApiKeys')), shown: (me) => me.membership.permissions.includes('api_key:read') },
   { path: 'audit-log', title: 'Audit log', page: lazy(() => import('./AuditLog')), shown: (me) => me.membership.permissions.includes('audit_log:read') || !me.entitlements.auditLogIncluded },
   { path: 'export', title: 'Export', page: lazy(() => import('./Export')), shown: (me) => ['monitor:read', 'incident:read', 'status_page:read', 'notification_channel:read', 'member:read', 'audit_log:read'].some((p) => me.membership.permissions.includes(p)) },
+  { path: 'billing', title: 'Billing', page: lazy(() => import('./Billing')), shown: (me) => me.membership.permissions.includes('billing:read') },
 ];
