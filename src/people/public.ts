@@ -35,7 +35,8 @@ button{margin-top:1.25rem;padding:.6rem 1rem;border:0;border-radius:.375rem;back
 .error{color:#b91c1c}.muted{color:#6b7280;font-size:.9rem}`;
 
 function page(res: Response, status: number, title: string, body: string): void {
-  const doc = htmlDocument({ lang: 'en', title, css: CSS, body, noindex: true });
+  // The web app's icon (served beside it): without one the browser asks for /favicon.ico, a 404.
+  const doc = htmlDocument({ lang: 'en', title, css: CSS, body, noindex: true, head: '<link rel="icon" href="/favicon.svg" type="image/svg+xml">' });
   pageSecurityHeaders(res, doc.csp);
   res.status(status).setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Cache-Control', 'private, no-store');
