@@ -31,6 +31,7 @@ import * as m0030 from './migrations/0030_audit_actor_user';
 import * as m0031 from './migrations/0031_monitor_schedule';
 import * as m0032 from './migrations/0032_upload_chunks';
 import * as m0033 from './migrations/0033_stream_events';
+import * as m0035 from './migrations/0035_audit_filters';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -66,6 +67,8 @@ const migrations: Record<string, Migration> = {
   '0031_monitor_schedule': m0031,
   '0032_upload_chunks': m0032,
   '0033_stream_events': m0033,
+  // 0034 is taken by a branch not merged yet (schedule_rotation_from).
+  '0035_audit_filters': m0035,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
