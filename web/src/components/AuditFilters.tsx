@@ -1,7 +1,7 @@
 import { useMemo, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import type { Schema } from '../lib/api';
-import { q } from '../lib/queries';
+import { qp } from '../lib/queries-people';
 import { qs, type AuditFilters as ServerFilters } from '../lib/queries-settings';
 import { useMe } from '../lib/me';
 import { Field } from './Field';
@@ -45,12 +45,13 @@ export function AuditFilterForm({ applied, entries, onApply, error }: {
   error: { field: keyof AuditAddress; reason: string } | null;
 }) {
   const { can } = useMe();
-  const members = useQuery({ ...q.members(), enabled: can('member:read') });
+  // The Members page's read (same key, same shape): q.members() shares its key with another shape.
+  const members = useQuery({ ...qp.members(), enabled: can('member:read') });
   const keys = useQuery({ ...qs.apiKeys(), enabled: can('api_key:read') });
   const who = useMemo(() => {
     const people = new Map<string, string>();
     const apiKeys = new Map<string, string>();
-    for (const m of members.data ?? []) people.set(m.userId, m.name ? `${m.name} (${m.email})` : m.email);
+    for (const m of members.data?.members ?? []) people.set(m.userId, m.name ? `${m.name} (${m.email})` : m.email);
     for (const k of keys.data ?? []) apiKeys.set(k.id, `API key ${k.name} of ${k.owner.email}`);
     for (const e of entries) {
       if (e.actor.user && !people.has(e.actor.user.id)) people.set(e.actor.user.id, e.actor.user.name ? `${e.actor.user.name} (${e.actor.user.email})` : e.actor.user.email);
