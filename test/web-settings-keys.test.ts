@@ -254,6 +254,8 @@ test('a viewer sees Export only, and no write control', async () => {
   await nav.getByRole('link', { name: 'Export' }).waitFor();
   expect(await nav.getByRole('link', { name: 'API keys' }).count()).toBe(0);
   expect(await nav.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
+  // Settings opens on its first section the viewer may read (Members, since that section came): go to Export.
+  await nav.getByRole('link', { name: 'Export' }).click();
   await p.getByRole('heading', { name: 'Export', level: 2 }).waitFor();
   const buttons = (await p.getByRole('button').allTextContents()).map((b) => b.trim());
   // Exporting reads; nothing here writes.

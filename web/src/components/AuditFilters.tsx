@@ -71,7 +71,9 @@ export function AuditFilterForm({ applied, entries, onApply, error }: {
   const submit = (ev: FormEvent<HTMLFormElement>) => {
     ev.preventDefault();
     const data = new FormData(ev.currentTarget);
-    onApply(Object.fromEntries(AUDIT_FILTERS.map((k) => [k, String(data.get(k) ?? '').trim()])) as AuditAddress);
+    // Comma lists as the server reads them (`a, b` is `a,b`), so the address holds one spelling of a filter.
+    const value = (k: string) => String(data.get(k) ?? '').split(',').map((s) => s.trim()).join(',');
+    onApply(Object.fromEntries(AUDIT_FILTERS.map((k) => [k, k === 'resourceId' ? String(data.get(k) ?? '').trim() : value(k)])) as AuditAddress);
   };
   const filtered = AUDIT_FILTERS.some((k) => applied[k]);
   return (
