@@ -542,7 +542,7 @@ export const routes: readonly RouteDef[] = [
     built: true,
     successStatus: 200,
     pathParams: [],
-    queryParams: [{ name: 'limit', type: 'integer', required: false }, { name: 'before', type: 'string', required: false }],
+    queryParams: [{ name: 'limit', type: 'integer', required: false }, { name: 'before', type: 'string', required: false }, { name: 'actor', type: 'string', required: false }, { name: 'action', type: 'string', required: false }, { name: 'resourceType', type: 'string', required: false }, { name: 'resourceId', type: 'string', required: false }, { name: 'from', type: 'string', required: false }, { name: 'to', type: 'string', required: false }],
     headerParams: [],
     body: 'none',
     requestMessage: 'vigil.v1.ListAuditEntriesRequest',

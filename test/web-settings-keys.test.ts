@@ -11,7 +11,7 @@ import { axe, closeWatched, ensureWebBuilt, launch, open, shot, signIn, type Wat
 // Settings → API keys, Audit log, Export. A key made in the app (one scope,
 // one workspace) works with its token from outside and is refused out of its
 // scope and, once revoked in the app, at all; the audit log names who made
-// it, filters and pages; an export downloads as a zip with its manifest and
+// it, filters on the server and pages; an export downloads as a zip with its manifest and
 // the hourly limit's refusal shows the server's words; a plan without the
 // audit log shows what the server says; a viewer gets no write control.
 
@@ -128,40 +128,76 @@ test('a key made in the app: its token shown once, it works within its scope and
   expect((await key.get('/monitors')).status).toBe(401);
 }, 120_000);
 
-test('the audit log names who made the key, filters and pages', async () => {
-  // More than a page (50): workspace renames made with the organisation's key.
+test('the audit log filters on the server: matches beyond the first page, one read per change, kept in the address', async () => {
+  // More than a page (50): workspace renames made with the organisation's key, newer than the key made in the app.
   for (let i = 0; i < 55; i++) ok('updateWorkspace', await owner.patch(`/workspaces/${defaultWorkspace}`, { name: `Default ${i}` }));
-  const p = await signedIn(ownerEmail);
+  // The 400 is the server refusing a malformed action, on purpose.
+  const p = await signedIn(ownerEmail, { expectedStatuses: [400] });
+  const reads: string[] = [];
+  p.on('request', (r) => { if (new URL(r.url()).pathname === '/api/v1/audit') reads.push(r.url()); });
   await section(p, 'Audit log');
   const entries = p.getByRole('region', { name: 'Audit entries' });
-  const created = entries.getByRole('listitem').filter({ hasText: 'api_key.created' }).filter({ hasText: 'CI reader' });
-  // The key's creation is older than the first page: load the next one.
-  await entries.getByRole('button', { name: 'Load older entries' }).click();
-  await created.first().waitFor();
-  await created.first().getByText(`By ${ownerEmail}`).waitFor();
-  // What changed: the scope as given, the workspace by its name.
-  await created.first().getByText('scopes: — → monitor:read').waitFor();
-  await created.first().getByText('workspaceIds: — → Ops').waitFor();
-  await p.getByText('That is the whole log.').waitFor();
-  const all = await entries.locator(':scope > ul > li').count();
-  expect(all).toBeGreaterThan(55);
+  const rows = entries.locator(':scope > ul > li');
+  await p.getByText('50 entries shown, newest first. Older entries: load them below.').waitFor();
+  // The first page is all renames: the key's creation and revocation are not on it.
+  expect(await entries.getByText('api_key.created').count()).toBe(0);
+  expect(await entries.getByText('api_key.revoked').count()).toBe(0);
   expect(await axe(p, 'audit-log')).toEqual([]);
 
-  await p.getByLabel('Action').selectOption('api_key.revoked');
-  await p.getByText(/^1 of the \d+ entries loaded match\./).waitFor();
-  const revoked = entries.locator(':scope > ul > li');
-  expect(await revoked.count()).toBe(1);
-  await revoked.getByText('revoked: false → true').waitFor();
-  expect(new URL(p.url()).searchParams.get('action')).toBe('api_key.revoked');
-
-  await p.getByRole('button', { name: 'Clear the filters' }).click();
-  const who = p.getByLabel('Who');
-  const keyActor = (await who.locator('option').allTextContents()).find((t) => t.startsWith('API key'))!;
-  expect(keyActor).toContain(`of ${ownerEmail}`);
-  await who.selectOption(keyActor);
-  await p.getByText(/^5[5-9] of the \d+ entries loaded match\./).waitFor();
-  expect(await entries.getByText('api_key.created').count()).toBe(0);
+  // Filtering asks the server: both key entries, from beyond the first page, and nothing else; one read.
+  const before = reads.length;
+  await p.getByLabel('Action').fill('api_key.created, api_key.revoked');
+  await p.getByRole('button', { name: 'Apply the filters' }).click();
+  await p.getByText('2 matching entries shown, newest first. That is every matching entry.').waitFor();
+  expect(reads.length - before).toBe(1);
+  expect(new URL(reads[reads.length - 1]).searchParams.get('action')).toBe('api_key.created,api_key.revoked');
+  expect(await rows.count()).toBe(2);
+  const created = rows.filter({ hasText: 'api_key.created' });
+  await created.getByText(`By ${ownerEmail}`).waitFor();
+  await created.getByText('scopes: — → monitor:read').waitFor();
+  await created.getByText('workspaceIds: — → Ops').waitFor();
+  await rows.filter({ hasText: 'api_key.revoked' }).getByText('revoked: false → true').waitFor();
+  expect(new URL(p.url()).searchParams.get('action')).toBe('api_key.created,api_key.revoked');
   expect(await axe(p, 'audit-log-filtered')).toEqual([]);
+
+  // The address is the filter: a reload reads the same, and the form shows it.
+  await p.reload();
+  await p.getByText('2 matching entries shown, newest first. That is every matching entry.').waitFor();
+  expect(await p.getByLabel('Action').inputValue()).toBe('api_key.created,api_key.revoked');
+
+  // Who: the organisation's key (the renames and its other changes, not the session's key entries), paged with the filter.
+  await p.getByRole('button', { name: 'Clear the filters' }).click();
+  await p.getByText('50 entries shown, newest first.', { exact: false }).waitFor();
+  const who = p.getByLabel('Who');
+  const keyActor = (await who.locator('option').allTextContents()).find((t) => t.startsWith('API key') && t.endsWith(`of ${ownerEmail}`) && !t.includes('CI reader'))!;
+  expect(keyActor).toBeDefined();
+  await who.selectOption(keyActor);
+  const beforeWho = reads.length;
+  await p.getByRole('button', { name: 'Apply the filters' }).click();
+  await p.getByText('50 matching entries shown, newest first. Older matching entries: load them below.').waitFor();
+  await entries.getByRole('button', { name: 'Load older entries' }).click();
+  await p.getByText(/^5[5-9] matching entries shown, newest first\. That is every matching entry\.$/).waitFor();
+  expect(reads.length - beforeWho).toBe(2);
+  for (const u of reads.slice(beforeWho)) expect(new URL(u).searchParams.get('actor')).toMatch(/^key_/);
+  expect(await entries.getByText('api_key.created').count()).toBe(0);
+
+  // Record type and today's days, combined with Who cleared: the two key entries again.
+  await who.selectOption('');
+  await p.getByLabel('Record type').fill('api_key');
+  const today = await p.evaluate(() => { const d = new Date(); return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`; });
+  await p.getByLabel('From (day)').fill(today);
+  await p.getByLabel('To (day, included)').fill(today);
+  await p.getByRole('button', { name: 'Apply the filters' }).click();
+  await p.getByText('2 matching entries shown, newest first. That is every matching entry.').waitFor();
+  const last = new URL(reads[reads.length - 1]).searchParams;
+  expect(Date.parse(last.get('to')!) - Date.parse(last.get('from')!)).toBeGreaterThanOrEqual(23 * 3_600_000);
+
+  // A value the server refuses: its words at the field.
+  await p.getByLabel('Action').fill('monitor created');
+  await p.getByRole('button', { name: 'Apply the filters' }).click();
+  await p.getByText(/Invalid query parameter action: "monitor created" is not an action name/).waitFor();
+  expect(await p.getByLabel('Action').getAttribute('aria-invalid')).toBe('true');
+  expect(await axe(p, 'audit-log-refused')).toEqual([]);
 }, 120_000);
 
 test('an export downloads as a zip with its manifest; the hourly limit is stated and its refusal shown in the server\'s words', async () => {
@@ -218,6 +254,7 @@ test('a viewer sees Export but neither API keys nor the audit log, and no write 
   await nav.getByRole('link', { name: 'Export' }).waitFor();
   expect(await nav.getByRole('link', { name: 'API keys' }).count()).toBe(0);
   expect(await nav.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
+  // Settings opens on My account: go to Export.
   await nav.getByRole('link', { name: 'Export' }).click();
   await p.getByRole('heading', { name: 'Export', level: 2 }).waitFor();
   const buttons = (await p.getByRole('button').allTextContents()).map((b) => b.trim());
@@ -236,10 +273,9 @@ test.each([['light', 1280], ['dark', 1280], ['light', 375]] as const)('screensho
     if (name !== 'export') await p.getByRole('region', { name: name === 'api-keys' ? 'API keys list' : 'Audit entries' }).getByRole('listitem').first().waitFor();
     // The log filtered to keys: a screenshot of a page, not of 55 renames.
     if (name === 'audit-log') {
-      await p.getByRole('button', { name: 'Load older entries' }).click();
-      await p.getByText('That is the whole log.').waitFor();
-      await p.getByLabel('Record type').selectOption('api_key');
-      await p.getByText(/^\d+ of the \d+ entries loaded match\./).waitFor();
+      await p.getByLabel('Record type').fill('api_key');
+      await p.getByRole('button', { name: 'Apply the filters' }).click();
+      await p.getByText(/^\d+ matching entries shown, newest first\. That is every matching entry\.$/).waitFor();
     }
     expect(await axe(p, `${name}-${suffix}`)).toEqual([]);
     // Nothing wider than the screen (a long key name, e-mail or id wraps).

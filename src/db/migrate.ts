@@ -32,6 +32,7 @@ import * as m0031 from './migrations/0031_monitor_schedule';
 import * as m0032 from './migrations/0032_upload_chunks';
 import * as m0033 from './migrations/0033_stream_events';
 import * as m0034 from './migrations/0034_schedule_rotation_from';
+import * as m0035 from './migrations/0035_audit_filters';
 
 /** The migrations in order; names are stable once shipped. */
 const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0032_upload_chunks': m0032,
   '0033_stream_events': m0033,
   '0034_schedule_rotation_from': m0034,
+  '0035_audit_filters': m0035,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

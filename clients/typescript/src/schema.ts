@@ -361,6 +361,22 @@ export interface paths {
          *     the Business plan up: on a plan without it no key holds
          *     `audit_log:read`, so the answer is 403 naming that permission (and the
          *     index lists the route as not allowed).
+         *
+         *     Filters, all optional and combined with AND (a comma list matches any
+         *     of its values): `actor`, `action`, `resourceType`, `resourceId`,
+         *     `from` and `to`. They are applied on the server, before the page is
+         *     cut, so a page holds up to `limit` matching entries however far back
+         *     they are, and `nextBefore` pages through the matching entries only
+         *     (send the same filters with it; the cursor is a position in the log,
+         *     so changing the filters between pages is allowed). An empty `actor`,
+         *     `action`, `resourceType` or `resourceId` is no filter. A malformed
+         *     value is 400 `invalid_query` with `details.field` naming the
+         *     parameter (an empty item in a comma list, more than 20 items, a
+         *     character an identifier cannot hold, a `from` that is not an RFC 3339
+         *     date-time or not before `to`); a well-formed value that matches
+         *     nothing (an action not recorded yet, another organisation's id) is an
+         *     empty page, never an error. A confined key sees only its workspaces'
+         *     entries, filtered or not.
          */
         get: operations["listAuditEntries"];
         put?: never;
@@ -6032,6 +6048,24 @@ export interface operations {
                 limit?: number;
                 /** @description The cursor from a previous response's `nextBefore`; entries older than it. Opaque. */
                 before?: string;
+                /**
+                 * @description Who made the change, by id (comma list, up to 20): a user id
+                 *     matches the entries whose `actor.id` or `actor.user.id` is that
+                 *     person (their sessions and every key they created); an API key id
+                 *     matches the entries that key made (`actor.id`); for the service
+                 *     itself, what acted (e.g. `confirmation_link`).
+                 */
+                actor?: string;
+                /** @description Exact action names (`monitor.created`; comma list, up to 20). */
+                action?: string;
+                /** @description Exact `resourceType` values (`monitor`, `api_key`; comma list, up to 20). */
+                resourceType?: string;
+                /** @description The changed record's id, exactly (`resourceId`; one value). */
+                resourceId?: string;
+                /** @description Entries recorded at or after this instant (RFC 3339, inclusive). */
+                from?: string;
+                /** @description Entries recorded before this instant (RFC 3339, exclusive); must be after `from`. */
+                to?: string;
             };
             header?: never;
             path?: never;

@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file vigil/v1/audit.proto.
  */
 export const file_vigil_v1_audit: GenFile = /*@__PURE__*/
-  fileDesc("ChR2aWdpbC92MS9hdWRpdC5wcm90bxIIdmlnaWwudjEiVwoXTGlzdEF1ZGl0RW50cmllc1JlcXVlc3QSEgoFbGltaXQYASABKAVIAIgBARITCgZiZWZvcmUYAiABKAlIAYgBAUIICgZfbGltaXRCCQoHX2JlZm9yZSJoChhMaXN0QXVkaXRFbnRyaWVzUmVzcG9uc2USIgoEZGF0YRgBIAMoCzIULnZpZ2lsLnYxLkF1ZGl0RW50cnkSGAoLbmV4dF9iZWZvcmUYAiABKAlIAIgBAUIOCgxfbmV4dF9iZWZvcmUijAIKCkF1ZGl0RW50cnkSCgoCaWQYASABKAkSJgoCYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmFjdGlvbhgDIAEoCRIVCg1yZXNvdXJjZV90eXBlGAQgASgJEhgKC3Jlc291cmNlX2lkGAUgASgJSACIAQESGQoMd29ya3NwYWNlX2lkGAYgASgJSAGIAQESIwoFYWN0b3IYByABKAsyFC52aWdpbC52MS5BdWRpdEFjdG9yEigKB2NoYW5nZXMYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Qg4KDF9yZXNvdXJjZV9pZEIPCg1fd29ya3NwYWNlX2lkInEKCkF1ZGl0QWN0b3ISDAoEdHlwZRgBIAEoCRIPCgJpZBgCIAEoCUgAiAEBEhEKBG5hbWUYAyABKAlIAYgBARIhCgR1c2VyGAQgASgLMhMudmlnaWwudjEuQXVkaXRVc2VyQgUKA19pZEIHCgVfbmFtZSJCCglBdWRpdFVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBQgcKBV9uYW1lMmkKDEF1ZGl0U2VydmljZRJZChBMaXN0QXVkaXRFbnRyaWVzEiEudmlnaWwudjEuTGlzdEF1ZGl0RW50cmllc1JlcXVlc3QaIi52aWdpbC52MS5MaXN0QXVkaXRFbnRyaWVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChR2aWdpbC92MS9hdWRpdC5wcm90bxIIdmlnaWwudjEivwIKF0xpc3RBdWRpdEVudHJpZXNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESEwoGYmVmb3JlGAIgASgJSAGIAQESEgoFYWN0b3IYAyABKAlIAogBARITCgZhY3Rpb24YBCABKAlIA4gBARIaCg1yZXNvdXJjZV90eXBlGAUgASgJSASIAQESGAoLcmVzb3VyY2VfaWQYBiABKAlIBYgBARIoCgRmcm9tGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCAoGX2xpbWl0QgkKB19iZWZvcmVCCAoGX2FjdG9yQgkKB19hY3Rpb25CEAoOX3Jlc291cmNlX3R5cGVCDgoMX3Jlc291cmNlX2lkImgKGExpc3RBdWRpdEVudHJpZXNSZXNwb25zZRIiCgRkYXRhGAEgAygLMhQudmlnaWwudjEuQXVkaXRFbnRyeRIYCgtuZXh0X2JlZm9yZRgCIAEoCUgAiAEBQg4KDF9uZXh0X2JlZm9yZSKMAgoKQXVkaXRFbnRyeRIKCgJpZBgBIAEoCRImCgJhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGYWN0aW9uGAMgASgJEhUKDXJlc291cmNlX3R5cGUYBCABKAkSGAoLcmVzb3VyY2VfaWQYBSABKAlIAIgBARIZCgx3b3Jrc3BhY2VfaWQYBiABKAlIAYgBARIjCgVhY3RvchgHIAEoCzIULnZpZ2lsLnYxLkF1ZGl0QWN0b3ISKAoHY2hhbmdlcxgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCDgoMX3Jlc291cmNlX2lkQg8KDV93b3Jrc3BhY2VfaWQicQoKQXVkaXRBY3RvchIMCgR0eXBlGAEgASgJEg8KAmlkGAIgASgJSACIAQESEQoEbmFtZRgDIAEoCUgBiAEBEiEKBHVzZXIYBCABKAsyEy52aWdpbC52MS5BdWRpdFVzZXJCBQoDX2lkQgcKBV9uYW1lIkIKCUF1ZGl0VXNlchIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUyaQoMQXVkaXRTZXJ2aWNlElkKEExpc3RBdWRpdEVudHJpZXMSIS52aWdpbC52MS5MaXN0QXVkaXRFbnRyaWVzUmVxdWVzdBoiLnZpZ2lsLnYxLkxpc3RBdWRpdEVudHJpZXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message vigil.v1.ListAuditEntriesRequest
@@ -32,6 +32,49 @@ export type ListAuditEntriesRequest = Message<"vigil.v1.ListAuditEntriesRequest"
    * @generated from field: optional string before = 2;
    */
   before?: string | undefined;
+
+  /**
+   * Query: who made the change, by id (comma list, up to 20): a user id
+   * (entries whose actor or actor.user is that person) or an API key id.
+   *
+   * @generated from field: optional string actor = 3;
+   */
+  actor?: string | undefined;
+
+  /**
+   * Query: exact action names (comma list, up to 20).
+   *
+   * @generated from field: optional string action = 4;
+   */
+  action?: string | undefined;
+
+  /**
+   * Query: exact resource types (comma list, up to 20).
+   *
+   * @generated from field: optional string resource_type = 5;
+   */
+  resourceType?: string | undefined;
+
+  /**
+   * Query: the changed record's id, exactly.
+   *
+   * @generated from field: optional string resource_id = 6;
+   */
+  resourceId?: string | undefined;
+
+  /**
+   * Query: entries recorded at or after this instant (inclusive).
+   *
+   * @generated from field: google.protobuf.Timestamp from = 7;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * Query: entries recorded before this instant (exclusive).
+   *
+   * @generated from field: google.protobuf.Timestamp to = 8;
+   */
+  to?: Timestamp | undefined;
 };
 
 /**
