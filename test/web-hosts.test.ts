@@ -215,11 +215,13 @@ test('probes: added in the page with the token once, run with it, seen, renamed 
   const token = await tokenBox.inputValue();
   expect(token).toMatch(/^pr_/);
   await add.getByText('it will not be shown again').waitFor();
-  const command = add.getByLabel('Command to run the probe');
-  expect(await command.textContent()).toBe(`npm run probe -- --server ${server.url} --token ${token}`);
+  const command = `npm run probe -- --server ${server.url} --token ${token}`;
+  await add.getByText(command, { exact: true }).waitFor();
+  await add.getByRole('button', { name: 'Copy the command' }).click();
+  await until('the command copied', async () => (await p.evaluate(() => navigator.clipboard.readText())) === command);
   await add.getByRole('button', { name: 'Copy the token' }).click();
-  await add.getByText('Copied.').waitFor();
-  expect(await p.evaluate(() => navigator.clipboard.readText())).toBe(token);
+  await until('the token copied', async () => (await p.evaluate(() => navigator.clipboard.readText())) === token);
+  expect(await add.getByText('Copied.').count()).toBe(2);
   const row = section.getByRole('listitem').filter({ hasText: 'branch network' });
   await row.getByText('0 monitors · never connected').waitFor();
   expect(await axe(p, 'probe-token')).toEqual([]);

@@ -49,7 +49,8 @@ function NewProbeToken({ created, onDone }: { created: Schema<'CreatedProbe'>; o
         </div>
       </div>
       <p className="small">Run it on a machine that reaches the services to check; it only needs to reach this server. It shows as seen here once it connects.</p>
-      <pre className="code" aria-label="Command to run the probe">{command}</pre>
+      {/* Wrapped, not scrolled: the whole command is seen at phone width, and the copy is exact. */}
+      <pre className="code wrap">{command}</pre>
       <div className="row">
         <CopyButton text={command} label="Copy the command" />
         <button type="button" className="secondary" onClick={onDone}>I have saved the token</button>

@@ -33,7 +33,7 @@ export function Probes() {
       <details>
         <summary>Running a probe</summary>
         <p className="small">A probe runs wherever it can reach your private services, and only needs to reach this server. Start it with the token shown when it was added:</p>
-        <pre className="code">{command}</pre>
+        <pre className="code wrap">{command}</pre>
         <div className="row small"><CopyButton text={command} label="Copy the command" /></div>
         <p className="small">The server's operator can also add and revoke probes from the command line (<code>npm run cli -- probe create</code>, <code>probe revoke</code>; see the README).</p>
       </details>
