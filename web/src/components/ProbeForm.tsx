@@ -44,7 +44,7 @@ function NewProbeToken({ created, onDone }: { created: Schema<'CreatedProbe'>; o
       <div className="field">
         <label htmlFor={`${id}-token`}>Token of “{created.name}”</label>
         <div className="row">
-          <input id={`${id}-token`} readOnly size={Math.max(40, created.token.length + 2)} value={created.token} onFocus={(x) => x.target.select()} />
+          <input id={`${id}-token`} readOnly size={created.token.length + 8} value={created.token} onFocus={(x) => x.target.select()} />
           <CopyButton text={created.token} label="Copy the token" />
         </div>
       </div>
