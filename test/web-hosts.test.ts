@@ -1,6 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
 import { setPassword } from '../src/domain/organizations';
-import { createProbe, revokeProbe } from '../src/domain/probes';
 import { runProbe } from '../src/probe/main';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
@@ -11,9 +10,11 @@ import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched, closeWat
 // (attach, link to the monitor, detach), edit and delete with confirmation —
 // each checked through the API; a viewer sees no write control and a member
 // confined to workspaces cannot rename or delete a host (it belongs to the
-// organisation). Probes are created and revoked by the operator's CLI (the
-// API only lists them): the page lists one that connected, with its version
-// and host name, then revoked, and gives the commands for this organisation.
+// organisation). Probes: one added in the page (a blank name refused at its
+// field) shows its token once with the command to run it; a real probe runs
+// with that token and shows as seen, is renamed, then revoked after a
+// confirmation — and its token is refused at once; a viewer and a confined
+// member (probes belong to the organisation) get no probe control.
 
 const PASSWORD = 'hosts test password 1';
 let server: TestServer;
@@ -188,34 +189,134 @@ test('a viewer sees hosts and probes and no write control; a confined member att
   await c.getByRole('region', { name: 'Add a host' }).waitFor();
 }, 90_000);
 
-test('probes: the operator\'s commands for this organisation, a probe that connected, then revoked', async () => {
-  const p = await as('owner');
+test('probes: added in the page with the token once, run with it, seen, renamed and revoked', async () => {
+  // The 400s are the server refusing a blank name, on purpose.
+  const p = await as('owner', { expectedStatuses: [401, 400] });
   await p.goto(`${server.url}/hosts`);
   const section = p.getByRole('region', { name: 'Private probes' });
-  await section.getByText('No private probe.').waitFor();
-  await section.getByText('Adding or revoking a probe').click();
-  await section.getByText(`npm run cli -- probe create --org ${org.organizationId}`).waitFor();
-  await section.getByRole('button', { name: 'Copy the commands' }).click();
-  await section.getByText('Copied.').waitFor();
-  const copied = await p.evaluate(() => navigator.clipboard.readText());
-  expect(copied).toContain(`--server ${server.url}`);
+  await section.getByText('No private probe. Add one below').waitFor();
+  // The CLI stays documented as the operator's other way; no CLI command to create is given as the way.
+  await section.getByText('Running a probe').click();
+  await section.getByText(`npm run probe -- --server ${server.url} --token pr_…`).waitFor();
+  await section.getByText(/can also add and revoke probes from the command line/).waitFor();
 
-  // What the operator does (README): create, run with the token once shown, revoke.
-  const { probeId, token } = await createProbe(server.db, org.organizationId, 'branch network');
+  const add = p.getByRole('region', { name: 'Add a probe' });
+  const name = add.getByLabel('Probe name');
+  await name.fill('   ');
+  await add.getByRole('button', { name: 'Add the probe' }).click();
+  await until('the field error', async () => (await name.getAttribute('aria-invalid')) === 'true');
+  expect(await axe(p, 'probe-field-error')).toEqual([]);
+  expect(ok('listProbes', await api.get('/probes'))).toEqual([]);
+
+  await name.fill('branch network');
+  await add.getByRole('button', { name: 'Add the probe' }).click();
+  const tokenBox = add.getByRole('textbox', { name: 'Token of “branch network”' });
+  await tokenBox.waitFor();
+  const token = await tokenBox.inputValue();
+  expect(token).toMatch(/^pr_/);
+  await add.getByText('it will not be shown again').waitFor();
+  const command = `npm run probe -- --server ${server.url} --token ${token}`;
+  await add.getByText(command, { exact: true }).waitFor();
+  await add.getByRole('button', { name: 'Copy the command' }).click();
+  await until('the command copied', async () => (await p.evaluate(() => navigator.clipboard.readText())) === command);
+  await add.getByRole('button', { name: 'Copy the token' }).click();
+  await until('the token copied', async () => (await p.evaluate(() => navigator.clipboard.readText())) === token);
+  expect(await add.getByText('Copied.').count()).toBe(2);
+  const row = section.getByRole('listitem').filter({ hasText: 'branch network' });
+  await row.getByText('0 monitors · never connected').waitFor();
+  expect(await axe(p, 'probe-token')).toEqual([]);
+  await shot(p, 'probe-token-light');
+  const [made] = ok('listProbes', await api.get('/probes'));
+  expect(made).toMatchObject({ name: 'branch network', revoked: false, lastSeenAt: null });
+
+  // The token from the page runs a real probe against this server.
   const stop = new AbortController();
   const running = runProbe({ server: server.url, token, signal: stop.signal, idleMs: 100 });
-  await until('the probe seen', async () => ok('listProbes', await api.get('/probes')).find((x: { id: string; version: string | null }) => x.id === probeId && x.version));
-  stop.abort();
-  await running;
+  let outcome = 'running' as 'running' | 'stopped' | Error;
+  void running.then(() => { outcome = 'stopped'; }, (e: Error) => { outcome = e; });
+  await until('the probe seen', async () => ok('listProbes', await api.get('/probes')).find((x: { id: string; version: string | null }) => x.id === made.id && x.version));
+
+  // Shown once: gone when put away, and after a reload.
+  await add.getByRole('button', { name: 'I have saved the token' }).click();
+  await add.getByLabel('Probe name').waitFor();
   await p.reload();
-  const row = section.getByRole('listitem').filter({ hasText: 'branch network' });
   await row.getByText(/version 0\.1\.0/).waitFor();
   await row.getByText(/^0 monitors · seen/).waitFor();
+  expect(await p.getByText(token).count()).toBe(0);
+  expect(await p.getByRole('textbox', { name: /^Token of/ }).count()).toBe(0);
   expect(await axe(p, 'probes')).toEqual([]);
   await shot(p, 'probes-light');
 
-  await revokeProbe(server.db, probeId);
-  await p.reload();
-  await row.getByText('Revoked').waitFor();
-  expect(ok('listProbes', await api.get('/probes')).find((x: { id: string }) => x.id === probeId).revoked).toBe(true);
+  await row.getByRole('button', { name: 'Rename branch network' }).click();
+  const rename = section.getByRole('form', { name: 'Rename branch network' });
+  await rename.getByLabel('New name').fill(' ');
+  await rename.getByRole('button', { name: 'Save the name' }).click();
+  await until('the rename refused at its field', async () => (await rename.getByLabel('New name').getAttribute('aria-invalid')) === 'true');
+  expect(await axe(p, 'probe-rename-error')).toEqual([]);
+  await shot(p, 'probe-rename-light');
+  await rename.getByLabel('New name').fill('branch office');
+  await rename.getByRole('button', { name: 'Save the name' }).click();
+  const renamed = section.getByRole('listitem').filter({ hasText: 'branch office' });
+  await until('the focus back on Rename', () => p.evaluate(() => document.activeElement?.getAttribute('aria-label') === 'Rename branch office'));
+  expect(ok('listProbes', await api.get('/probes')).find((x: { id: string }) => x.id === made.id).name).toBe('branch office');
+  expect(outcome).toBe('running');
+
+  // Revoke asks first; Escape steps back; then the token stops working at once.
+  await renamed.getByRole('button', { name: 'Revoke branch office' }).click();
+  const ask = renamed.getByRole('group', { name: 'Revoke branch office' });
+  await ask.getByText('Its token stops working at once').waitFor();
+  expect(await axe(p, 'probe-revoke-question')).toEqual([]);
+  await shot(p, 'probe-revoke-question-light');
+  await p.keyboard.press('Escape');
+  await renamed.getByRole('button', { name: 'Revoke branch office' }).waitFor();
+  expect(ok('listProbes', await api.get('/probes'))[0].revoked).toBe(false);
+  await renamed.getByRole('button', { name: 'Revoke branch office' }).click();
+  await ask.getByRole('button', { name: 'Revoke the probe' }).click();
+  await renamed.getByText('Revoked').waitFor();
+  expect(await renamed.getByRole('button', { name: /^Revoke/ }).count()).toBe(0);
+  expect(ok('listProbes', await api.get('/probes')).find((x: { id: string }) => x.id === made.id).revoked).toBe(true);
+  await until('the probe refused', async () => outcome instanceof Error);
+  expect(String(outcome)).toContain('refused this probe token');
+  stop.abort();
+  expect(await axe(p, 'probes-revoked')).toEqual([]);
+}, 120_000);
+
+test('probes\' new states in dark and at 375 px', async () => {
+  for (const [scheme, width, suffix] of [['dark', 1280, 'dark'], ['light', 375, 'phone']] as const) {
+    const p = await as('owner', { colorScheme: scheme, width });
+    await p.goto(`${server.url}/hosts`);
+    const add = p.getByRole('region', { name: 'Add a probe' });
+    await add.getByLabel('Probe name').fill(`edge ${suffix}`);
+    await add.getByRole('button', { name: 'Add the probe' }).click();
+    await add.getByRole('textbox', { name: `Token of “edge ${suffix}”` }).waitFor();
+    expect(await axe(p, `probe-token-${suffix}`)).toEqual([]);
+    if (width === 375) expect(await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    await shot(p, `probe-token-${suffix}`);
+    const row = p.getByRole('region', { name: 'Private probes' }).getByRole('listitem').filter({ hasText: `edge ${suffix}` });
+    await row.getByRole('button', { name: `Rename edge ${suffix}` }).click();
+    await row.getByRole('form', { name: `Rename edge ${suffix}` }).waitFor();
+    expect(await axe(p, `probe-rename-${suffix}`)).toEqual([]);
+    if (width === 375) expect(await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    await shot(p, `probe-rename-${suffix}`);
+    await row.getByRole('button', { name: 'Cancel' }).click();
+    await row.getByRole('button', { name: `Revoke edge ${suffix}` }).click();
+    await row.getByRole('group', { name: `Revoke edge ${suffix}` }).waitFor();
+    expect(await axe(p, `probe-revoke-question-${suffix}`)).toEqual([]);
+    if (width === 375) expect(await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    await shot(p, `probe-revoke-question-${suffix}`);
+  }
+}, 120_000);
+
+test('probes: a viewer and a confined member see them listed with no control', async () => {
+  for (const who of ['viewer', 'confined'] as const) {
+    const p = await as(who);
+    await p.goto(`${server.url}/hosts`);
+    const section = p.getByRole('region', { name: 'Private probes' });
+    await section.getByRole('listitem').filter({ hasText: 'branch office' }).getByText('Revoked').waitFor();
+    await section.getByRole('listitem').filter({ hasText: 'edge dark' }).waitFor();
+    expect(await section.getByRole('button').count()).toBe(0);
+    expect(await p.getByRole('region', { name: 'Add a probe' }).count()).toBe(0);
+    expect(await p.getByRole('button', { name: /^(Rename|Revoke)/ }).count()).toBe(0);
+    expect(await axe(p, `probes-${who}`)).toEqual([]);
+  }
 }, 90_000);

@@ -1,23 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, ok, VigilApiError, type Schema } from '../lib/api';
+import { api, ok, VigilApiError } from '../lib/api';
 import { keys, q } from '../lib/queries';
 import { useMe } from '../lib/me';
+import { CHANNEL_KINDS, CONFIRMATION_NOTE, type ChannelKind as Kind } from '../lib/channelKinds';
 import { Field } from './Field';
-
-type Kind = Schema<'CreateChannelBody'>['kind'];
-
-/** The creatable kinds, their names and what their target is (createChannel in the contract). */
-export const CHANNEL_KINDS: Array<[Kind, string, string]> = [
-  ['email', 'E-mail', 'E-mail address'],
-  ['webhook', 'Webhook', 'URL (https:// or http://)'],
-  ['slack', 'Slack', 'Incoming-webhook URL'],
-  ['teams', 'Microsoft Teams', 'Incoming-webhook or Workflows URL'],
-  ['discord', 'Discord', 'Webhook URL'],
-  ['telegram', 'Telegram', 'Chat id (-100… or @channel)'],
-  ['pagerduty', 'PagerDuty', 'Events API v2 routing key'],
-  ['jsm', 'Jira Service Management', 'API key of the integration'],
-];
+import { ChannelTargetField } from './ChannelTargetField';
 
 /** Creates a channel; a webhook's signing secret is shown once, here. */
 export function ChannelForm() {
@@ -43,15 +31,13 @@ export function ChannelForm() {
       <form onSubmit={submit}>
         <Field label="Channel kind" error={e?.fieldReason('kind') ?? null}>
           <select value={kind} onChange={(x) => setKind(x.target.value as Kind)}>
-            {CHANNEL_KINDS.map(([k, label]) => <option key={k} value={k}>{label}</option>)}
+            {CHANNEL_KINDS.map((k) => <option key={k.kind} value={k.kind}>{k.label}</option>)}
           </select>
         </Field>
         <Field label="Channel name" error={e?.fieldReason('name') ?? null}>
           <input required maxLength={100} value={name} onChange={(x) => setName(x.target.value)} />
         </Field>
-        <Field label={CHANNEL_KINDS.find(([k]) => k === kind)![2]} error={e?.fieldReason('target') ?? null}>
-          <input required maxLength={2000} autoComplete="off" value={target} onChange={(x) => setTarget(x.target.value)} />
-        </Field>
+        <ChannelTargetField kind={kind} value={target} onChange={setTarget} error={e?.fieldReason('target') ?? null} />
         <Field label="For" hint={confined ? 'The workspace the channel belongs to.' : 'A channel of one workspace, or of the whole organisation.'} error={e?.fieldReason('workspaceId') ?? null}>
           <select value={workspace} onChange={(x) => setWorkspaceId(x.target.value)}>
             {!confined && <option value="">The whole organisation</option>}
@@ -63,7 +49,7 @@ export function ChannelForm() {
       </form>
       {create.data && (
         <div role="status" className="notice">
-          <p>Channel “{create.data.data.name}” added.{create.data.data.kind === 'email' ? ' The address gets one message asking to confirm; nothing else until it agrees.' : ''}</p>
+          <p>Channel “{create.data.data.name}” added.{create.data.data.kind === 'email' ? ` ${CONFIRMATION_NOTE}` : ''}</p>
           {secret && (
             <Field label="Signing secret (shown once)" hint="Deliveries are signed with it; keep it where your receiver checks signatures.">
               <input readOnly value={secret} onFocus={(x) => x.target.select()} />

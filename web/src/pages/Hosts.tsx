@@ -7,10 +7,11 @@ import { ErrorView } from '../components/ErrorView';
 import { StatusBadge } from '../components/StatusBadge';
 import { HostForm } from '../components/HostForm';
 import { Probes } from '../components/Probes';
+import { ProbeForm } from '../components/ProbeForm';
 
 /** The machines monitors run on (each with its own page), and the private probes that check from inside other networks. */
 export default function Hosts() {
-  const { can } = useMe();
+  const { can, confined } = useMe();
   const hosts = useQuery(q.hosts());
   return (
     <>
@@ -41,6 +42,13 @@ export default function Hosts() {
         </section>
       )}
       <Probes />
+      {/* A probe belongs to the whole organisation: a member confined to workspaces would be refused (403 workspace_confined). */}
+      {can('agent:enroll') && !confined && (
+        <section className="card" aria-labelledby="new-probe">
+          <h2 id="new-probe">Add a probe</h2>
+          <ProbeForm />
+        </section>
+      )}
     </>
   );
 }
