@@ -20,5 +20,6 @@ export const ROLES: Array<[Role, string]> = [['owner', 'Owner'], ['admin', 'Admi
 export const roleLabel = (role: string) => ROLES.find(([r]) => r === role)?.[1] ?? role;
 
 export const qp = {
+  /** The same cache entry as `q.members()` (queries.ts), whole. */
   members: () => queryOptions({ queryKey: peopleKeys.members, queryFn: () => ok(api.GET('/members')).then((r) => r.data) }),
 };

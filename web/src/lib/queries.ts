@@ -63,5 +63,7 @@ export const q = {
   probes: () => queryOptions({ queryKey: keys.probes, queryFn: () => data(ok(api.GET('/probes'))) }),
   maintenance: () => queryOptions({ queryKey: keys.maintenance, queryFn: () => data(ok(api.GET('/maintenance'))) }),
   /** The organisation's members (on-call participants, covers and steps pick from them). */
-  members: () => queryOptions({ queryKey: keys.members, queryFn: () => data(ok(api.GET('/members'))).then((d) => d.members) }),
+  // The cache holds GET /members whole (members and invitations, as Settings → Members reads it under
+  // the same key); these pages select the members from it.
+  members: () => queryOptions({ queryKey: keys.members, queryFn: () => data(ok(api.GET('/members'))), select: (d) => d.members }),
 };
