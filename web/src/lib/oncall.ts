@@ -31,6 +31,3 @@ export function fromLocalInput(v: string): string {
 
 /** The server's reason for `field`, or null: shown at the field. */
 export const reasonAt = (e: unknown, field: string) => (e instanceof VigilApiError ? e.fieldReason(field) : null);
-
-/** Whether the caller is confined to workspaces (some writes then need a workspace, and a replacement could lose what it cannot see). */
-export const isConfined = (me: Schema<'Me'>) => !!me.membership.workspaceIds?.length;
