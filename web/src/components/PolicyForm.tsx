@@ -1,12 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import { api, ok, VigilApiError, type Schema } from '../lib/api';
+import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
 import { changedFields, isEmpty } from '../lib/changes';
-import { reasonAt } from '../lib/oncall';
 import { Field } from './Field';
-import { FormError } from './FormError';
+import { FormError, reasonAt } from './FormError';
 import { MonitorPicker } from './MonitorPicker';
 import { StepRow, targetOptions, type StepDraft, type Targets } from './StepRow';
 
@@ -70,8 +69,7 @@ export function PolicyForm({ existing, targets, monitors, confined }: {
               onRemove={steps.length > 1 ? () => setSteps(steps.filter((_, j) => j !== i)) : null} />
           ))}
         </ol>
-        {/* A confined caller's refusal to replace steps it does not all see: the server's whole sentence, at the steps. */}
-        {reason('steps') && <span className="error small">{e instanceof VigilApiError && e.status === 403 ? e.message : reason('steps')}</span>}
+        {reason('steps') && <span className="error small">{reason('steps')}</span>}
         {steps.length < 20 && (
           <button type="button" className="secondary" onClick={() => setSteps([...steps, { ...first(), afterMinutes: String(Number(last?.afterMinutes ?? 0) + 15) }])}>Add a step</button>
         )}

@@ -4,9 +4,9 @@ import { useNavigate } from 'react-router';
 import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
 import { changedFields, isEmpty } from '../lib/changes';
-import { browserZone, reasonAt, zones, type Person } from '../lib/oncall';
+import { browserZone, zones, type Person } from '../lib/oncall';
 import { Field } from './Field';
-import { FormError } from './FormError';
+import { FormError, reasonAt } from './FormError';
 import { ParticipantPicker } from './ParticipantPicker';
 
 /** The fields this form shows a refusal at. */

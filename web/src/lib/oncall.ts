@@ -1,5 +1,5 @@
 /** Small helpers shared by the on-call page and its forms. */
-import { VigilApiError, type Schema } from './api';
+import type { Schema } from './api';
 
 export type Person = Schema<'OnCallPerson'> | Schema<'Member'>;
 export type OnCallData = Schema<'OnCallData'>;
@@ -28,6 +28,3 @@ export function fromLocalInput(v: string): string {
   const d = new Date(v);
   return v && !Number.isNaN(d.getTime()) ? d.toISOString() : v;
 }
-
-/** The server's reason for `field`, or null: shown at the field. */
-export const reasonAt = (e: unknown, field: string) => (e instanceof VigilApiError ? e.fieldReason(field) : null);
