@@ -236,22 +236,26 @@ test('deleted with a confirmation; a window in progress ended early', async () =
   await swap.getByText('In progress').waitFor();
   expect(await axe(p, 'maintenance-in-progress')).toEqual([]);
 
-  // Dismissed: nothing happens.
-  p.once('dialog', (d) => void d.dismiss());
+  // Asked in place; Cancel: nothing happens, and the focus is back on the button.
   await swap.getByRole('button', { name: 'End now Router swap' }).click();
+  const ask = swap.getByRole('group', { name: 'End now Router swap' });
+  await ask.getByText(/^End “Router swap” now\? Alerting resumes at once/).waitFor();
+  expect(await axe(p, 'maintenance-end-question')).toEqual([]);
+  await ask.getByRole('button', { name: 'Cancel' }).click();
+  await swap.getByRole('button', { name: 'End now Router swap' }).waitFor();
+  expect(await p.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('End now Router swap');
   expect((await listed()).some((x) => x.title === 'Router swap')).toBe(true);
-  let message = '';
-  p.once('dialog', (d) => { message = d.message(); void d.accept(); });
   await swap.getByRole('button', { name: 'End now Router swap' }).click();
+  await ask.getByRole('button', { name: 'End it now' }).click();
   await swap.waitFor({ state: 'detached' });
-  expect(message).toMatch(/^End “Router swap” now\? Alerting resumes at once/);
   expect((await listed()).some((x) => x.title === 'Router swap')).toBe(false);
 
   const tuesdays = p.getByRole('listitem').filter({ hasText: 'Database patching (Tuesday)' });
-  p.once('dialog', (d) => { message = d.message(); void d.accept(); });
   await tuesdays.getByRole('button', { name: 'Delete Database patching (Tuesday)' }).click();
+  const del = tuesdays.getByRole('group', { name: 'Delete Database patching (Tuesday)' });
+  await del.getByText('Delete “Database patching (Tuesday)” and all its occurrences?').waitFor();
+  await del.getByRole('button', { name: 'Delete it' }).click();
   await tuesdays.waitFor({ state: 'detached' });
-  expect(message).toBe('Delete “Database patching (Tuesday)” and all its occurrences?');
   expect((await listed()).map((x) => x.title)).toEqual([TITLE]);
 }, 60_000);
 

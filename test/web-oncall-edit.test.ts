@@ -31,11 +31,10 @@ async function person(userId: string, name: string): Promise<string> {
   return email;
 }
 
-/** A signed-in page that accepts every confirmation; `statuses` are the refusals the scenario provokes. */
+/** A signed-in page; `statuses` are the refusals the scenario provokes. */
 async function signedIn(email: string, opts: { colorScheme?: 'light' | 'dark'; width?: number; statuses?: number[] } = {}): Promise<Page> {
   const w = await open(browser, server.url, { expectedStatuses: [401, ...(opts.statuses ?? [])], colorScheme: opts.colorScheme, width: opts.width });
   pages.push(w);
-  w.page.on('dialog', (d) => void d.accept());
   await signIn(w.page, server.url, email, PASSWORD);
   return w.page;
 }
@@ -196,14 +195,19 @@ test('a schedule, a cover and an escalation policy: created, edited and deleted 
 
   // Removing the cover: the rotation applies again.
   await rota.getByRole('button', { name: /^Remove the cover by Grace Colleague/ }).click();
+  await rota.getByRole('group', { name: /^Remove the cover by Grace Colleague/ }).getByText('Remove the cover by Grace Colleague? The rotation applies again.').waitFor();
+  await noAxe(p, 'cover-remove-question');
+  await rota.getByRole('button', { name: 'Yes, remove' }).click();
   await rota.getByText(/^Ada Owner until/).waitFor();
   expect((await onCall()).overrides).toEqual([]);
 
   // Deleting, after the confirmation.
   await policies.getByRole('button', { name: 'Delete Database escalation' }).click();
+  await policies.getByRole('group', { name: 'Delete Database escalation' }).getByRole('button', { name: 'Yes, delete' }).click();
   await policies.getByText('No escalation policy yet.').waitFor();
   expect((await onCall()).escalationPolicies).toEqual([]);
   await rota.getByRole('button', { name: 'Delete Primary rota' }).click();
+  await rota.getByRole('group', { name: 'Delete Primary rota' }).getByRole('button', { name: 'Yes, delete' }).click();
   await p.getByText('No on-call schedule yet.').waitFor();
   expect((await onCall()).schedules).toEqual([]);
   await noAxe(p, 'on-call-edit-emptied');

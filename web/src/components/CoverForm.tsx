@@ -2,7 +2,8 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
-import { browserZone, fromLocalInput, toLocalInput, who, type Person } from '../lib/oncall';
+import { fromLocalInput, toLocalInput, who, type Person } from '../lib/oncall';
+import { browserZone } from '../lib/zones';
 import { Field } from './Field';
 import { FormError, reasonAt } from './FormError';
 

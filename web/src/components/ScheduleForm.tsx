@@ -4,7 +4,8 @@ import { useNavigate } from 'react-router';
 import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
 import { changedFields, isEmpty } from '../lib/changes';
-import { browserZone, zones, type Person } from '../lib/oncall';
+import type { Person } from '../lib/oncall';
+import { browserZone, zoneList } from '../lib/zones';
 import { Field } from './Field';
 import { FormError, reasonAt } from './FormError';
 import { ParticipantPicker } from './ParticipantPicker';
@@ -67,7 +68,7 @@ export function ScheduleForm({ existing, members, workspaces, confined }: {
       </Field>
       <Field label="Time zone" hint="The handoff keeps its local time across daylight-saving changes." error={reasonAt(e, 'timezone')}>
         <select value={timezone} onChange={(x) => setTimezone(x.target.value)}>
-          {zones(timezone).map((z) => <option key={z} value={z}>{z}</option>)}
+          {zoneList(timezone).map((z) => <option key={z} value={z}>{z}</option>)}
         </select>
       </Field>
       <Field label="For" error={reasonAt(e, 'workspaceId')}

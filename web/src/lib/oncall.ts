@@ -7,14 +7,6 @@ export type OnCallData = Schema<'OnCallData'>;
 /** A person as people know them: the name, else the address. */
 export const who = (p: Person | null | undefined) => (p ? p.name ?? p.email : 'Nobody');
 
-/** The browser's time zone: the default of a new schedule. */
-export const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-
-/** Every IANA zone the browser knows, with `keep` (a stored zone it may not list, such as UTC) among them. */
-export function zones(keep: string): string[] {
-  const all = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
-  return all.includes(keep) ? all : [keep, ...all];
-}
 
 /** `YYYY-MM-DDTHH:MM` of a datetime-local input, in the browser's zone. */
 export function toLocalInput(ms: number): string {
