@@ -8,7 +8,9 @@ import { axe, closeWatched, ensureWebBuilt, launch, open, shot, signIn, type Wat
 // Maintenance windows in the browser: a weekly window on two days planned in
 // another time zone than the browser's (Europe/Paris), its rule in words and
 // its next occurrences before saving, stored as two windows with the right
-// rule, zone and instants; changed; deleted, and one in progress ended early;
+// rule, zone and instants; changed in place (the same id, only the fields
+// changed sent), one in progress changed and still in progress, an ended one
+// opened; deleted, and one in progress ended early;
 // the server's refusal at its field; a viewer without a control; a member
 // confined to one workspace choosing among its monitors only; axe-core on
 // every state and screenshots in light, dark and at phone width.
@@ -43,6 +45,15 @@ async function monitor(name: string, workspaceId: string): Promise<string> {
   return ok('createMonitor', await api.post('/monitors', {
     name, kind: 'tcp', workspaceId, intervalSeconds: 3600, config: JSON.stringify({ host: '127.0.0.1', port: 9 }),
   }), 201).id;
+}
+
+/** A one-off window on Web front, made through the API, from `fromMs` to `toMs` from now. */
+async function oneOff(title: string, fromMs: number, toMs: number) {
+  const now = Date.now();
+  return ok('createMaintenanceWindow', await api.post('/maintenance', {
+    title, workspaceId: org.workspaceId, monitorIds: [monitors['Web front']],
+    startsAt: new Date(now + fromMs).toISOString(), endsAt: new Date(now + toMs).toISOString(), timezone: 'Europe/Paris',
+  }), 201);
 }
 
 async function listed(): Promise<any[]> {
@@ -154,9 +165,9 @@ test('a window changed in the browser: every field kept or changed as asked', as
   await row.getByText('Kernel updates, one node at a time.').waitFor();
   await row.getByText(/checks paused/).waitFor();
 
-  const all = await listed();
-  expect(all.some((w) => w.id === before.id)).toBe(false);
-  const after = all.find((w) => w.title === 'Database patching (Tuesday)');
+  // Changed in place: the same id, read on its own.
+  const after = ok('getMaintenanceWindow', await api.get(`/maintenance/${before.id}`));
+  expect((await listed()).filter((w) => w.title === 'Database patching (Tuesday)').map((w) => w.id)).toEqual([before.id]);
   expect({
     rule: after.recurrenceRule, timezone: after.timezone, startsAt: Date.parse(after.startsAt), endsAt: Date.parse(after.endsAt),
     monitorIds: [...after.monitorIds].sort(), keepChecking: after.keepChecking, showOnStatusPage: after.showOnStatusPage,
@@ -167,6 +178,33 @@ test('a window changed in the browser: every field kept or changed as asked', as
     notifySubscribers: false, description: 'Kernel updates, one node at a time.', workspaceId: org.workspaceId,
   });
 }, 120_000);
+
+test('a window in progress changed in place stays in progress; an ended one opens', async () => {
+  const live = await oneOff('Disk swap', -600_000, 3_000_000);
+  const p = await signedIn();
+  await p.goto(`${server.url}/maintenance`);
+  const row = p.getByRole('listitem').filter({ hasText: 'Disk swap' });
+  await row.getByText('In progress').waitFor();
+  await row.getByRole('link', { name: 'Edit Disk swap' }).click();
+  await p.getByRole('heading', { name: 'Edit Disk swap' }).waitFor();
+  await p.getByText(/^This window is in progress/).waitFor();
+  expect(await axe(p, 'maintenance-edit-in-progress')).toEqual([]);
+  await p.getByLabel('Title', { exact: true }).fill('Disk swap, rack 2');
+  await p.getByRole('button', { name: 'Save changes' }).click();
+  await p.getByRole('listitem').filter({ hasText: 'Disk swap, rack 2' }).getByText('In progress').waitFor();
+  // Only the title was sent: the times, to the millisecond (the form shows minutes), the id and the state are as they were.
+  const after = ok('getMaintenanceWindow', await api.get(`/maintenance/${live.id}`));
+  expect({ id: after.id, title: after.title, active: after.active, startsAt: Date.parse(after.startsAt), endsAt: Date.parse(after.endsAt) })
+    .toEqual({ id: live.id, title: 'Disk swap, rack 2', active: true, startsAt: Date.parse(live.startsAt), endsAt: Date.parse(live.endsAt) });
+  ok('deleteMaintenanceWindow', await api.delete(`/maintenance?id=${live.id}`));
+
+  // A window that is over is not listed, and still opens by its address.
+  const ended = await oneOff("Last week's upgrade", -8 * 86_400_000, -8 * 86_400_000 + 3_600_000);
+  await p.goto(`${server.url}/maintenance/${ended.id}/edit`);
+  await p.getByRole('heading', { name: "Edit Last week's upgrade" }).waitFor();
+  expect(await p.getByLabel('Title', { exact: true }).inputValue()).toBe("Last week's upgrade");
+  ok('deleteMaintenanceWindow', await api.delete(`/maintenance?id=${ended.id}`));
+}, 60_000);
 
 test('the server\'s refusal is shown at its field', async () => {
   const w = await open(browser, server.url, { expectedStatuses: [401, 400] });
@@ -191,33 +229,33 @@ test('the server\'s refusal is shown at its field', async () => {
 }, 60_000);
 
 test('deleted with a confirmation; a window in progress ended early', async () => {
-  const now = Date.now();
-  ok('createMaintenanceWindow', await api.post('/maintenance', {
-    title: 'Router swap', workspaceId: org.workspaceId, monitorIds: [monitors['Web front']],
-    startsAt: new Date(now - 600_000).toISOString(), endsAt: new Date(now + 3_000_000).toISOString(), timezone: 'Europe/Paris',
-  }), 201);
+  await oneOff('Router swap', -600_000, 3_000_000);
   const p = await signedIn();
   await p.goto(`${server.url}/maintenance`);
   const swap = p.getByRole('listitem').filter({ hasText: 'Router swap' });
   await swap.getByText('In progress').waitFor();
   expect(await axe(p, 'maintenance-in-progress')).toEqual([]);
 
-  // Dismissed: nothing happens.
-  p.once('dialog', (d) => void d.dismiss());
+  // Asked in place; Cancel: nothing happens, and the focus is back on the button.
   await swap.getByRole('button', { name: 'End now Router swap' }).click();
+  const ask = swap.getByRole('group', { name: 'End now Router swap' });
+  await ask.getByText(/^End “Router swap” now\? Alerting resumes at once/).waitFor();
+  expect(await axe(p, 'maintenance-end-question')).toEqual([]);
+  await ask.getByRole('button', { name: 'Cancel' }).click();
+  await swap.getByRole('button', { name: 'End now Router swap' }).waitFor();
+  expect(await p.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('End now Router swap');
   expect((await listed()).some((x) => x.title === 'Router swap')).toBe(true);
-  let message = '';
-  p.once('dialog', (d) => { message = d.message(); void d.accept(); });
   await swap.getByRole('button', { name: 'End now Router swap' }).click();
+  await ask.getByRole('button', { name: 'End it now' }).click();
   await swap.waitFor({ state: 'detached' });
-  expect(message).toMatch(/^End “Router swap” now\? Alerting resumes at once/);
   expect((await listed()).some((x) => x.title === 'Router swap')).toBe(false);
 
   const tuesdays = p.getByRole('listitem').filter({ hasText: 'Database patching (Tuesday)' });
-  p.once('dialog', (d) => { message = d.message(); void d.accept(); });
   await tuesdays.getByRole('button', { name: 'Delete Database patching (Tuesday)' }).click();
+  const del = tuesdays.getByRole('group', { name: 'Delete Database patching (Tuesday)' });
+  await del.getByText('Delete “Database patching (Tuesday)” and all its occurrences?').waitFor();
+  await del.getByRole('button', { name: 'Delete it' }).click();
   await tuesdays.waitFor({ state: 'detached' });
-  expect(message).toBe('Delete “Database patching (Tuesday)” and all its occurrences?');
   expect((await listed()).map((x) => x.title)).toEqual([TITLE]);
 }, 60_000);
 

@@ -7,11 +7,12 @@ import { axe, closeWatched, ensureWebBuilt, launch, open, shot, signIn, type Wat
 // On-call written in the browser: a schedule of two members created through
 // its form (the browser's zone by default, the order of the rotation as
 // chosen), who is on call now and next, a cover taking effect, an escalation
-// policy of two steps created, edited and deleted, the schedule edited (its
-// cover and the policy paging it carried over) and deleted; what the server
-// stored is read back through the API each time. The server's refusals at
-// their field; a viewer without a single write control; a member confined to
-// a workspace offered what the server allows. axe-core on every state;
+// policy of two steps created, edited in place (the same id) and deleted, the
+// schedule edited in place (its id, its cover and the policy paging it kept)
+// and deleted; what the server stored is read back through the API each time.
+// The server's refusals at their field; a viewer without a single write
+// control; a member confined to a workspace offered what the server allows,
+// and its 403 shown in its words where the server refuses. axe-core on every state;
 // screenshots light, dark and at 375 px.
 
 const PASSWORD = 'oncall edit password 1';
@@ -30,11 +31,10 @@ async function person(userId: string, name: string): Promise<string> {
   return email;
 }
 
-/** A signed-in page that accepts every confirmation; `statuses` are the refusals the scenario provokes. */
+/** A signed-in page; `statuses` are the refusals the scenario provokes. */
 async function signedIn(email: string, opts: { colorScheme?: 'light' | 'dark'; width?: number; statuses?: number[] } = {}): Promise<Page> {
   const w = await open(browser, server.url, { expectedStatuses: [401, ...(opts.statuses ?? [])], colorScheme: opts.colorScheme, width: opts.width });
   pages.push(w);
-  w.page.on('dialog', (d) => void d.accept());
   await signIn(w.page, server.url, email, PASSWORD);
   return w.page;
 }
@@ -147,6 +147,7 @@ test('a schedule, a cover and an escalation policy: created, edited and deleted 
   await policies.getByText(/after 30 min, the on-call person of Primary; after 45 min, Grace Colleague; repeated 2×/).waitFor();
   await policies.getByText('For Database').waitFor();
   stored = await onCall();
+  const policyId = stored.escalationPolicies[0]!.id;
   expect(stored.escalationPolicies).toEqual([expect.objectContaining({
     name: 'Database down', repeat: 2, monitorIds: [monitorId],
     steps: [expect.objectContaining({ afterMinutes: 30, targetType: 'schedule', targetId: firstScheduleId }),
@@ -166,16 +167,19 @@ test('a schedule, a cover and an escalation policy: created, edited and deleted 
   await policies.getByText(/Database escalation/).waitFor();
   stored = await onCall();
   expect(stored.escalationPolicies).toEqual([expect.objectContaining({
-    name: 'Database escalation', repeat: 2, monitorIds: [monitorId],
+    id: policyId, name: 'Database escalation', repeat: 2, monitorIds: [monitorId],
     steps: [expect.objectContaining({ afterMinutes: 30, targetType: 'schedule', targetId: firstScheduleId })],
   })]);
 
-  // Editing the schedule replaces it: the cover and the policy's step follow it.
+  // Editing the schedule changes it in place: its id, its cover and the policy's step stay.
   await p.getByRole('link', { name: 'Edit Primary' }).click();
   await p.getByRole('heading', { name: 'Edit schedule' }).waitFor();
   expect(await p.getByLabel('Handoff time').inputValue()).toBe('09:00');
+  expect(await p.getByLabel('For').isDisabled()).toBe(true);
   await p.getByLabel('Name', { exact: true }).fill('Primary rota');
+  expect(await p.getByText(/^Saving restarts the rotation/).count()).toBe(0); // a new name alone does not
   await p.getByLabel('Shift length (hours)').fill('168');
+  await p.getByText(/^Saving restarts the rotation from now/).waitFor();
   await noAxe(p, 'schedule-edit');
   await p.getByRole('button', { name: 'Save the schedule' }).click();
   const rota = p.getByRole('region', { name: 'Primary rota' });
@@ -183,22 +187,27 @@ test('a schedule, a cover and an escalation policy: created, edited and deleted 
   stored = await onCall();
   expect(stored.schedules).toEqual([expect.objectContaining({ name: 'Primary rota', shiftLengthHours: 168, timezone: 'Europe/Paris' })]);
   const scheduleId = stored.schedules[0]!.id;
-  expect(scheduleId).not.toBe(firstScheduleId);
-  expect(stored.overrides).toEqual([expect.objectContaining({ scheduleId, startsAt: cover.startsAt, endsAt: cover.endsAt })]);
+  expect(scheduleId).toBe(firstScheduleId);
+  expect(stored.overrides).toEqual([expect.objectContaining({ id: cover.id, scheduleId, startsAt: cover.startsAt, endsAt: cover.endsAt })]);
   expect(stored.escalationPolicies).toEqual([expect.objectContaining({
-    name: 'Database escalation', monitorIds: [monitorId], steps: [expect.objectContaining({ targetType: 'schedule', targetId: scheduleId })],
+    id: policyId, name: 'Database escalation', monitorIds: [monitorId], steps: [expect.objectContaining({ targetType: 'schedule', targetId: scheduleId })],
   })]);
 
   // Removing the cover: the rotation applies again.
   await rota.getByRole('button', { name: /^Remove the cover by Grace Colleague/ }).click();
+  await rota.getByRole('group', { name: /^Remove the cover by Grace Colleague/ }).getByText('Remove the cover by Grace Colleague? The rotation applies again.').waitFor();
+  await noAxe(p, 'cover-remove-question');
+  await rota.getByRole('button', { name: 'Yes, remove' }).click();
   await rota.getByText(/^Ada Owner until/).waitFor();
   expect((await onCall()).overrides).toEqual([]);
 
   // Deleting, after the confirmation.
   await policies.getByRole('button', { name: 'Delete Database escalation' }).click();
+  await policies.getByRole('group', { name: 'Delete Database escalation' }).getByRole('button', { name: 'Yes, delete' }).click();
   await policies.getByText('No escalation policy yet.').waitFor();
   expect((await onCall()).escalationPolicies).toEqual([]);
   await rota.getByRole('button', { name: 'Delete Primary rota' }).click();
+  await rota.getByRole('group', { name: 'Delete Primary rota' }).getByRole('button', { name: 'Yes, delete' }).click();
   await p.getByText('No on-call schedule yet.').waitFor();
   expect((await onCall()).schedules).toEqual([]);
   await noAxe(p, 'on-call-edit-emptied');
@@ -252,9 +261,16 @@ describe('with a schedule and a policy', () => {
     await p.getByText('Your role cannot change on-call schedules.').waitFor();
   }, 60_000);
 
-  test('a member confined to a workspace: schedules of that workspace only, no replacing edit', async () => {
+  test('a member confined to a workspace: its schedules edited in place; a policy edited where the server allows, its 403 in its words', async () => {
     const confined = await server.member(org.organizationId, 'member', [org.workspaceId]);
-    const p = await signedIn(await person(confined.userId, 'Carl Confined'));
+    // A policy also paging a channel of another workspace: the member sees one of its two steps.
+    const teamB = ok('createWorkspace', await api.post('/workspaces', { name: 'Team B' }), 201).id;
+    const hook = ok('createChannel', await api.post('/channels', { kind: 'webhook', name: 'Team B hook', target: 'https://hooks.example.test/b', workspaceId: teamB }), 201);
+    const mixed = ok('createEscalationPolicy', await api.post('/on-call/escalation-policies', {
+      name: 'Mixed', repeat: 0, monitorIds: [monitorId],
+      steps: [{ afterMinutes: 0, targetType: 'user', targetId: grace.userId }, { afterMinutes: 5, targetType: 'channel', targetId: hook.id }],
+    }), 201);
+    const p = await signedIn(await person(confined.userId, 'Carl Confined'), { statuses: [403] });
     await p.goto(`${server.url}/on-call/schedules/new`);
     await p.getByRole('heading', { name: 'New schedule' }).waitFor();
     const forOptions = await p.getByLabel('For').locator('option').allTextContents();
@@ -265,12 +281,39 @@ describe('with a schedule and a policy', () => {
     await p.getByRole('button', { name: 'Create the schedule' }).click();
     const team = p.getByRole('region', { name: 'Team rota' });
     await team.getByText(/^Carl Confined until/).waitFor();
-    expect(await team.getByRole('link', { name: 'Edit Team rota' }).count()).toBe(0);
     expect(await team.getByRole('button', { name: 'Delete Team rota' }).count()).toBe(1);
     // The organisation-wide schedule is not theirs to change: no control the server would refuse.
     expect(await p.getByRole('region', { name: 'Weekly' }).getByRole('button').count()).toBe(0);
-    const stored = (await onCall()).schedules.find((s: { name: string }) => s.name === 'Team rota');
-    expect(stored).toEqual(expect.objectContaining({ workspaceId: org.workspaceId, participants: [expect.objectContaining({ userId: confined.userId })] }));
+    expect(await p.getByRole('region', { name: 'Weekly' }).getByRole('link', { name: 'Edit Weekly' }).count()).toBe(0);
+    const made = (await onCall()).schedules.find((s: { name: string }) => s.name === 'Team rota');
+    expect(made).toEqual(expect.objectContaining({ workspaceId: org.workspaceId, participants: [expect.objectContaining({ userId: confined.userId })] }));
     await noAxe(p, 'on-call-confined');
-  }, 60_000);
+
+    // Their workspace's schedule: edited in place.
+    await team.getByRole('link', { name: 'Edit Team rota' }).click();
+    await p.getByRole('heading', { name: 'Edit schedule' }).waitFor();
+    await p.getByLabel('Name', { exact: true }).fill('Team rota B');
+    await p.getByRole('button', { name: 'Save the schedule' }).click();
+    await p.getByRole('region', { name: 'Team rota B' }).getByText(/^Carl Confined until/).waitFor();
+    expect((await onCall()).schedules.find((s: { id: string }) => s.id === made.id)).toEqual(expect.objectContaining({ name: 'Team rota B', workspaceId: org.workspaceId }));
+
+    // The policy: renamed (only the name is sent), then its steps refused in the server's words at the steps.
+    await p.getByRole('link', { name: 'Edit Mixed' }).click();
+    await p.getByRole('heading', { name: 'Edit escalation policy' }).waitFor();
+    expect(await p.getByLabel('Step 2: who').count()).toBe(0);
+    await p.getByText(/^You see the steps whose target is within your workspaces/).waitFor();
+    await p.getByLabel('Name', { exact: true }).fill('Mixed paging');
+    await p.getByRole('button', { name: 'Save the policy' }).click();
+    await p.getByRole('region', { name: 'Escalation policies' }).getByText(/Mixed paging/).waitFor();
+    await p.getByRole('link', { name: 'Edit Mixed paging' }).click();
+    await p.getByLabel('Step 1: after (minutes)').fill('2');
+    await p.getByRole('button', { name: 'Save the policy' }).click();
+    await p.getByText(/^Confined to workspaces, this caller holds notification_channel:manage only within them and cannot replace the steps/).waitFor();
+    await noAxe(p, 'policy-edit-confined-refused');
+    await shot(p, 'on-call-policy-confined-refused');
+    const kept = (await onCall()).escalationPolicies.find((x: { id: string }) => x.id === mixed.id);
+    expect(kept).toEqual(expect.objectContaining({
+      name: 'Mixed paging', steps: [expect.objectContaining({ afterMinutes: 0, targetId: grace.userId }), expect.objectContaining({ afterMinutes: 5, targetId: hook.id })],
+    }));
+  }, 90_000);
 });

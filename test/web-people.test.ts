@@ -214,8 +214,11 @@ test('a member is removed', async () => {
   const p = owner.page;
   await settings(p, 'members');
   const nina = p.getByRole('region', { name: /^People/ }).getByRole('listitem').filter({ hasText: 'Nina Newcomer' });
-  p.once('dialog', (d) => void d.accept());
   await nina.getByRole('button', { name: 'Remove Nina Newcomer' }).click();
+  const ask = nina.getByRole('group', { name: 'Remove Nina Newcomer' });
+  await ask.getByText(/^Remove Nina Newcomer from .*\? Their API keys stop working at once/).waitFor();
+  expect(await axe(p, 'member remove question')).toEqual([]);
+  await ask.getByRole('button', { name: 'Remove Nina Newcomer' }).click();
   await nina.waitFor({ state: 'detached' });
   expect((await members()).members.map((m) => m.email)).not.toContain(INVITEE);
   expect(await axe(p, 'member removed')).toEqual([]);
@@ -247,8 +250,8 @@ test('a workspace is created, renamed and deleted', async () => {
 
   // The default workspace offers no Delete (the server refuses it); Client Charlie does.
   expect(await list.getByRole('listitem').filter({ hasText: 'Default workspace' }).getByRole('button', { name: /^Delete/ }).count()).toBe(0);
-  p.once('dialog', (d) => void d.accept());
   await renamed.getByRole('button', { name: 'Delete Client Charlie' }).click();
+  await renamed.getByRole('group', { name: 'Delete Client Charlie' }).getByRole('button', { name: 'Delete Client Charlie' }).click();
   await renamed.waitFor({ state: 'detached' });
   expect((await api.get(`/workspaces`)).body.data.map((w: { name: string }) => w.name)).not.toContain('Client Charlie');
 }, 120_000);

@@ -119,7 +119,7 @@ test('a key made in the app: its token shown once, it works within its scope and
   expect(await p.content()).not.toContain(token);
 
   await row.getByRole('button', { name: 'Revoke CI reader' }).click();
-  const confirm = row.getByRole('group', { name: 'Confirm revoking CI reader' });
+  const confirm = row.getByRole('group', { name: 'Revoke CI reader' });
   await confirm.getByText('this cannot be undone').waitFor();
   expect(await axe(p, 'api-keys-confirm')).toEqual([]);
   await confirm.getByRole('button', { name: 'Yes, revoke CI reader' }).click();

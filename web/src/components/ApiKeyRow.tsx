@@ -1,9 +1,10 @@
-import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, ok, VigilApiError, type Schema } from '../lib/api';
+import { api, ok, type Schema } from '../lib/api';
 import { settingsKeys } from '../lib/queries-settings';
 import { formatDateTime, formatRelative } from '../lib/format';
 import { useMe } from '../lib/me';
+import { ConfirmButton } from './ConfirmButton';
+import { FormError } from './FormError';
 
 type Key = Schema<'ApiKey'>;
 
@@ -18,18 +19,15 @@ function keyState(k: Key, now: number): [string, string] {
 export function ApiKeyRow({ apiKey: k, workspaceName }: { apiKey: Key; workspaceName: (id: string) => string }) {
   const { can } = useMe();
   const qc = useQueryClient();
-  const [confirming, setConfirming] = useState(false);
   const revoke = useMutation({
     mutationFn: () => ok(api.DELETE('/api-keys', { params: { query: { id: k.id } } })),
     onSuccess: () => {
-      setConfirming(false);
       void qc.invalidateQueries({ queryKey: settingsKeys.apiKeys });
       void qc.invalidateQueries({ queryKey: settingsKeys.audit });
     },
   });
   const now = Date.now();
   const [state, cls] = keyState(k, now);
-  const error = revoke.error instanceof VigilApiError ? revoke.error.message : revoke.error ? String(revoke.error) : null;
   return (
     <li aria-label={`Key ${k.name}`}>
       <div className="spread">
@@ -46,19 +44,12 @@ export function ApiKeyRow({ apiKey: k, workspaceName }: { apiKey: Key; workspace
         <dd>{k.revokedAt ? formatDateTime(k.revokedAt) : k.expiresAt ? formatDateTime(k.expiresAt) : 'Never'}</dd>
       </dl>
       {can('api_key:manage') && !k.revokedAt && (
-        confirming ? (
-          <div className="row small" role="group" aria-label={`Confirm revoking ${k.name}`}>
-            <span>Revoke “{k.name}”? Whatever uses it is refused from now on; this cannot be undone.</span>
-            <button type="button" className="danger" disabled={revoke.isPending} onClick={() => revoke.mutate()}>Yes, revoke {k.name}</button>
-            <button type="button" className="secondary" onClick={() => setConfirming(false)}>Keep it</button>
-          </div>
-        ) : (
-          <div className="row small">
-            <button type="button" className="secondary" onClick={() => setConfirming(true)} aria-label={`Revoke ${k.name}`}>Revoke</button>
-          </div>
-        )
+        <div className="row small">
+          <ConfirmButton label="Revoke" name={`Revoke ${k.name}`} confirmLabel={`Yes, revoke ${k.name}`} pending={revoke.isPending} onConfirm={() => revoke.mutate()}
+            question={`Revoke “${k.name}”? Whatever uses it is refused from now on; this cannot be undone.`} />
+        </div>
       )}
-      {error && <p role="alert" className="error small">{error}</p>}
+      <FormError error={revoke.error} />
     </li>
   );
 }

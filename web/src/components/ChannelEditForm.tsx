@@ -5,7 +5,7 @@ import { keys } from '../lib/queries';
 import { channelKind, CONFIRMATION_NOTE } from '../lib/channelKinds';
 import { Field } from './Field';
 import { ChannelTargetField } from './ChannelTargetField';
-import { ServerRefusal, reasonAt } from './ServerRefusal';
+import { FormError, reasonAt } from './FormError';
 
 type Channel = Schema<'Channel'>;
 type Change = Schema<'UpdateChannelBody'>;
@@ -52,7 +52,7 @@ export function ChannelEditForm({ channel: c, onDone }: { channel: Channel; onDo
       ) : (
         <p className="muted small">Its recipient enrolled {c.target}; only the recipient can change it.</p>
       )}
-      <ServerRefusal error={save.error} shownFields={['name', 'target']} />
+      <FormError error={save.error} fields={['name', 'target']} />
       <div className="row">
         <button type="submit" disabled={save.isPending}>Save the channel</button>
         <button type="button" className="secondary" onClick={() => onDone(null)}>Cancel</button>

@@ -2,9 +2,10 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
-import { browserZone, fromLocalInput, reasonAt, toLocalInput, who, type Person } from '../lib/oncall';
+import { fromLocalInput, toLocalInput, who, type Person } from '../lib/oncall';
+import { browserZone } from '../lib/zones';
 import { Field } from './Field';
-import { FormError } from './FormError';
+import { FormError, reasonAt } from './FormError';
 
 /** The fields this form shows a refusal at (a refused schedule goes to the banner). */
 const SHOWN = /^(userId|startsAt|endsAt)$/;

@@ -1,9 +1,10 @@
 import { useMutation, useQueryClient, type QueryKey } from '@tanstack/react-query';
-import { VigilApiError } from '../lib/api';
+import { ConfirmButton } from './ConfirmButton';
+import { FormError } from './FormError';
 
 /**
- * A delete that asks first (`question`), then invalidates `invalidate`; a
- * refusal is shown beside the button in the server's words.
+ * A delete asked first in place (`question`, see ConfirmButton), then
+ * invalidating `invalidate`; a refusal is shown beside it in the server's words.
  */
 export function DeleteButton({ label, text = 'Delete', question, run, invalidate }: {
   label: string; text?: string; question: string; run: () => Promise<unknown>; invalidate: QueryKey;
@@ -12,9 +13,8 @@ export function DeleteButton({ label, text = 'Delete', question, run, invalidate
   const remove = useMutation({ mutationFn: run, onSettled: () => qc.invalidateQueries({ queryKey: invalidate }) });
   return (
     <>
-      <button type="button" className="danger" aria-label={label} disabled={remove.isPending}
-        onClick={() => { if (window.confirm(question)) remove.mutate(); }}>{text}</button>
-      {remove.error && <span role="alert" className="error small">{remove.error instanceof VigilApiError ? remove.error.message : String(remove.error)}</span>}
+      <ConfirmButton label={text} name={label} question={question} confirmLabel={`Yes, ${text.toLowerCase()}`} pending={remove.isPending} onConfirm={() => remove.mutate()} />
+      <FormError error={remove.error} />
     </>
   );
 }

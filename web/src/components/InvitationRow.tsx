@@ -3,7 +3,7 @@ import { api, ok, type Schema } from '../lib/api';
 import { peopleKeys, roleLabel, type Invitation, type Role } from '../lib/queries-people';
 import { formatDateTime } from '../lib/format';
 import { useMe } from '../lib/me';
-import { ServerRefusal } from './ServerRefusal';
+import { FormError } from './FormError';
 import { reachText } from './WorkspaceReach';
 
 /**
@@ -42,7 +42,7 @@ export function InvitationRow({ invitation: i, workspaces }: { invitation: Invit
           <span role="status">{resend.isPending ? 'Sending…' : resend.isSuccess ? 'Sent again: only the new link works.' : ''}</span>
         </div>
       )}
-      <ServerRefusal error={resend.error ?? withdraw.error} />
+      <FormError error={resend.error ?? withdraw.error} />
     </li>
   );
 }

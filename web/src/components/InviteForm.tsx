@@ -5,7 +5,7 @@ import { q } from '../lib/queries';
 import { peopleKeys, ROLES, roleLabel, type Role } from '../lib/queries-people';
 import { useMe } from '../lib/me';
 import { Field } from './Field';
-import { ServerRefusal, reasonAt } from './ServerRefusal';
+import { FormError, reasonAt } from './FormError';
 import { WorkspacePicker } from './WorkspaceReach';
 
 /**
@@ -41,7 +41,7 @@ export function InviteForm() {
         {workspaces.data && (
           <WorkspacePicker workspaces={workspaces.data} value={workspaceIds} onChange={setWorkspaceIds} confined={confined} error={reasonAt(invite.error, 'workspaceIds')} />
         )}
-        <ServerRefusal error={invite.error} shownFields={['email', 'role', 'workspaceIds']} />
+        <FormError error={invite.error} fields={['email', 'role', 'workspaceIds']} />
         <button type="submit" disabled={invite.isPending}>{invite.isPending ? 'Sending…' : 'Send the invitation'}</button>
       </form>
       <p role="status" className="small">

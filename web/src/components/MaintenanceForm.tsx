@@ -1,10 +1,12 @@
 import { useMemo, useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { Link, useNavigate } from 'react-router';
+import { useNavigate } from 'react-router';
 import { DateTime } from 'luxon';
 import { api, ok, VigilApiError, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
-import { browserZone, plan, scheduleOf, WEEKDAYS, zoneList, type Schedule } from '../lib/maintenance';
+import { changedFields, isEmpty } from '../lib/changes';
+import { plan, scheduleOf, WEEKDAYS, type PlannedWindow, type Schedule } from '../lib/maintenance';
+import { browserZone, zoneList } from '../lib/zones';
 import { Field } from './Field';
 import { MonitorPicker } from './MonitorPicker';
 import { RecurrenceFields } from './RecurrenceFields';
@@ -36,11 +38,31 @@ function fieldErrors(e: unknown, names: Map<string, string>, sent: string[]): Re
   return out;
 }
 
+/** The values a save sends besides the schedule: the same shape for a new window and a changed one. */
+interface Values {
+  title: string; description: string | null; monitorIds: string[]; keepChecking: boolean; showOnStatusPage: boolean; notifySubscribers: boolean;
+}
+
+/** The fields of one planned window, as createMaintenanceWindow and updateMaintenanceWindow take them. */
+function fieldsOf(v: Values, timezone: string, w: PlannedWindow) {
+  const description = v.description?.trim() ? v.description : null;
+  return { title: v.title, description, monitorIds: v.monitorIds, timezone, keepChecking: v.keepChecking, showOnStatusPage: v.showOnStatusPage, notifySubscribers: v.notifySubscribers, ...w };
+}
+
 /**
- * Creates a window, or edits one. The contract has no update operation for
- * windows: an edit creates the changed window, then deletes the earlier one
- * (in that order, so a window in progress never lapses; a refused change
- * leaves the earlier window as it was).
+ * The planned window that stays the edited one (keeps its id): the one on the
+ * weekday it started on, else the first; a weekly plan's other days become
+ * windows of their own.
+ */
+function keptOf(windows: PlannedWindow[], was: PlannedWindow, zone: string): PlannedWindow {
+  const day = (iso: string) => DateTime.fromISO(iso, { zone }).weekday;
+  return windows.find((w) => day(w.startsAt) === day(was.startsAt)) ?? windows[0]!;
+}
+
+/**
+ * Creates a window, or changes one in place (updateMaintenanceWindow: it
+ * keeps its id, and a window in progress stays so while its new times hold
+ * the present). An edit sends only the fields changed since the form opened.
  */
 export function MaintenanceForm({ existing, workspaces, monitors }: {
   existing: Window | null; workspaces: Schema<'Workspace'>[]; monitors: Schema<'Monitor'>[];
@@ -55,6 +77,13 @@ export function MaintenanceForm({ existing, workspaces, monitors }: {
   const [keepChecking, setKeepChecking] = useState(existing?.keepChecking ?? true);
   const [showOnStatusPage, setShowOnStatusPage] = useState(existing?.showOnStatusPage ?? true);
   const [notifySubscribers, setNotifySubscribers] = useState(existing?.notifySubscribers ?? false);
+  // What the form showed when it opened, in the shape it saves: the edit sends what differs from it.
+  const [loaded] = useState(() => {
+    if (!existing) return null;
+    const s = scheduleOf(existing);
+    const window = plan(s).windows[0]!;
+    return { window, fields: fieldsOf(existing, s.timezone, window) };
+  });
   const set = (patch: Partial<Schedule>) => setSchedule((s) => ({ ...s, ...patch }));
 
   const zones = useMemo(() => zoneList(schedule.timezone), [schedule.timezone]);
@@ -69,31 +98,26 @@ export function MaintenanceForm({ existing, workspaces, monitors }: {
   const save = useMutation({
     mutationFn: async () => {
       if (planned.problem) throw new Unsaved(planned.problem);
-      const common = { title, description: description.trim() ? description : null, workspaceId, monitorIds, timezone: schedule.timezone, keepChecking, showOnStatusPage, notifySubscribers };
+      const values: Values = { title, description, monitorIds, keepChecking, showOnStatusPage, notifySubscribers };
+      const kept = loaded ? keptOf(planned.windows, loaded.window, schedule.timezone) : null;
       const made: Window[] = [];
       try {
-        for (const w of planned.windows) made.push((await ok(api.POST('/maintenance', { body: { ...common, ...w } }))).data);
+        for (const w of planned.windows.filter((x) => x !== kept)) {
+          made.push((await ok(api.POST('/maintenance', { body: { ...fieldsOf(values, schedule.timezone, w), workspaceId } }))).data);
+        }
+        if (existing && loaded && kept) {
+          const change = changedFields(loaded.fields, fieldsOf(values, schedule.timezone, kept));
+          if (!isEmpty(change)) await ok(api.PATCH('/maintenance/{id}', { params: { path: { id: existing.id } }, body: change }));
+        }
       } catch (e) {
         // All the days of a weekly plan or none: the ones already made are taken back.
         for (const m of made) await ok(api.DELETE('/maintenance', { params: { query: { id: m.id } } })).catch(() => undefined);
         throw e;
       }
-      if (existing) {
-        try {
-          await ok(api.DELETE('/maintenance', { params: { query: { id: existing.id } } }));
-        } catch (e) {
-          // Already gone is what was wanted; anything else is said, and the changed window stays saved.
-          if (!(e instanceof VigilApiError && e.status === 404)) {
-            return { leftOver: `The changed window is saved, but the earlier one could not be removed (${e instanceof Error ? e.message : String(e)}): delete it from the list.` };
-          }
-        }
-      }
-      return { leftOver: null };
     },
-    onSuccess: (r) => { if (!r.leftOver) navigate('/maintenance'); },
+    onSuccess: () => navigate('/maintenance'),
     onSettled: () => void qc.invalidateQueries({ queryKey: keys.maintenance }),
   });
-  const leftOver = save.data?.leftOver ?? null;
   const errors = fieldErrors(save.error, names, monitorIds);
   // A refused field the form has no place for is said in the banner, with the server's words.
   const placed = new Set(['title', 'description', 'monitorIds', 'timezone', 'startsAt', 'endsAt', 'recurrenceRule', ...(workspaces.length > 1 ? ['workspaceId'] : [])]);
@@ -113,8 +137,9 @@ export function MaintenanceForm({ existing, workspaces, monitors }: {
           <textarea className="prose" maxLength={5000} value={description} onChange={(e) => setDescription(e.target.value)} />
         </Field>
         {!single && (
-          <Field label="Workspace" error={errors.workspaceId}>
-            <select value={workspaceId} onChange={(e) => { setWorkspaceId(e.target.value); setMonitorIds([]); }}>
+          <Field label="Workspace" error={errors.workspaceId}
+            hint={existing ? 'A window stays in its workspace: to move it, plan it in the other workspace and delete this one.' : undefined}>
+            <select value={workspaceId} disabled={!!existing} onChange={(e) => { setWorkspaceId(e.target.value); setMonitorIds([]); }}>
               {workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
             </select>
           </Field>
@@ -151,9 +176,9 @@ export function MaintenanceForm({ existing, workspaces, monitors }: {
         <label className="check"><input type="checkbox" checked={showOnStatusPage} onChange={(e) => setShowOnStatusPage(e.target.checked)} />Show on status pages</label>
         <label className="check"><input type="checkbox" checked={notifySubscribers} onChange={(e) => setNotifySubscribers(e.target.checked)} />Tell status-page subscribers when it is planned and when it starts</label>
       </section>
-      {existing && <p className="muted small">Saving replaces this window with the changed one; its address changes.{existing.notifySubscribers || notifySubscribers ? ' Subscribers are told of the changed window when “Tell status-page subscribers” is ticked.' : ''}</p>}
+      {existing?.active && <p className="muted small">This window is in progress: it stays in progress, with the same address, as long as its new times include now.</p>}
+      {existing && notifySubscribers && <p className="muted small">Subscribers are told again when the times change before the next occurrence starts.</p>}
       {general && <p role="alert" className="error">{general}</p>}
-      {leftOver && <p role="alert" className="error">{leftOver} <Link to="/maintenance">Maintenance windows</Link></p>}
       {unplaced.map(([k, reason]) => <p key={k} role="alert" className="error">{k}: {reason}</p>)}
       {Object.keys(errors).length > 0 && <p role="alert" className="error">Some fields need another look.</p>}
       <div className="row">

@@ -5,6 +5,8 @@ import { keys } from '../lib/queries';
 import { useMe } from '../lib/me';
 import { formatDateTime } from '../lib/format';
 import { RecurrenceText } from './RecurrenceText';
+import { ConfirmButton } from './ConfirmButton';
+import { FormError } from './FormError';
 
 type Window = Schema<'MaintenanceWindow'>;
 
@@ -46,11 +48,11 @@ export function MaintenanceRow({ window: m }: { window: Window }) {
       {can('maintenance:manage') && (
         <div className="row">
           <Link className="button secondary" to={`/maintenance/${m.id}/edit`} aria-label={`Edit ${m.title}`}>Edit</Link>
-          <button type="button" className="danger" disabled={remove.isPending} aria-label={`${ending ? 'End now' : 'Delete'} ${m.title}`}
-            onClick={() => { if (window.confirm(confirmText)) remove.mutate(); }}>{ending ? 'End now' : 'Delete'}</button>
-          {remove.error && <span role="alert" className="error small">{remove.error.message}</span>}
+          <ConfirmButton label={ending ? 'End now' : 'Delete'} name={`${ending ? 'End now' : 'Delete'} ${m.title}`} question={confirmText}
+            confirmLabel={ending ? 'End it now' : 'Delete it'} pending={remove.isPending} onConfirm={() => remove.mutate()} />
         </div>
       )}
+      <FormError error={remove.error} />
     </li>
   );
 }

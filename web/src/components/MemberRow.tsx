@@ -5,7 +5,8 @@ import { keys } from '../lib/queries';
 import { peopleKeys, ROLES, roleLabel, type Member, type Role } from '../lib/queries-people';
 import { formatDateTime } from '../lib/format';
 import { useMe } from '../lib/me';
-import { ServerRefusal } from './ServerRefusal';
+import { ConfirmButton } from './ConfirmButton';
+import { FormError } from './FormError';
 import { reachText } from './WorkspaceReach';
 
 /**
@@ -38,10 +39,6 @@ export function MemberRow({ member: m, workspaces }: { member: Member; workspace
   const mayRole = can('member:update_role');
   // Leaving an organisation is not offered from one's own row: someone else removes you.
   const mayRemove = can('member:remove') && !self;
-  const askRemove = () => {
-    change.reset();
-    if (window.confirm(`Remove ${who} from ${me.organization.name}? Their API keys stop working at once and their personal e-mail and SMS channels are deleted.`)) remove.mutate();
-  };
   return (
     <li>
       <div className="spread">
@@ -66,11 +63,15 @@ export function MemberRow({ member: m, workspaces }: { member: Member; workspace
               <button type="submit" className="secondary" disabled={change.isPending || role === m.role} aria-label={`Change role of ${who}`}>Change role</button>
             </form>
           )}
-          {mayRemove && <button type="button" className="danger" disabled={remove.isPending} onClick={askRemove} aria-label={`Remove ${who}`}>Remove</button>}
+          {mayRemove && (
+            <ConfirmButton label="Remove" name={`Remove ${who}`} confirmLabel={`Remove ${who}`} pending={remove.isPending}
+              question={`Remove ${who} from ${me.organization.name}? Their API keys stop working at once and their personal e-mail and SMS channels are deleted.`}
+              onConfirm={() => { change.reset(); remove.mutate(); }} />
+          )}
           <span role="status">{change.isSuccess && role === m.role ? `Now ${roleLabel(m.role)}.` : ''}</span>
         </div>
       )}
-      <ServerRefusal error={change.error ?? remove.error} />
+      <FormError error={change.error ?? remove.error} />
     </li>
   );
 }

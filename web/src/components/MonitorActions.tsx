@@ -1,8 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import { api, ok, VigilApiError, type Schema } from '../lib/api';
+import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
 import { useMe } from '../lib/me';
+import { ConfirmButton } from './ConfirmButton';
+import { FormError } from './FormError';
 
 /** Pause, resume and delete, for those whose role allows them. */
 export function MonitorActions({ monitor: m }: { monitor: Schema<'Monitor'> }) {
@@ -25,7 +27,6 @@ export function MonitorActions({ monitor: m }: { monitor: Schema<'Monitor'> }) {
       navigate('/monitors', { replace: true });
     },
   });
-  const error = [pause.error, remove.error].find((e) => e instanceof VigilApiError) as VigilApiError | undefined;
   const paused = m.paused ?? m.status === 'paused';
   return (
     <div className="row">
@@ -33,10 +34,10 @@ export function MonitorActions({ monitor: m }: { monitor: Schema<'Monitor'> }) {
         <button type="button" className="secondary" disabled={pause.isPending} onClick={() => pause.mutate(!paused)}>{paused ? 'Resume' : 'Pause'}</button>
       )}
       {can('monitor:delete') && (
-        <button type="button" className="danger" disabled={remove.isPending}
-          onClick={() => { if (window.confirm(`Delete ${m.name}? Its history goes with it.`)) remove.mutate(); }}>Delete</button>
+        <ConfirmButton label="Delete" name={`Delete ${m.name}`} question={`Delete ${m.name}? Its history goes with it.`}
+          confirmLabel="Delete the monitor" pending={remove.isPending} onConfirm={() => remove.mutate()} />
       )}
-      {error && <span role="alert" className="error small">{error.message}</span>}
+      <FormError error={pause.error ?? remove.error} />
     </div>
   );
 }

@@ -1,7 +1,8 @@
 import { useMemo } from 'react';
 import { RecurrenceText } from './RecurrenceText';
 import { formatDateTime } from '../lib/format';
-import { browserZone, preview, type Plan } from '../lib/maintenance';
+import { preview, type Plan } from '../lib/maintenance';
+import { browserZone } from '../lib/zones';
 
 const COUNT = 5;
 

@@ -1,12 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import type { Schema } from '../lib/api';
+import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
-import { reasonAt } from '../lib/oncall';
-import { savePolicy } from '../lib/oncallWrites';
+import { changedFields, isEmpty } from '../lib/changes';
 import { Field } from './Field';
-import { FormError } from './FormError';
+import { FormError, reasonAt } from './FormError';
 import { MonitorPicker } from './MonitorPicker';
 import { StepRow, targetOptions, type StepDraft, type Targets } from './StepRow';
 
@@ -14,7 +13,18 @@ type Policy = Schema<'EscalationPolicy'>;
 /** The fields this form shows a refusal at. */
 const SHOWN = /^(name|repeat|steps|steps\.\d+\.(afterMinutes|targetType|targetId)|monitorIds(\.\d+)?)$/;
 
-/** Create an escalation policy, or edit one (which replaces it: see lib/oncallWrites). */
+/** A policy's fields as the form sends them. */
+const fieldsOf = (p: Pick<Policy, 'name' | 'repeat' | 'monitorIds'> & { steps: { afterMinutes: number; targetType: string; targetId: string }[] }) => ({
+  name: p.name, repeat: p.repeat, monitorIds: p.monitorIds,
+  steps: p.steps.map((s) => ({ afterMinutes: s.afterMinutes, targetType: s.targetType as StepDraft['targetType'], targetId: s.targetId })),
+});
+
+/**
+ * Create an escalation policy, or change one in place (updateEscalationPolicy:
+ * it keeps its id; only the fields changed are sent, so a member confined to
+ * workspaces can rename it or change its monitors even when it does not see
+ * every step — replacing the steps is then refused, in the server's words).
+ */
 export function PolicyForm({ existing, targets, monitors, confined }: {
   existing: Policy | null; targets: Targets; monitors: Schema<'Monitor'>[]; confined: boolean;
 }) {
@@ -30,10 +40,12 @@ export function PolicyForm({ existing, targets, monitors, confined }: {
     ? existing.steps.map((s) => ({ afterMinutes: String(s.afterMinutes), targetType: s.targetType, targetId: s.targetId, gone: s.targetName ? undefined : `Gone (${s.targetId})` }))
     : [first()]);
   const save = useMutation({
-    mutationFn: () => savePolicy({
-      name, repeat: Number(repeat), monitorIds,
-      steps: steps.map((s) => ({ afterMinutes: Number(s.afterMinutes), targetType: s.targetType, targetId: s.targetId })),
-    }, existing),
+    mutationFn: async () => {
+      const fields = fieldsOf({ name, repeat: Number(repeat), monitorIds, steps: steps.map((s) => ({ ...s, afterMinutes: Number(s.afterMinutes) })) });
+      if (!existing) return void await ok(api.POST('/on-call/escalation-policies', { body: fields }));
+      const change = changedFields(fieldsOf(existing), fields);
+      if (!isEmpty(change)) await ok(api.PATCH('/on-call/escalation-policies/{id}', { params: { path: { id: existing.id } }, body: change }));
+    },
     onSuccess: () => navigate('/on-call'),
     onSettled: () => qc.invalidateQueries({ queryKey: keys.onCall }),
   });
@@ -43,7 +55,7 @@ export function PolicyForm({ existing, targets, monitors, confined }: {
   const last = steps[steps.length - 1];
   return (
     <form onSubmit={submit} className="card editor">
-      {existing && <p className="notice small">Saving replaces the policy: escalations of it that are running now stop.</p>}
+      {existing && confined && <p className="notice small">You see the steps whose target is within your workspaces. Changing the steps of a policy that also pages beyond them is refused; its name, repeat and monitors can still be changed.</p>}
       <Field label="Name" error={reason('name')}>
         <input required maxLength={100} value={name} onChange={(x) => setName(x.target.value)} />
       </Field>

@@ -12,8 +12,8 @@ function stepText(st: Schema<'EscalationStep'>): string {
 }
 
 /** The escalation policies, with edit and delete for those who may; an empty state that says what a policy is for. */
-export function PolicyList({ policies, monitors, manage, editable }: {
-  policies: Schema<'EscalationPolicy'>[]; monitors: Map<string, string>; manage: boolean; editable: boolean;
+export function PolicyList({ policies, monitors, manage }: {
+  policies: Schema<'EscalationPolicy'>[]; monitors: Map<string, string>; manage: boolean;
 }) {
   return (
     <section className="card" aria-labelledby="policies">
@@ -36,7 +36,7 @@ export function PolicyList({ policies, monitors, manage, editable }: {
                 </span>
                 {manage && (
                   <span className="row small">
-                    {editable && <Link className="button secondary" to={`/on-call/policies/${p.id}/edit`} aria-label={`Edit ${p.name}`}>Edit</Link>}
+                    <Link className="button secondary" to={`/on-call/policies/${p.id}/edit`} aria-label={`Edit ${p.name}`}>Edit</Link>
                     <DeleteButton label={`Delete ${p.name}`} invalidate={keys.onCall}
                       question={`Delete the escalation policy “${p.name}”? Escalations of it that are running stop.`}
                       run={() => ok(api.DELETE('/on-call/escalation-policies/{id}', { params: { path: { id: p.id } } }))} />

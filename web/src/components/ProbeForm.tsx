@@ -4,7 +4,7 @@ import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
 import { Field } from './Field';
 import { CopyButton } from './CopyButton';
-import { ServerRefusal, reasonAt } from './ServerRefusal';
+import { FormError, reasonAt } from './FormError';
 
 /** The command that runs a probe with `token` against this server (README, "Scale-out and private probes"). */
 export const probeRunCommand = (token: string) => `npm run probe -- --server ${window.location.origin} --token ${token}`;
@@ -28,7 +28,7 @@ export function ProbeForm() {
       <Field label="Probe name" hint="Where it runs, e.g. “office network” or “eu-factory-1”." error={reasonAt(create.error, 'name')}>
         <input required maxLength={100} value={name} onChange={(x) => setName(x.target.value)} />
       </Field>
-      <ServerRefusal error={create.error} shownFields={['name']} />
+      <FormError error={create.error} fields={['name']} />
       <button type="submit" disabled={create.isPending}>Add the probe</button>
     </form>
   );

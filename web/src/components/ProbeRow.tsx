@@ -5,8 +5,7 @@ import { keys } from '../lib/queries';
 import { formatRelative } from '../lib/format';
 import { ConfirmButton } from './ConfirmButton';
 import { Field } from './Field';
-import { FormError } from './FormError';
-import { ServerRefusal, reasonAt } from './ServerRefusal';
+import { FormError, reasonAt } from './FormError';
 
 type Probe = Schema<'Probe'>;
 
@@ -69,7 +68,7 @@ function RenameForm({ probe: p, onSaved, onCancel }: { probe: Probe; onSaved: (p
         {/* Opened by a press of Rename: the field takes the focus so typing can start. */}
         <input required maxLength={100} autoFocus value={name} onChange={(x) => setName(x.target.value)} />
       </Field>
-      <ServerRefusal error={save.error} shownFields={['name']} />
+      <FormError error={save.error} fields={['name']} />
       <div className="row">
         <button type="submit" disabled={save.isPending}>Save the name</button>
         <button type="button" className="secondary" onClick={onCancel}>Cancel</button>

@@ -18,10 +18,10 @@ function nextInRotation(s: Schedule, current: Person | null): Person | null {
 
 /**
  * One schedule: who is on call now and next, the rotation, the covers ahead;
- * for those who may (`manage`), edit (`editable`), delete, add and remove covers.
+ * for those who may (`manage`), edit, delete, add and remove covers.
  */
-export function ScheduleCard({ schedule: s, data, people, manage, editable }: {
-  schedule: Schedule; data: OnCallData; people: Person[]; manage: boolean; editable: boolean;
+export function ScheduleCard({ schedule: s, data, people, manage }: {
+  schedule: Schedule; data: OnCallData; people: Person[]; manage: boolean;
 }) {
   const [covering, setCovering] = useState(false);
   const now = data.onCallNow.find((n) => n.scheduleId === s.id);
@@ -34,7 +34,7 @@ export function ScheduleCard({ schedule: s, data, people, manage, editable }: {
         <h2 id={`sch-${s.id}`}>{s.name}</h2>
         {manage && (
           <span className="row small">
-            {editable && <Link className="button secondary" to={`/on-call/schedules/${s.id}/edit`} aria-label={`Edit ${s.name}`}>Edit</Link>}
+            <Link className="button secondary" to={`/on-call/schedules/${s.id}/edit`} aria-label={`Edit ${s.name}`}>Edit</Link>
             <DeleteButton label={`Delete ${s.name}`} invalidate={keys.onCall}
               question={`Delete the schedule “${s.name}” and its covers?${paging.length ? ` Escalation steps paging it (${paging.map((p) => p.name).join(', ')}) will page nobody.` : ''}`}
               run={() => ok(api.DELETE('/on-call/schedules/{id}', { params: { path: { id: s.id } } }))} />

@@ -1,20 +1,31 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import type { Schema } from '../lib/api';
+import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
-import { browserZone, reasonAt, zones, type OnCallData, type Person } from '../lib/oncall';
-import { saveSchedule } from '../lib/oncallWrites';
+import { changedFields, isEmpty } from '../lib/changes';
+import type { Person } from '../lib/oncall';
+import { browserZone, zoneList } from '../lib/zones';
 import { Field } from './Field';
-import { FormError } from './FormError';
+import { FormError, reasonAt } from './FormError';
 import { ParticipantPicker } from './ParticipantPicker';
 
 /** The fields this form shows a refusal at. */
 const SHOWN = /^(name|timezone|shiftLengthHours|handoffTime|workspaceId|participantIds(\.\d+)?)$/;
 
-/** Create a schedule, or edit one (which replaces it: see lib/oncallWrites). */
-export function ScheduleForm({ existing, data, members, workspaces, confined }: {
-  existing: Schema<'Schedule'> | null; data: OnCallData; members: Person[]; workspaces: Schema<'Workspace'>[]; confined: boolean;
+type Schedule = Schema<'Schedule'>;
+
+/** The fields an edit may change, as the form holds them (its workspace is not among them). */
+const editable = (s: Schedule) => ({
+  name: s.name, timezone: s.timezone, shiftLengthHours: s.shiftLengthHours, handoffTime: s.handoffTime, participantIds: s.participants.map((p) => p.userId),
+});
+
+/**
+ * Create a schedule, or change one in place (updateSchedule: it keeps its id,
+ * its covers and the steps that page it; only the fields changed are sent).
+ */
+export function ScheduleForm({ existing, members, workspaces, confined }: {
+  existing: Schedule | null; members: Person[]; workspaces: Schema<'Workspace'>[]; confined: boolean;
 }) {
   const qc = useQueryClient();
   const navigate = useNavigate();
@@ -26,21 +37,24 @@ export function ScheduleForm({ existing, data, members, workspaces, confined }: 
   // A confined caller has no organisation-wide choice: the server would refuse it.
   const [workspaceId, setWorkspaceId] = useState(existing ? existing.workspaceId ?? '' : confined ? workspaces[0]?.id ?? '' : '');
   const save = useMutation({
-    mutationFn: () => saveSchedule(
-      { name, timezone, shiftLengthHours: Number(shift), handoffTime: handoff, participantIds: participants, workspaceId: workspaceId || null },
-      existing ? { id: existing.id, name: existing.name, data } : null,
-    ),
+    mutationFn: async () => {
+      const fields = { name, timezone, shiftLengthHours: Number(shift), handoffTime: handoff, participantIds: participants };
+      if (!existing) return void await ok(api.POST('/on-call/schedules', { body: { ...fields, workspaceId: workspaceId || null } }));
+      const change = changedFields(editable(existing), fields);
+      if (!isEmpty(change)) await ok(api.PATCH('/on-call/schedules/{id}', { params: { path: { id: existing.id } }, body: change }));
+    },
     onSuccess: () => navigate('/on-call'),
-    // Whatever happened (a partly done edit included), the on-call data is read again.
     onSettled: () => qc.invalidateQueries({ queryKey: keys.onCall }),
   });
+  const restarts = existing && (timezone !== existing.timezone || Number(shift) !== existing.shiftLengthHours || handoff !== existing.handoffTime
+    || participants.join() !== existing.participants.map((p) => p.userId).join());
   const e = save.error;
   const [noOne, setNoOne] = useState(false);
   // An empty rotation is refused here, where the reason can be said in words, before the server's schema would.
   const submit = (ev: FormEvent) => { ev.preventDefault(); setNoOne(participants.length === 0); if (participants.length) save.mutate(); };
   return (
     <form onSubmit={submit} className="card editor">
-      {existing && <p className="notice small">Saving replaces the schedule: the rotation starts again with the first participant at the last handoff; its covers and the escalation policies that page it move to the new one.</p>}
+      {restarts && <p className="notice small">Saving restarts the rotation from now: the first participant is on call from the last handoff. Covers are kept and still come first.</p>}
       <Field label="Name" error={reasonAt(e, 'name')}>
         <input required maxLength={100} value={name} onChange={(x) => setName(x.target.value)} />
       </Field>
@@ -54,12 +68,13 @@ export function ScheduleForm({ existing, data, members, workspaces, confined }: 
       </Field>
       <Field label="Time zone" hint="The handoff keeps its local time across daylight-saving changes." error={reasonAt(e, 'timezone')}>
         <select value={timezone} onChange={(x) => setTimezone(x.target.value)}>
-          {zones(timezone).map((z) => <option key={z} value={z}>{z}</option>)}
+          {zoneList(timezone).map((z) => <option key={z} value={z}>{z}</option>)}
         </select>
       </Field>
-      <Field label="For" hint="A schedule of one workspace, or of the whole organisation." error={reasonAt(e, 'workspaceId')}>
-        <select value={workspaceId} onChange={(x) => setWorkspaceId(x.target.value)}>
-          {!confined && <option value="">The whole organisation</option>}
+      <Field label="For" error={reasonAt(e, 'workspaceId')}
+        hint={existing ? 'A schedule stays where it was created.' : 'A schedule of one workspace, or of the whole organisation.'}>
+        <select value={workspaceId} disabled={!!existing} onChange={(x) => setWorkspaceId(x.target.value)}>
+          {(!confined || existing?.workspaceId === null) && <option value="">The whole organisation</option>}
           {workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
         </select>
       </Field>

@@ -3,7 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
 import { Field } from './Field';
-import { ServerRefusal, reasonAt } from './ServerRefusal';
+import { FormError, reasonAt } from './FormError';
 
 /**
  * Creates a workspace, or renames `workspace` (its name and client
@@ -37,7 +37,7 @@ export function WorkspaceForm({ workspace: w, onDone }: { workspace?: Schema<'Wo
       <Field label="Client reference" hint="Optional: your own reference, such as a client number." error={reasonAt(save.error, 'clientReference')}>
         <input maxLength={200} value={clientReference} onChange={(e) => setClientReference(e.target.value)} />
       </Field>
-      <ServerRefusal error={save.error} shownFields={['name', 'clientReference']} />
+      <FormError error={save.error} fields={['name', 'clientReference']} />
       <div className="row">
         <button type="submit" disabled={save.isPending}>{w ? 'Save' : 'Create the workspace'}</button>
         {onDone && <button type="button" className="secondary" onClick={onDone}>Cancel</button>}

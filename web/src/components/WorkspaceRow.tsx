@@ -4,7 +4,8 @@ import { api, ok, type Schema } from '../lib/api';
 import { keys } from '../lib/queries';
 import { peopleKeys } from '../lib/queries-people';
 import { formatDateTime } from '../lib/format';
-import { ServerRefusal } from './ServerRefusal';
+import { ConfirmButton } from './ConfirmButton';
+import { FormError } from './FormError';
 import { WorkspaceForm } from './WorkspaceForm';
 
 /** What a workspace's deletion takes with it, so their cached reads are read again (only those on screen are). */
@@ -18,9 +19,6 @@ export function WorkspaceRow({ workspace: w, editable }: { workspace: Schema<'Wo
     mutationFn: () => ok(api.DELETE('/workspaces/{id}', { params: { path: { id: w.id } } })),
     onSuccess: () => { for (const queryKey of HELD_IN_WORKSPACES) void qc.invalidateQueries({ queryKey }); },
   });
-  const askDelete = () => {
-    if (window.confirm(`Delete the workspace ${w.name} and everything in it — its monitors with their history and incidents, channels, maintenance windows and on-call rules? This cannot be undone.`)) remove.mutate();
-  };
   return (
     <li>
       <div className="spread">
@@ -33,11 +31,14 @@ export function WorkspaceRow({ workspace: w, editable }: { workspace: Schema<'Wo
         <div className="row small">
           <button type="button" className="secondary" onClick={() => { remove.reset(); setRenaming(true); }} aria-label={`Rename ${w.name}`}>Rename</button>
           {/* The server refuses the default workspace (409 default_workspace): not offered. */}
-          {!w.isDefault && <button type="button" className="danger" disabled={remove.isPending} onClick={askDelete} aria-label={`Delete ${w.name}`}>Delete</button>}
+          {!w.isDefault && (
+            <ConfirmButton label="Delete" name={`Delete ${w.name}`} confirmLabel={`Delete ${w.name}`} pending={remove.isPending} onConfirm={() => remove.mutate()}
+              question={`Delete the workspace ${w.name} and everything in it — its monitors with their history and incidents, channels, maintenance windows and on-call rules? This cannot be undone.`} />
+          )}
         </div>
       )}
       {editable && renaming && <WorkspaceForm workspace={w} onDone={() => setRenaming(false)} />}
-      <ServerRefusal error={remove.error} />
+      <FormError error={remove.error} />
     </li>
   );
 }

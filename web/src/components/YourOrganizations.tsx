@@ -1,7 +1,7 @@
 import { useMe } from '../lib/me';
 import { roleLabel } from '../lib/queries-people';
 import { useSwitchOrganization } from './OrgSwitcher';
-import { ServerRefusal } from './ServerRefusal';
+import { FormError } from './FormError';
 
 /** The person's organisations (from /me, no read of its own), with their role in each and a way to switch. */
 export function YourOrganizations() {
@@ -22,7 +22,7 @@ export function YourOrganizations() {
           </li>
         ))}
       </ul>
-      <ServerRefusal error={change.error} />
+      <FormError error={change.error} />
     </section>
   );
 }

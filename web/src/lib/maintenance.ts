@@ -50,16 +50,6 @@ export function toLocal(iso: string, zone: string): string {
   return dt.isValid ? dt.toFormat("yyyy-LL-dd'T'HH:mm") : '';
 }
 
-/** The person's own time zone (the browser's). */
-export const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-
-/** Every IANA zone the browser knows, with `keep` (the current value) and UTC always present. */
-export function zoneList(keep: string): string[] {
-  const all = new Set(typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : []);
-  all.add('UTC');
-  if (keep) all.add(keep);
-  return [...all].sort();
-}
 
 function parts(map: Array<[string, string | null]>): string {
   return map.filter(([, v]) => v !== null).map(([k, v]) => `${k}=${v}`).join(';');

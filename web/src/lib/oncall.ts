@@ -1,5 +1,5 @@
 /** Small helpers shared by the on-call page and its forms. */
-import { VigilApiError, type Schema } from './api';
+import type { Schema } from './api';
 
 export type Person = Schema<'OnCallPerson'> | Schema<'Member'>;
 export type OnCallData = Schema<'OnCallData'>;
@@ -7,14 +7,6 @@ export type OnCallData = Schema<'OnCallData'>;
 /** A person as people know them: the name, else the address. */
 export const who = (p: Person | null | undefined) => (p ? p.name ?? p.email : 'Nobody');
 
-/** The browser's time zone: the default of a new schedule. */
-export const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-
-/** Every IANA zone the browser knows, with `keep` (a stored zone it may not list, such as UTC) among them. */
-export function zones(keep: string): string[] {
-  const all = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
-  return all.includes(keep) ? all : [keep, ...all];
-}
 
 /** `YYYY-MM-DDTHH:MM` of a datetime-local input, in the browser's zone. */
 export function toLocalInput(ms: number): string {
@@ -28,9 +20,3 @@ export function fromLocalInput(v: string): string {
   const d = new Date(v);
   return v && !Number.isNaN(d.getTime()) ? d.toISOString() : v;
 }
-
-/** The server's reason for `field`, or null: shown at the field. */
-export const reasonAt = (e: unknown, field: string) => (e instanceof VigilApiError ? e.fieldReason(field) : null);
-
-/** Whether the caller is confined to workspaces (some writes then need a workspace, and a replacement could lose what it cannot see). */
-export const isConfined = (me: Schema<'Me'>) => !!me.membership.workspaceIds?.length;

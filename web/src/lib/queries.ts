@@ -14,6 +14,8 @@ export const keys = {
   workspaces: ['workspaces'] as const,
   onCall: ['on-call'] as const,
   maintenance: ['maintenance'] as const,
+  /** Under `maintenance`: invalidating the list reads an open window again too. */
+  maintenanceWindow: (id: string) => ['maintenance', id] as const,
   channels: ['channels'] as const,
   hosts: ['hosts'] as const,
   host: (id: string) => ['hosts', id] as const,
@@ -62,6 +64,11 @@ export const q = {
   host: (id: string) => queryOptions({ queryKey: keys.host(id), queryFn: () => data(ok(api.GET('/hosts/{id}', { params: { path: { id } } }))) }),
   probes: () => queryOptions({ queryKey: keys.probes, queryFn: () => data(ok(api.GET('/probes'))) }),
   maintenance: () => queryOptions({ queryKey: keys.maintenance, queryFn: () => data(ok(api.GET('/maintenance'))) }),
+  /** One window, upcoming, in progress or over (the list has only the first two). */
+  maintenanceWindow: (id: string) => queryOptions({
+    queryKey: keys.maintenanceWindow(id),
+    queryFn: () => data(ok(api.GET('/maintenance/{id}', { params: { path: { id } } }))),
+  }),
   /** The organisation's members (on-call participants, covers and steps pick from them). */
   // The cache holds GET /members whole (members and invitations, as Settings → Members reads it under
   // the same key); these pages select the members from it.

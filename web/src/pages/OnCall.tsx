@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { q } from '../lib/queries';
 import { useMe } from '../lib/me';
-import { isConfined, who } from '../lib/oncall';
+import { who } from '../lib/oncall';
 import { Loading } from '../components/Loading';
 import { ErrorView } from '../components/ErrorView';
 import { ScheduleCard } from '../components/ScheduleCard';
@@ -14,11 +14,8 @@ import { PolicyList } from '../components/PolicyList';
  * create, edit and delete them (a viewer gets none).
  */
 export default function OnCall() {
-  const { me, can } = useMe();
+  const { can, confined } = useMe();
   const manage = can('notification_channel:manage');
-  // An edit replaces the record (the contract has no update): offered only to callers who see all of it.
-  const confined = isConfined(me);
-  const editable = manage && !confined;
   const data = useQuery(q.onCall());
   const needMonitors = !!data.data?.escalationPolicies.some((p) => p.monitorIds.length);
   const members = useQuery({ ...q.members(), enabled: manage });
@@ -46,11 +43,11 @@ export default function OnCall() {
         </section>
       ) : d.schedules.map((s) => (
         // An organisation-wide schedule is not a confined caller's to change or cover (the server refuses it).
-        <ScheduleCard key={s.id} schedule={s} data={d} manage={manage && (!confined || s.workspaceId !== null)} editable={editable}
+        <ScheduleCard key={s.id} schedule={s} data={d} manage={manage && (!confined || s.workspaceId !== null)}
           people={members.data ?? s.participants} />
       ))}
       {(d.escalationPolicies.length > 0 || manage) && (
-        <PolicyList policies={d.escalationPolicies} monitors={monitorNames} manage={manage} editable={editable} />
+        <PolicyList policies={d.escalationPolicies} monitors={monitorNames} manage={manage} />
       )}
     </>
   );

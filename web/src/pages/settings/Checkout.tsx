@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { api, ok, type Schema } from '../../lib/api';
 import { Field } from '../../components/Field';
-import { ServerError, fieldError } from '../../components/ServerError';
+import { FormError, fieldError } from '../../components/FormError';
 
 type Body = Schema<'CreateCheckoutSessionBody'>;
 
@@ -42,7 +42,7 @@ export function Checkout({ current }: { current: string }) {
             <input type="number" className="short" min={0} max={50} step={1} required value={packs} onChange={(e) => setPacks(e.target.value)} />
           </Field>
         </div>
-        <ServerError error={checkout.error} fields={['plan', 'cadence', 'addOnPacks']} />
+        <FormError error={checkout.error} fields={['plan', 'cadence', 'addOnPacks']} />
         <button type="submit" disabled={checkout.isPending || !!url}>Continue to payment</button>
         <p className="muted small">Payment is taken by Stripe; the plan changes here once Stripe confirms it.</p>
         {url && <p role="status" className="notice">Taking you to Stripe… If nothing happens, <a href={url}>open the checkout</a>.</p>}

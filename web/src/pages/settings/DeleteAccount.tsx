@@ -4,7 +4,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, ok, VigilApiError } from '../../lib/api';
 import { useMe } from '../../lib/me';
 import { Field } from '../../components/Field';
-import { ServerError } from '../../components/ServerError';
+import { FormError } from '../../components/FormError';
 
 /**
  * Deletes the person's own account: their memberships, personal channels and
@@ -41,7 +41,7 @@ export function DeleteAccount() {
         <Field label="Type your e-mail address to confirm">
           <input autoComplete="off" value={typed} onChange={(ev) => setTyped(ev.target.value)} />
         </Field>
-        <ServerError error={remove.error} />
+        <FormError error={remove.error} />
         {e?.code === 'subscription_active' && (
           e.vars.source === 'app_store'
             ? <p className="small">Cancel it in the App Store: on the device, Settings › your name › Subscriptions.</p>

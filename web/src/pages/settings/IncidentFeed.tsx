@@ -1,4 +1,3 @@
-import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ok } from '../../lib/api';
 import { accountKeys, qa } from '../../lib/queries-account';
@@ -6,8 +5,9 @@ import { useMe } from '../../lib/me';
 import { formatDateTime } from '../../lib/format';
 import { Loading } from '../../components/Loading';
 import { ErrorView } from '../../components/ErrorView';
+import { ConfirmButton } from '../../components/ConfirmButton';
 import { CopyField } from '../../components/CopyField';
-import { ServerError } from '../../components/ServerError';
+import { FormError } from '../../components/FormError';
 
 /**
  * The organisation's incident feed (RSS and Atom). Its URLs carry the token,
@@ -20,8 +20,7 @@ export function IncidentFeed() {
   const { can, confined } = useMe();
   const qc = useQueryClient();
   const feed = useQuery(qa.incidentFeed());
-  const [asking, setAsking] = useState<'replace' | 'revoke' | null>(null);
-  const done = () => { setAsking(null); void qc.invalidateQueries({ queryKey: accountKeys.incidentFeed }); };
+  const done = () => void qc.invalidateQueries({ queryKey: accountKeys.incidentFeed });
   const rotate = useMutation({ mutationFn: () => ok(api.POST('/incident-feed')), onSuccess: () => { revoke.reset(); done(); } });
   const revoke = useMutation({ mutationFn: () => ok(api.DELETE('/incident-feed')), onSuccess: () => { rotate.reset(); done(); } });
   const manage = can('notification_channel:manage') && !confined;
@@ -50,19 +49,12 @@ export function IncidentFeed() {
       )}
       {manage && feed.data && (
         <div className="row">
-          {asking ? (
+          {feed.data.active ? (
             <>
-              <span>{asking === 'replace' ? 'The current URLs stop working at once.' : 'The feed URLs stop working at once.'}</span>
-              <button type="button" className={asking === 'revoke' ? 'danger' : undefined} disabled={busy}
-                onClick={() => (asking === 'replace' ? rotate.mutate() : revoke.mutate())}>
-                {asking === 'replace' ? 'Replace the URLs' : 'Revoke the feed'}
-              </button>
-              <button type="button" className="secondary" onClick={() => setAsking(null)}>Cancel</button>
-            </>
-          ) : feed.data.active ? (
-            <>
-              <button type="button" className="secondary" onClick={() => setAsking('replace')}>Replace the URLs…</button>
-              <button type="button" className="secondary" onClick={() => setAsking('revoke')}>Revoke the feed…</button>
+              <ConfirmButton label="Replace the URLs…" name="Replace the URLs…" danger={false} question="The current URLs stop working at once."
+                confirmLabel="Replace the URLs" pending={busy} onConfirm={() => rotate.mutateAsync()} />
+              <ConfirmButton label="Revoke the feed…" name="Revoke the feed…" question="The feed URLs stop working at once."
+                confirmLabel="Revoke the feed" pending={busy} onConfirm={() => revoke.mutateAsync()} />
             </>
           ) : (
             <button type="button" disabled={busy} onClick={() => rotate.mutate()}>Create the feed URLs</button>
@@ -70,7 +62,7 @@ export function IncidentFeed() {
         </div>
       )}
       {revoke.isSuccess && <p role="status" className="notice">Feed revoked: its URLs answer “not found” from now on.</p>}
-      <ServerError error={rotate.error ?? revoke.error} />
+      <FormError error={rotate.error ?? revoke.error} />
     </section>
   );
 }

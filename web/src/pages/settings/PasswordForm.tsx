@@ -3,7 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, ok } from '../../lib/api';
 import { accountKeys } from '../../lib/queries-account';
 import { Field } from '../../components/Field';
-import { ServerError, fieldError } from '../../components/ServerError';
+import { FormError, fieldError } from '../../components/FormError';
 
 /** Changes the password; the server then ends the person's other sessions (this one stays). */
 export function PasswordForm() {
@@ -26,7 +26,7 @@ export function PasswordForm() {
         <Field label="New password" hint="8 to 128 characters. Your other sessions are signed out." error={fieldError(change.error, 'newPassword')}>
           <input type="password" required autoComplete="new-password" minLength={8} maxLength={128} value={newPassword} onChange={(e) => setNew(e.target.value)} />
         </Field>
-        <ServerError error={change.error} fields={['currentPassword', 'newPassword']} />
+        <FormError error={change.error} fields={['currentPassword', 'newPassword']} />
         <button type="submit" disabled={change.isPending}>Change the password</button>
         {change.isSuccess && (
           <p role="status" className="notice">

@@ -2,7 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, ok, type Schema } from '../../lib/api';
 import { accountKeys } from '../../lib/queries-account';
 import { formatDateTime, formatRelative } from '../../lib/format';
-import { ServerError } from '../../components/ServerError';
+import { FormError } from '../../components/FormError';
 import { describeAgent } from './agent';
 
 /** One signed-in session: where and when, and a way to end it (the current one is ended by signing out). */
@@ -29,7 +29,7 @@ export function SessionRow({ session: s }: { session: Schema<'Session'> }) {
             aria-label={`Sign out ${agent}, signed in ${formatDateTime(s.createdAt)}`}>Sign out</button>
         )}
       </div>
-      <ServerError error={revoke.error} />
+      <FormError error={revoke.error} />
     </li>
   );
 }

@@ -4,7 +4,7 @@ import { api, ok, VigilApiError } from '../../lib/api';
 import { qa } from '../../lib/queries-account';
 import { Loading } from '../../components/Loading';
 import { ErrorView } from '../../components/ErrorView';
-import { ServerError } from '../../components/ServerError';
+import { FormError } from '../../components/FormError';
 import { SessionRow } from './SessionRow';
 
 /**
@@ -38,7 +38,7 @@ export function Sessions() {
         <h2 id="sessions">Sessions</h2>
         <button type="button" className="secondary" disabled={everywhere.isPending} onClick={() => everywhere.mutate()}>Sign out everywhere</button>
       </div>
-      <ServerError error={everywhere.error} />
+      <FormError error={everywhere.error} />
       {sessions.isPending ? <Loading label="Loading your sessions" />
         : sessions.isError ? <ErrorView error={sessions.error} retry={() => void sessions.refetch()} />
           : <ul className="plain" aria-label="Signed-in sessions">{sessions.data.map((s) => <SessionRow key={s.id} session={s} />)}</ul>}

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { api, ok, VigilApiError } from '../../lib/api';
 import { Field } from '../../components/Field';
-import { ServerError, fieldError } from '../../components/ServerError';
+import { FormError, fieldError } from '../../components/FormError';
 
 /**
  * The six-digit code of a pending enrolment. After five wrong codes the
@@ -25,7 +25,7 @@ export function SmsCodeForm({ onConfirmed, onRestart }: { onConfirmed: () => voi
         <input required inputMode="numeric" autoComplete="one-time-code" pattern="\s*[0-9]{6}\s*" maxLength={32} size={8} className="code"
           value={code} onChange={(ev) => setCode(ev.target.value)} />
       </Field>
-      <ServerError error={confirm.error} fields={['code']} />
+      <FormError error={confirm.error} fields={['code']} />
       <div className="row">
         {gone ? <button type="button" onClick={onRestart}>Enrol the number again</button>
           : <button type="submit" disabled={confirm.isPending}>Confirm the number</button>}

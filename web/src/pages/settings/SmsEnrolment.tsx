@@ -4,7 +4,7 @@ import { api, ok, VigilApiError, type Schema } from '../../lib/api';
 import { keys } from '../../lib/queries';
 import { useMe } from '../../lib/me';
 import { Field } from '../../components/Field';
-import { ServerError, fieldError } from '../../components/ServerError';
+import { FormError, fieldError } from '../../components/FormError';
 import { SmsCodeForm } from './SmsCodeForm';
 
 const CAVEATS: Record<NonNullable<Schema<'SmsEnrolment'>['caveat']>, string> = {
@@ -60,7 +60,7 @@ export function SmsEnrolment() {
           <Field label="Channel name (optional)" hint="Default: SMS and the number's last four digits." error={fieldError(enrol.error, 'name')}>
             <input maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
           </Field>
-          <ServerError error={enrol.error} fields={['phone', 'name']} />
+          <FormError error={enrol.error} fields={['phone', 'name']} />
           {enrol.error instanceof VigilApiError && enrol.error.code === 'sms_unavailable' && (
             <p className="muted small">Nothing was sent or stored. Once the server has an SMS provider, enrol again here.</p>
           )}
