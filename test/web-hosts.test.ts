@@ -3,7 +3,7 @@ import { setPassword } from '../src/domain/organizations';
 import { runProbe } from '../src/probe/main';
 import { ok, until } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched, closeWatched } from './support/web';
+import { axe, open, shot, signIn, type Watched, closeWatched, startWebTest } from './support/web';
 
 // Hosts and private probes in the web app: a host added through the form, a
 // duplicate name refused at its field, the host's page with its monitors
@@ -30,11 +30,7 @@ async function emailOf(userId: string) {
 }
 
 beforeAll(async () => {
-  ensureWebBuilt();
-  browser = await launch();
-  server = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
-  org = await server.org({ plan: 'enterprise' });
-  api = server.api(org.apiKey);
+  ({ browser, server, org, api } = await startWebTest());
   emails.owner = await emailOf(org.userId);
   emails.viewer = await emailOf((await server.member(org.organizationId, 'viewer')).userId);
   emails.confined = await emailOf((await server.member(org.organizationId, 'member', [org.workspaceId])).userId);

@@ -3,7 +3,7 @@ import { DateTime } from 'luxon';
 import { setPassword } from '../src/domain/organizations';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { axe, closeWatched, ensureWebBuilt, launch, open, shot, signIn, type Watched } from './support/web';
+import { axe, closeWatched, open, shot, signIn, type Watched, startWebTest } from './support/web';
 
 // Maintenance windows in the browser: a weekly window on two days planned in
 // another time zone than the browser's (Europe/Paris), its rule in words and
@@ -68,11 +68,7 @@ async function signedIn(opts: Parameters<typeof open>[2] = {}, who = email): Pro
 }
 
 beforeAll(async () => {
-  ensureWebBuilt();
-  browser = await launch();
-  server = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
-  org = await server.org({ plan: 'enterprise' });
-  api = server.api(org.apiKey);
+  ({ browser, server, org, api } = await startWebTest());
   email = await userWithPassword(org.userId);
   for (const name of ['Database primary', 'Database replica', 'Web front']) monitors[name] = await monitor(name, org.workspaceId);
 }, 180_000);

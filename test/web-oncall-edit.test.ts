@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { setPassword } from '../src/domain/organizations';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { axe, closeWatched, ensureWebBuilt, launch, open, shot, signIn, type Watched } from './support/web';
+import { axe, closeWatched, open, shot, signIn, type Watched, startWebTest } from './support/web';
 
 // On-call written in the browser: a schedule of two members created through
 // its form (the browser's zone by default, the order of the rotation as
@@ -49,11 +49,7 @@ const wider = (p: Page) => p.evaluate(() => [...document.querySelectorAll('body 
 
 let ownerEmail: string;
 beforeAll(async () => {
-  ensureWebBuilt();
-  browser = await launch();
-  server = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
-  org = await server.org({ plan: 'enterprise' });
-  api = server.api(org.apiKey);
+  ({ browser, server, org, api } = await startWebTest());
   ownerEmail = await person(org.userId, 'Ada Owner');
   grace = await server.member(org.organizationId, 'member');
   await person(grace.userId, 'Grace Colleague');

@@ -3,7 +3,7 @@ import { setPassword } from '../src/domain/organizations';
 import { createProbe } from '../src/domain/probes';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { axe, ensureWebBuilt, launch, open, shot, signIn, type Watched, closeWatched } from './support/web';
+import { axe, open, shot, signIn, type Watched, closeWatched, startWebTest } from './support/web';
 
 // The read-only pages of part 1 — on-call, maintenance, hosts and probes: who is on call
 // now and next in a rotation, and a recurring maintenance window's rule in
@@ -19,11 +19,7 @@ let org: { organizationId: string; workspaceId: string; userId: string; apiKey: 
 const pages: Watched[] = [];
 
 beforeAll(async () => {
-  ensureWebBuilt();
-  browser = await launch();
-  server = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
-  org = await server.org({ plan: 'enterprise' });
-  api = server.api(org.apiKey);
+  ({ browser, server, org, api } = await startWebTest());
   email = (await server.db.selectFrom('users').select('email').where('id', '=', org.userId).executeTakeFirstOrThrow()).email;
   await setPassword(server.db, email, PASSWORD);
   await server.db.updateTable('users').set({ name: 'Ada Owner' }).where('id', '=', org.userId).execute();

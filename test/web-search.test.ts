@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { setPassword } from '../src/domain/organizations';
 import { ok } from './support/expect';
 import { startTestServer, type ApiClient, type TestServer } from './support/harness';
-import { axe, closeWatched, ensureWebBuilt, launch, open, shot, signIn, type Watched } from './support/web';
+import { axe, closeWatched, open, shot, signIn, type Watched, startWebTest } from './support/web';
 
 // The global search: "/" from any page focuses the header's field, Enter opens
 // the search page with the hits grouped by type, each opening its page; typing
@@ -18,11 +18,7 @@ let org: { organizationId: string; workspaceId: string; userId: string; apiKey: 
 const pages: Watched[] = [];
 
 beforeAll(async () => {
-  ensureWebBuilt();
-  browser = await launch();
-  server = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000' });
-  org = await server.org({ plan: 'enterprise' });
-  api = server.api(org.apiKey);
+  ({ browser, server, org, api } = await startWebTest());
   email = (await server.db.selectFrom('users').select('email').where('id', '=', org.userId).executeTakeFirstOrThrow()).email;
   await setPassword(server.db, email, PASSWORD);
   for (const name of ['Payments API', 'Payments worker', 'Search cluster']) {

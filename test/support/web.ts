@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startTestServer, type ApiClient, type TestServer } from './harness';
 
 /**
  * The web app in headless Chromium (Debian's, never a download): the app is
@@ -98,4 +99,19 @@ export async function hasStream(origin: string, token: string): Promise<boolean>
   const res = await fetch(`${origin}/api/v1/stream`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, signal: ac.signal });
   ac.abort();
   return res.status !== 404 && res.status !== 501;
+}
+
+/**
+ * What a web test file starts with: the app built, Chromium, and a server
+ * (its read and write limits raised, `env` added) with an enterprise
+ * organisation and its owner's API client.
+ */
+export async function startWebTest(env: Record<string, string> = {}): Promise<{
+  browser: Browser; server: TestServer; api: ApiClient; org: { organizationId: string; workspaceId: string; userId: string; apiKey: string };
+}> {
+  ensureWebBuilt();
+  const browser = await launch();
+  const server = await startTestServer({ RATE_LIMIT_READ: '100000', RATE_LIMIT_WRITE: '100000', ...env });
+  const org = await server.org({ plan: 'enterprise' });
+  return { browser, server, org, api: server.api(org.apiKey) };
 }
