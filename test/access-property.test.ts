@@ -347,16 +347,19 @@ const BUILD: Record<string, (g: Gen) => Built> = {
     return { body: { title: g.name('maintenance', g.zoneOfWorkspace(workspaceId)), workspaceId, monitorIds: [g.pick('monitor', 'body.monitorIds', { zone })], startsAt: future(48), endsAt: future(49) } };
   },
   // Changes keep a record where it is (workspace, monitors of a policy), so the world's zones stay true.
-  updateMaintenanceWindow: (g) => ({ body: g.rng.pick<Record<string, unknown>>([
-    { title: g.name('maintenance') }, { endsAt: future(72) }, { keepChecking: false, description: null }, { monitorIds: [g.pick('monitor', 'body.monitorIds', { zone: zoneOf(g) })] },
-  ]) }),
-  updateSchedule: (g) => ({ body: g.rng.pick<Record<string, unknown>>([
-    { name: g.name('schedule') }, { shiftLengthHours: 12, handoffTime: '08:00' }, { participantIds: [g.pick('user', 'body.participantIds')] },
-  ]) }),
-  updateEscalationPolicy: (g) => ({ body: g.rng.pick<Record<string, unknown>>([
-    { name: g.name('policy') }, { repeat: 1 },
-    { steps: [{ afterMinutes: 0, targetType: 'schedule', targetId: g.pick('schedule', 'body.steps.targetId', { zone: zoneOf(g) }) }] },
-  ]) }),
+  // One of a few bodies, built only once chosen: an id is named only when it is sent.
+  updateMaintenanceWindow: (g) => ({ body: g.rng.pick<() => Record<string, unknown>>([
+    () => ({ title: g.name('maintenance') }), () => ({ endsAt: future(72) }), () => ({ keepChecking: false, description: null }),
+    () => ({ monitorIds: [g.pick('monitor', 'body.monitorIds', { zone: zoneOf(g) })] }),
+  ])() }),
+  updateSchedule: (g) => ({ body: g.rng.pick<() => Record<string, unknown>>([
+    () => ({ name: g.name('schedule') }), () => ({ shiftLengthHours: 12, handoffTime: '08:00' }),
+    () => ({ participantIds: [g.pick('user', 'body.participantIds')] }),
+  ])() }),
+  updateEscalationPolicy: (g) => ({ body: g.rng.pick<() => Record<string, unknown>>([
+    () => ({ name: g.name('policy') }), () => ({ repeat: 1 }),
+    () => ({ steps: [{ afterMinutes: 0, targetType: 'schedule', targetId: g.pick('schedule', 'body.steps.targetId', { zone: zoneOf(g) }) }] }),
+  ])() }),
   createSchedule: (g) => {
     const orgWide = g.rng.chance(g.caller.confined ? 0.15 : 0.3);
     const workspaceId = orgWide ? null : g.pick('workspace', 'body.workspaceId', { zone: g.zone() });
