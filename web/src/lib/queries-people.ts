@@ -3,12 +3,12 @@
  * sections of Settings grow without touching one shared file. Workspaces
  * are read through `q.workspaces()` (queries.ts), which other pages share.
  */
-import { queryOptions } from '@tanstack/react-query';
-import { api, ok, type Schema } from './api';
+import type { Schema } from './api';
+import { keys, q } from './queries';
 
 export const peopleKeys = {
-  /** Members and pending invitations: one read (GET /members answers both). */
-  members: ['members'] as const,
+  /** Members and pending invitations: one read (GET /members answers both), the key queries.ts reads them under. */
+  members: keys.members,
 };
 
 export type Member = Schema<'Member'>;
@@ -21,5 +21,5 @@ export const roleLabel = (role: string) => ROLES.find(([r]) => r === role)?.[1] 
 
 export const qp = {
   /** The same cache entry as `q.members()` (queries.ts), whole. */
-  members: () => queryOptions({ queryKey: peopleKeys.members, queryFn: () => ok(api.GET('/members')).then((r) => r.data) }),
+  members: () => q.membersAndInvitations(),
 };

@@ -72,5 +72,6 @@ export const q = {
   /** The organisation's members (on-call participants, covers and steps pick from them). */
   // The cache holds GET /members whole (members and invitations, as Settings → Members reads it under
   // the same key); these pages select the members from it.
-  members: () => queryOptions({ queryKey: keys.members, queryFn: () => data(ok(api.GET('/members'))), select: (d) => d.members }),
+  membersAndInvitations: () => queryOptions({ queryKey: keys.members, queryFn: () => data(ok(api.GET('/members'))) }),
+  members: () => queryOptions({ ...q.membersAndInvitations(), select: (d) => d.members }),
 };
